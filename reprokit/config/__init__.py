@@ -1,0 +1,1 @@
+"""Configuration: inventory and kits, loaded once into typed records."""

@@ -1,0 +1,206 @@
+"""Kits: what a reproduction runs, with which pins, and what it expects. Data, validated.
+
+A kit is one YAML file ``kits/<name>.yml``. Its expectations read like
+ReFrame's sanity checks: a step's JSON result, a path into it, and one
+comparison. Unknown keys are rejected everywhere.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+
+from reprokit.config.inventory import GPU_ARCHES
+from reprokit.config.validation import validate
+from reprokit.config.yamlfile import load_yaml
+from reprokit.errors import ConfigError
+from reprokit.plan.steps import STEP_KINDS
+
+NAME_RE = r"^[a-z0-9][a-z0-9-]*$"
+_OPERATORS = ("equals", "one_of", "at_least", "at_most", "contains_all", "matches", "equals_by_arch")
+
+
+class _Strict(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+
+class Image(_Strict):
+    dockerfile: str
+    target: str | None = None
+    build_args: dict[str, str] = {}
+
+
+class Step(_Strict):
+    name: str = pydantic.Field(pattern=NAME_RE)
+    uses: str
+    image: str | None = None
+    timeout_s: int | None = pydantic.Field(None, gt=0)
+    with_: dict[str, Any] = pydantic.Field(default_factory=dict, alias="with")
+    keep: list[str] = pydantic.Field(default_factory=lambda: ["**"])
+
+    @pydantic.field_validator("uses")
+    @classmethod
+    def _kind_known(cls, value: str) -> str:
+        if value not in STEP_KINDS:
+            raise ValueError(f"unknown step kind {value!r}; known kinds: {', '.join(STEP_KINDS)}")
+        return value
+
+    @pydantic.model_validator(mode="after")
+    def _params_known(self) -> "Step":
+        accepted = STEP_KINDS[self.uses].param_keys
+        for key in self.with_:
+            if key not in accepted:
+                raise ValueError(
+                    f"unknown parameter {key!r} in 'with' of step {self.name!r} ({self.uses});"
+                    f" known parameters: {', '.join(accepted) or '(none)'}"
+                )
+        return self
+
+    @property
+    def timeout(self) -> int:
+        return self.timeout_s or STEP_KINDS[self.uses].default_timeout_s
+
+
+class When(_Strict):
+    gpu_arch: list[str]
+
+    @pydantic.field_validator("gpu_arch")
+    @classmethod
+    def _arches(cls, value: list[str]) -> list[str]:
+        for arch in value:
+            if arch not in GPU_ARCHES:
+                raise ValueError(f"unknown gpu_arch {arch!r}; use one of {', '.join(GPU_ARCHES)}")
+        return value
+
+
+class Expectation(_Strict):
+    """One check: ``path`` into ``step``'s result, compared with exactly one operator."""
+
+    name: str
+    step: str
+    path: str
+    when: When | None = None
+    equals: Any = None
+    one_of: list[Any] | None = None
+    at_least: float | None = None
+    at_most: float | None = None
+    contains_all: list[Any] | None = None
+    matches: str | None = None
+    equals_by_arch: dict[str, Any] | None = None
+    why: str = ""
+
+    @pydantic.model_validator(mode="before")
+    @classmethod
+    def _one_operator(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            given = [op for op in _OPERATORS if op in data]
+            if len(given) != 1:
+                have = ", ".join(given) if given else "none"
+                raise ValueError(f"give exactly one of {', '.join(_OPERATORS)} (have {have})")
+        return data
+
+    @pydantic.field_validator("path")
+    @classmethod
+    def _path_syntax(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][\w-]*(\[(\*|\d+)\])*(\.[A-Za-z_][\w-]*(\[(\*|\d+)\])*)*", value):
+            raise ValueError(f"bad result path {value!r}; write keys with dots and list items as [0] or [*]")
+        return value
+
+    @pydantic.field_validator("matches")
+    @classmethod
+    def _regex(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"bad regular expression {value!r}: {exc}") from None
+        return value
+
+    @pydantic.field_validator("equals_by_arch")
+    @classmethod
+    def _by_arch(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        for arch in value or {}:
+            if arch not in GPU_ARCHES:
+                raise ValueError(f"unknown gpu_arch {arch!r}; use one of {', '.join(GPU_ARCHES)}")
+        return value
+
+    @property
+    def operator(self) -> str:
+        return next(op for op in _OPERATORS if op in self.model_fields_set)
+
+
+class Kit(_Strict):
+    kit: str = pydantic.Field(pattern=NAME_RE)
+    description: str
+    pins: dict[str, str]
+    images: dict[str, Image] = {}
+    steps: list[Step] = pydantic.Field(min_length=1)
+    expect: list[Expectation] = []
+
+    @pydantic.field_validator("pins")
+    @classmethod
+    def _pins_are_versions(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, version in value.items():
+            if not re.fullmatch(r"[0-9][0-9A-Za-z.+-]*", str(version)):
+                raise ValueError(f"pin {name!r} must be an exact version such as 0.6.3, got {version!r}")
+        return value
+
+
+def _check_references(kit: Kit, doc: Any) -> None:
+    """Cross-field rules: pins the steps need, images and steps that exist, unique names."""
+    names: dict[str, int] = {}
+    for i, step in enumerate(kit.steps):
+        loc = ("steps", i)
+        if step.name in names:
+            raise ConfigError(f"{doc.where(loc + ('name',))}: duplicate step name '{step.name}'; step names must be unique")
+        names[step.name] = i
+        kind = STEP_KINDS[step.uses]
+        for pin in kind.needs_pins:
+            if pin not in kit.pins:
+                raise ConfigError(
+                    f"{doc.where(('pins',))}: missing pin 'pins.{pin}', needed by step '{step.name}' (uses: {step.uses});"
+                    f" add it with an exact version"
+                )
+        if step.image is not None and step.image not in kit.images:
+            known = ", ".join(kit.images) or "(none declared)"
+            raise ConfigError(
+                f"{doc.where(loc + ('image',))}: step '{step.name}' uses unknown image '{step.image}'; images: {known}"
+            )
+    for i, exp in enumerate(kit.expect):
+        if exp.step not in names:
+            raise ConfigError(
+                f"{doc.where(('expect', i, 'step'))}: expectation '{exp.name}' names unknown step '{exp.step}';"
+                f" steps: {', '.join(names)}"
+            )
+
+
+def load_kit_file(path: Path | str) -> Kit:
+    path = Path(path)
+    doc = load_yaml(path)
+    if not isinstance(doc.data, dict):
+        raise ConfigError(f"{path}:1: a kit must be a mapping with kit, description, pins, steps")
+    kit = validate(Kit, doc)
+    if kit.kit != path.stem:
+        raise ConfigError(f"{doc.where(('kit',))}: kit name '{kit.kit}' must match the file name '{path.stem}'")
+    _check_references(kit, doc)
+    return kit
+
+
+def kit_names(kits_dir: Path) -> list[str]:
+    return sorted(p.stem for p in kits_dir.glob("*.yml"))
+
+
+def load_kit(name: str, kits_dir: Path | str = "kits") -> tuple[Kit, Path]:
+    """Load ``kits_dir/<name>.yml``; an unknown name lists the known kits."""
+    kits_dir = Path(kits_dir)
+    path = kits_dir / f"{name}.yml"
+    if not re.fullmatch(NAME_RE, name) or not path.is_file():
+        known = kit_names(kits_dir)
+        hint = difflib.get_close_matches(name, known, n=1)
+        did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
+        raise ConfigError(f"{kits_dir}: unknown kit '{name}'{did_you_mean}; known kits: {', '.join(known) or '(none)'}")
+    return load_kit_file(path), path

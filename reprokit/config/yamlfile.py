@@ -1,0 +1,118 @@
+"""YAML loading that remembers where every value came from.
+
+Errors in the inventory or a kit must name ``file:line`` and the field, so the
+loader records the line of every mapping key and sequence item under its path
+(a tuple of keys and indexes), and rejects duplicate keys, which plain PyYAML
+silently lets the last one win.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reprokit.errors import ConfigError
+
+PathKey = tuple[str | int, ...]
+
+
+@dataclass
+class LoadedYaml:
+    """A parsed YAML document and the 1-based line of each path in it."""
+
+    path: Path
+    data: Any
+    lines: dict[PathKey, int] = field(default_factory=dict)
+
+    def line_of(self, loc: PathKey) -> int | None:
+        """Line of ``loc``, or of its nearest ancestor that has one."""
+        loc = tuple(loc)
+        while loc:
+            if loc in self.lines:
+                return self.lines[loc]
+            loc = loc[:-1]
+        return self.lines.get((), None)
+
+    def where(self, loc: PathKey) -> str:
+        line = self.line_of(loc)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
+def dotted(loc: PathKey) -> str:
+    """``('hosts', 'gpu1', 'ansible_port')`` -> ``hosts.gpu1.ansible_port``; indexes as ``[3]``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out or "(document)"
+
+
+def _compose_with_lines(node: yaml.Node, loc: PathKey, lines: dict[PathKey, int], path: Path) -> Any:
+    lines.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise ConfigError(
+                    f"{path}:{key_node.start_mark.line + 1}: YAML merge keys ('<<') are not supported; write the keys out"
+                )
+            key = yaml.SafeLoader.construct_object(_LOADER_FOR_SCALARS, key_node)  # type: ignore[arg-type]
+            if not isinstance(key, (str, int)):
+                raise ConfigError(f"{path}:{key_node.start_mark.line + 1}: mapping keys must be strings, got {key!r}")
+            key = str(key)
+            if key in result:
+                first = lines.get(loc + (key,))
+                raise ConfigError(
+                    f"{path}:{key_node.start_mark.line + 1}: duplicate key '{dotted(loc + (key,))}'"
+                    f" (first defined on line {first}); keep one of them"
+                )
+            lines[loc + (key,)] = key_node.start_mark.line + 1
+            result[key] = _compose_with_lines(value_node, loc + (key,), lines, path)
+        return result
+    if isinstance(node, yaml.SequenceNode):
+        return [_compose_with_lines(item, loc + (i,), lines, path) for i, item in enumerate(node.value)]
+    return yaml.SafeLoader.construct_object(_LOADER_FOR_SCALARS, node)  # type: ignore[arg-type]
+
+
+class _ScalarLoader(yaml.SafeLoader):
+    pass
+
+
+_LOADER_FOR_SCALARS = _ScalarLoader("")
+
+
+def load_yaml(path: Path | str) -> LoadedYaml:
+    """Parse one YAML document; any problem is a ``ConfigError`` naming ``file:line``."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark else ""
+        problem = exc.problem or exc.context or "syntax error"
+        raise ConfigError(f"{path}{line}: YAML syntax error: {problem}; fix the indentation or quoting there") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: YAML syntax error: {exc}") from None
+    lines: dict[PathKey, int] = {}
+    if node is None:
+        return LoadedYaml(path, None, lines)
+    try:
+        data = _compose_with_lines(node, (), lines, path)
+    except yaml.constructor.ConstructorError as exc:
+        mark = exc.problem_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}{line}: {exc.problem}") from None
+    return LoadedYaml(path, data, lines)

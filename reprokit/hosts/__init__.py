@@ -1,0 +1,1 @@
+"""Hosts: connections and executors that run workloads where the GPUs are."""

@@ -1,0 +1,144 @@
+"""Executors run one workload on a host and bring back its result.
+
+The local native executor runs ``python -m <workload module>`` in a new
+process group with this package on its path, streams the output to the
+step log (and to the terminal through ``on_line``), and on a timeout or
+Ctrl-C ends the whole process group, not just the wait.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import reprokit
+from reprokit.config.inventory import Host
+from reprokit.errors import HostError
+from reprokit.records.atomic import write_json_atomic
+
+PACKAGE_ROOT = Path(reprokit.__file__).resolve().parent.parent
+KILL_GRACE_S = 5.0
+
+
+@dataclass
+class WorkloadRun:
+    exit_code: int | None  # None when it was killed for the timeout
+    timed_out: bool
+    duration_s: float
+    result: dict[str, Any] | None
+    result_problem: str | None = None  # why result.json is missing or unreadable
+
+
+def read_result(out_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
+    path = out_dir / "result.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, "the workload wrote no result.json"
+    except ValueError as exc:
+        return None, f"result.json is not valid JSON ({exc})"
+    if not isinstance(data, dict) or "status" not in data:
+        return None, "result.json has no 'status'"
+    return data, None
+
+
+class LocalNativeExecutor:
+    """Runs workloads on this machine, with this machine's Python."""
+
+    def __init__(self, host: Host):
+        if not host.is_local:
+            raise HostError(f"host '{host.name}' is not local")
+        if host.runtime != "native":
+            raise HostError(
+                f"host '{host.name}': the docker runtime on the local machine is not supported by this version;"
+                " set `runtime: native` for it in inventory.yml"
+            )
+        self.host = host
+
+    def run_workload(
+        self,
+        module: str,
+        params: dict[str, Any],
+        out_dir: Path,
+        log_path: Path,
+        timeout_s: float,
+        on_line: Callable[[str], None] | None = None,
+    ) -> WorkloadRun:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        params_path = out_dir / "params.json"
+        write_json_atomic(params_path, params)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+        env["PYTHONUNBUFFERED"] = "1"
+        argv = [self.host.python or sys.executable, "-m", module, "--params", str(params_path), "--out-dir", str(out_dir)]
+        started = time.monotonic()
+        with open(log_path, "ab") as log:
+            try:
+                proc = subprocess.Popen(
+                    argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    env=env, start_new_session=True,
+                )
+            except OSError as exc:
+                raise HostError(f"host '{self.host.name}': cannot start {argv[0]}: {exc.strerror}") from None
+            pump = threading.Thread(target=_pump, args=(proc, log, on_line), daemon=True)
+            pump.start()
+            timed_out = False
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _end_group(proc)
+            except BaseException:
+                _end_group(proc)
+                raise
+            finally:
+                pump.join(timeout=KILL_GRACE_S)
+        duration = time.monotonic() - started
+        result, problem = read_result(out_dir)
+        return WorkloadRun(
+            exit_code=None if timed_out else proc.returncode,
+            timed_out=timed_out,
+            duration_s=round(duration, 3),
+            result=result,
+            result_problem=problem,
+        )
+
+
+def _pump(proc: subprocess.Popen, log: Any, on_line: Callable[[str], None] | None) -> None:
+    assert proc.stdout is not None
+    for raw in iter(proc.stdout.readline, b""):
+        log.write(raw)
+        log.flush()
+        if on_line:
+            on_line(raw.decode("utf-8", errors="replace").rstrip("\n"))
+
+
+def _end_group(proc: subprocess.Popen) -> None:
+    """SIGTERM the workload's process group, then SIGKILL what is left after a grace period."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def executor_for(host: Host) -> LocalNativeExecutor:
+    if host.is_local:
+        return LocalNativeExecutor(host)
+    raise HostError(
+        f"host '{host.name}' ({host.address}): remote execution over SSH is not built yet in this version;"
+        " run `./dev repro <kit>` on that host itself, or use the local host"
+    )

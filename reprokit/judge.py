@@ -1,0 +1,153 @@
+"""Judge a run against its kit's expectations.
+
+Each expectation reads one value (or, through ``[*]``, every item's value) at
+a path in a step's JSON result and compares it with one operator. A step that
+did not produce a result, a host of the wrong architecture, or a missing GPU
+makes an expectation INCONCLUSIVE, with the reason; never a silent pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from reprokit.config.kit import Expectation, Kit
+
+PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
+_TOKEN = re.compile(r"([A-Za-z_][\w-]*)|\[(\*|\d+)\]")
+
+
+class PathMissing(Exception):
+    pass
+
+
+def resolve(path: str, data: Any) -> tuple[list[Any], bool]:
+    """Values at ``path`` in ``data``; the bool says whether ``[*]`` expanded a list."""
+    values = [data]
+    expanded = False
+    for part in path.split("."):
+        for key, index in _TOKEN.findall(part):
+            nxt: list[Any] = []
+            for value in values:
+                if key:
+                    if not isinstance(value, dict) or key not in value:
+                        raise PathMissing(key)
+                    nxt.append(value[key])
+                elif index == "*":
+                    if not isinstance(value, list):
+                        raise PathMissing("[*]")
+                    nxt.extend(value)
+                    expanded = True
+                else:
+                    if not isinstance(value, list) or int(index) >= len(value):
+                        raise PathMissing(f"[{index}]")
+                    nxt.append(value[int(index)])
+            values = nxt
+    return values, expanded
+
+
+@dataclass
+class Judgement:
+    name: str
+    step: str
+    status: str
+    expected: str
+    observed: Any
+    reason: str
+    why: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _expected_text(exp: Expectation) -> str:
+    op = exp.operator
+    value = getattr(exp, op)
+    return f"{op} {value!r}" if op != "equals_by_arch" else f"equals {value!r} by arch"
+
+
+def _compare(exp: Expectation, value: Any, arch: str | None) -> tuple[bool, str]:
+    op = exp.operator
+    if op == "equals":
+        return value == exp.equals, ""
+    if op == "one_of":
+        return value in exp.one_of, ""
+    if op in ("at_least", "at_most"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False, f"{value!r} is not a number"
+        return (value >= exp.at_least) if op == "at_least" else (value <= exp.at_most), ""
+    if op == "contains_all":
+        if not isinstance(value, list):
+            return False, f"{value!r} is not a list"
+        missing = [item for item in exp.contains_all if item not in value]
+        return not missing, f"missing {missing!r}" if missing else ""
+    if op == "matches":
+        return isinstance(value, str) and re.search(exp.matches, value) is not None, ""
+    if op == "equals_by_arch":
+        return value == exp.equals_by_arch[arch], ""
+    raise AssertionError(op)
+
+
+def host_arches(fingerprint: dict[str, Any] | None) -> list[str]:
+    devices = (fingerprint or {}).get("devices") or []
+    return sorted({d["gpu_arch"] for d in devices if d.get("gpu_arch")})
+
+
+def judge_one(exp: Expectation, step: dict[str, Any] | None, fingerprint: dict[str, Any] | None) -> Judgement:
+    expected = _expected_text(exp)
+
+    def verdict(status: str, observed: Any, reason: str) -> Judgement:
+        return Judgement(exp.name, exp.step, status, expected, observed, reason, exp.why)
+
+    arches = host_arches(fingerprint)
+    gpu_reason = (fingerprint or {}).get("gpu_reason") or "the fingerprint found no GPU"
+    needs_arch = exp.when is not None or exp.operator == "equals_by_arch"
+    if needs_arch:
+        wanted = exp.when.gpu_arch if exp.when else list(exp.equals_by_arch or {})
+        if not arches:
+            return verdict(INCONCLUSIVE, None, f"applies to {'/'.join(wanted)}; this host has no GPU ({gpu_reason})")
+        if len(arches) > 1:
+            return verdict(INCONCLUSIVE, None, f"host mixes GPU architectures {arches}; judge one architecture at a time")
+        if arches[0] not in wanted:
+            names = sorted({d.get("name", "?") for d in fingerprint.get("devices", [])})
+            return verdict(INCONCLUSIVE, None, f"applies to {'/'.join(wanted)}; this host has {arches[0]} ({', '.join(names)})")
+    if step is None or step.get("result") is None:
+        reason = (step or {}).get("reason") or "the step did not run"
+        return verdict(INCONCLUSIVE, None, f"step '{exp.step}' has no result: {reason}")
+    result = step["result"]
+    if result.get("status") not in ("ok", "check_failed"):
+        return verdict(INCONCLUSIVE, None, f"step '{exp.step}' reported {result.get('status')}: {result.get('error', '')}".rstrip(": "))
+    try:
+        values, expanded = resolve(exp.path, result)
+    except PathMissing as missing:
+        return verdict(FAIL, None, f"the result of '{exp.step}' has no '{missing}' on the path {exp.path}")
+    if expanded and not values:
+        return verdict(FAIL, [], f"no values at {exp.path}")
+    arch = arches[0] if arches else None
+    failures = []
+    for value in values:
+        ok, detail = _compare(exp, value, arch)
+        if not ok:
+            failures.append(detail or f"{value!r}")
+    observed = values if expanded else values[0]
+    if failures:
+        return verdict(FAIL, observed, "; ".join(dict.fromkeys(failures)))
+    return verdict(PASS, observed, "")
+
+
+def judge(kit: Kit, steps: dict[str, dict[str, Any]], fingerprint: dict[str, Any] | None) -> dict[str, Any]:
+    """The run's verdict: FAIL if any expectation failed, else INCONCLUSIVE if any could not be judged, else PASS."""
+    judgements = [judge_one(exp, steps.get(exp.step), fingerprint) for exp in kit.expect]
+    statuses = {j.status for j in judgements}
+    if not judgements:
+        overall, summary = INCONCLUSIVE, "the kit declares no expectations"
+    elif FAIL in statuses:
+        overall = FAIL
+        summary = f"{sum(j.status == FAIL for j in judgements)} of {len(judgements)} expectations did not hold"
+    elif INCONCLUSIVE in statuses:
+        overall = INCONCLUSIVE
+        summary = f"{sum(j.status == INCONCLUSIVE for j in judgements)} of {len(judgements)} expectations could not be judged here"
+    else:
+        overall, summary = PASS, f"all {len(judgements)} expectations held"
+    return {"verdict": overall, "summary": summary, "expectations": [j.to_json() for j in judgements]}

@@ -1,0 +1,1 @@
+"""Planning: what a kit runs on a host, in which order, with which parameters."""

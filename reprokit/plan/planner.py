@@ -1,0 +1,77 @@
+"""Resolve a kit's steps for one host: parameters, defaults, and what cannot run there.
+
+Parameters come from the step's ``with:``, completed from facts the kit and
+the run already hold: the kit's pins (e.g. the FlashInfer version), the
+model's numbers from ``kits/models/<model>.yml``, and the host's probed
+architecture and shared-memory limit from the fingerprint. Nothing here
+runs anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reprokit.config.kit import Kit, Step
+from reprokit.config.yamlfile import load_yaml
+from reprokit.errors import ConfigError
+from reprokit.plan.steps import STEP_KINDS, StepKind
+
+
+@dataclass
+class PlannedStep:
+    step: Step
+    kind: StepKind
+    params: dict[str, Any] = field(default_factory=dict)
+    skip_reason: str | None = None  # set when the step cannot run on this host
+
+    @property
+    def name(self) -> str:
+        return self.step.name
+
+
+def load_model_config(name: str, kits_dir: Path) -> dict[str, Any]:
+    path = kits_dir / "models" / f"{name}.yml"
+    if not path.is_file():
+        known = sorted(p.stem for p in (kits_dir / "models").glob("*.yml"))
+        raise ConfigError(f"{path}: unknown model '{name}'; known models: {', '.join(known) or '(none)'}")
+    doc = load_yaml(path)
+    if not isinstance(doc.data, dict):
+        raise ConfigError(f"{path}:1: a model file must be a mapping of config names to numbers")
+    return doc.data
+
+
+def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any], results: dict[str, Any]) -> PlannedStep:
+    kind = STEP_KINDS[step.uses]
+    planned = PlannedStep(step=step, kind=kind, params=dict(step.with_))
+    if not kind.implemented:
+        planned.skip_reason = f"not run: {kind.not_implemented_reason}"
+        return planned
+    devices = fingerprint.get("devices") or []
+    if kind.needs_gpu and not devices:
+        planned.skip_reason = f"not run: needs a CUDA GPU; {fingerprint.get('gpu_reason') or 'none found'}"
+        return planned
+    params = planned.params
+    if "flashinfer" in kind.param_keys and "flashinfer" not in params and "flashinfer-python" in kit.pins:
+        params["flashinfer"] = kit.pins["flashinfer-python"]
+    if isinstance(params.get("model"), str) and not params["model"].startswith("/") and step.uses != "serve":
+        params["model_config"] = load_model_config(params["model"], kits_dir)
+    if params.get("arch") == "host":
+        arches = sorted({d["gpu_arch"] for d in devices})
+        if len(arches) != 1:
+            planned.skip_reason = (
+                "not run: arch 'host' needs one GPU architecture on the host; "
+                + (f"found {arches}" if arches else (fingerprint.get("gpu_reason") or "no GPU found"))
+            )
+            return planned
+        params["arch"] = arches[0]
+    if step.uses == "static-smem" and devices:
+        limits = {d.get("max_shared_memory_per_block_optin_bytes") for d in devices if d["gpu_arch"] == params.get("arch")}
+        if len(limits) == 1:
+            params["optin_limit_bytes"] = limits.pop()
+    if step.uses == "tile-sweep":
+        for name, entry in results.items():
+            if entry.get("uses") == "static-smem" and entry.get("result_path"):
+                params.setdefault("predicted", entry["result_path"])
+    return planned

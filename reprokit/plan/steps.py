@@ -1,0 +1,93 @@
+"""The step kinds a kit can use, defined once.
+
+A step kind says where it runs (``host``: a workload module executed on the
+GPU host, natively or in the kit's container; ``control``: a function of the
+control plane run on pulled-back artifacts), which pins it needs, whether it
+needs a CUDA device, and whether this version of reprokit implements it yet.
+A kit may declare steps that are not implemented yet: the run reports them
+as not run, and the expectations on them as INCONCLUSIVE, with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class StepKind:
+    name: str
+    where: Literal["host", "control"]
+    summary: str
+    module: str | None = None  # workload module run as `python -m <module>` on the host
+    needs_gpu: bool = False
+    needs_pins: tuple[str, ...] = ()
+    implemented: bool = False
+    not_implemented_reason: str = ""
+    default_timeout_s: int = 600
+    param_keys: tuple[str, ...] = field(default=())  # accepted keys of the step's `with:`
+
+
+STEP_KINDS: dict[str, StepKind] = {
+    kind.name: kind
+    for kind in (
+        StepKind(
+            name="smem-probe",
+            where="host",
+            module="reprokit.workloads.smem_probe",
+            summary="shared-memory limits from torch and the CUDA driver; kernel launches at the opt-in limit and one byte past it",
+            needs_gpu=False,  # it reports 'no CUDA device' itself, with its own exit code
+            needs_pins=("torch", "cuda"),
+            implemented=True,
+            default_timeout_s=180,
+            param_keys=("device_indices",),
+        ),
+        StepKind(
+            name="static-smem",
+            where="host",
+            module="reprokit.workloads.static_smem",
+            summary="shared memory of FlashInfer's SM120 CUTLASS MoE kernels, computed with nvcc and no GPU",
+            needs_pins=("flashinfer-python",),
+            implemented=False,
+            not_implemented_reason="the static shared-memory analysis is not built yet (issue: static SMEM analysis)",
+            default_timeout_s=900,
+            param_keys=("arch", "flashinfer", "variants"),
+        ),
+        StepKind(
+            name="tile-sweep",
+            where="host",
+            module="reprokit.workloads.sweep",
+            summary="runtime tile sweep of the MoE GEMM shapes on the GPU, cross-checked against the prediction",
+            needs_gpu=True,
+            needs_pins=("torch",),
+            implemented=False,
+            not_implemented_reason="the runtime tile sweep is not built yet (issue: runtime tile sweep)",
+            default_timeout_s=900,
+            param_keys=("model", "parallelism", "tokens_per_expert", "backends"),
+        ),
+        StepKind(
+            name="serve",
+            where="host",
+            module="reprokit.workloads.serve",
+            summary="sglang server launched with the kit's flags, watched until ready, fatal or timeout",
+            needs_gpu=True,
+            needs_pins=("sglang", "flashinfer-python", "torch"),
+            implemented=False,
+            not_implemented_reason="the EP8 serve step is not built yet (issue: end-to-end reproduction)",
+            default_timeout_s=3600,
+            param_keys=(
+                "model", "tp", "ep", "moe_runner_backend", "quantization", "mem_fraction_static",
+                "max_running_requests", "load_format", "env", "extra_args", "ready_timeout_s",
+            ),
+        ),
+        StepKind(
+            name="triage",
+            where="control",
+            summary="parse the pulled-back server logs: autotune failures, readiness, fatal errors, verdict",
+            implemented=False,
+            not_implemented_reason="log triage is not built yet (issue: log triage)",
+            default_timeout_s=600,
+            param_keys=("logs_from", "flashinfer"),
+        ),
+    )
+}

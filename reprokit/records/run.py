@@ -1,0 +1,163 @@
+"""One run's directory and its manifest.
+
+Layout::
+
+    runs/<id>/manifest.json        what ran, where, with which pins; status; artifact hashes
+    runs/<id>/fingerprint/         the environment fingerprint step
+    runs/<id>/steps/<step>/        params.json, step.log, result.json, other artifacts
+    runs/<id>/verdict.json         expectations and the verdict
+    runs/<id>/report.md            for people
+
+The manifest is written atomically at every state change, starting with
+``status: running`` and the owner's pid and host. A run stopped by Ctrl-C or
+SIGTERM ends as ``interrupted``; a run killed outright leaves ``running``
+with a pid that no longer exists, which ``load_manifest`` reports as
+``killed``. Artifact hashes are computed once, when the run is finalised.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+import socket
+from pathlib import Path
+from typing import Any
+
+from reprokit import __version__
+from reprokit.errors import ConfigError
+from reprokit.records.atomic import sha256_file, write_json_atomic
+
+MANIFEST = "manifest.json"
+MANIFEST_SCHEMA_VERSION = 1
+FINAL_STATUSES = ("complete", "failed", "interrupted")
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def new_run_id(kit: str, host: str) -> str:
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{kit}-{host}-{secrets.token_hex(2)}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class RunRecord:
+    """The run directory and its manifest; every ``update`` rewrites the manifest atomically."""
+
+    def __init__(self, root: Path, run_id: str, manifest: dict[str, Any]):
+        self.root = root
+        self.run_id = run_id
+        self.dir = root / run_id
+        self.manifest = manifest
+
+    @classmethod
+    def create(cls, runs_dir: Path | str, run_id: str, **fields: Any) -> "RunRecord":
+        runs_dir = Path(runs_dir)
+        run_dir = runs_dir / run_id
+        run_dir.mkdir(parents=True, exist_ok=False)
+        manifest: dict[str, Any] = {
+            "schema_version": MANIFEST_SCHEMA_VERSION,
+            "run_id": run_id,
+            "status": "running",
+            "started": utc_now(),
+            "ended": None,
+            "owner": {"pid": os.getpid(), "hostname": socket.gethostname()},
+            "reprokit": {"version": __version__},
+            **fields,
+            "steps": [],
+            "artifacts": {},
+        }
+        record = cls(runs_dir, run_id, manifest)
+        record.save()
+        return record
+
+    def save(self) -> None:
+        write_json_atomic(self.dir / MANIFEST, self.manifest)
+
+    def update(self, **fields: Any) -> None:
+        self.manifest.update(fields)
+        self.save()
+
+    def step_dir(self, name: str) -> Path:
+        path = self.dir / "steps" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def set_step(self, entry: dict[str, Any]) -> None:
+        steps = self.manifest["steps"]
+        for i, existing in enumerate(steps):
+            if existing["name"] == entry["name"]:
+                steps[i] = entry
+                break
+        else:
+            steps.append(entry)
+        self.save()
+
+    def hash_artifacts(self) -> dict[str, dict[str, Any]]:
+        artifacts: dict[str, dict[str, Any]] = {}
+        for path in sorted(self.dir.rglob("*")):
+            if path.is_file() and path.name != MANIFEST and not path.name.startswith("."):
+                rel = path.relative_to(self.dir).as_posix()
+                artifacts[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+        return artifacts
+
+    def finish(self, status: str, **fields: Any) -> None:
+        assert status in FINAL_STATUSES, status
+        self.manifest.update(fields)
+        self.manifest["status"] = status
+        self.manifest["ended"] = utc_now()
+        self.manifest["artifacts"] = self.hash_artifacts()
+        self.save()
+
+
+def load_manifest(run_dir: Path | str) -> dict[str, Any]:
+    """Read a manifest; a ``running`` one whose owner process is gone is reported as ``killed``."""
+    path = Path(run_dir) / MANIFEST
+    try:
+        import json
+
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no manifest; is {run_dir} a run directory?") from None
+    except ValueError as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}); the record is damaged") from None
+    owner = manifest.get("owner") or {}
+    if (
+        manifest.get("status") == "running"
+        and owner.get("hostname") == socket.gethostname()
+        and isinstance(owner.get("pid"), int)
+        and not _pid_alive(owner["pid"])
+    ):
+        manifest["status"] = "killed"
+        manifest["status_detail"] = f"the run's process (pid {owner['pid']}) is gone and never finalised the manifest"
+    return manifest
+
+
+def verify_record(run_dir: Path | str) -> list[str]:
+    """Problems with a record's artifacts: missing, changed or unlisted files. Empty when intact."""
+    run_dir = Path(run_dir)
+    manifest = load_manifest(run_dir)
+    problems: list[str] = []
+    listed = manifest.get("artifacts") or {}
+    for rel, meta in sorted(listed.items()):
+        path = run_dir / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing")
+        elif sha256_file(path) != meta["sha256"]:
+            problems.append(f"{rel}: sha256 differs from the manifest")
+    for path in sorted(run_dir.rglob("*")):
+        rel = path.relative_to(run_dir).as_posix()
+        if path.is_file() and path.name != MANIFEST and not path.name.startswith(".") and rel not in listed:
+            problems.append(f"{rel}: not listed in the manifest")
+    return problems

@@ -1,0 +1,84 @@
+"""``report.md``: verdict first, then the environment, the steps and every expectation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from reprokit.records.atomic import write_text_atomic
+
+
+def _cell(value: Any) -> str:
+    text = "" if value is None else str(value)
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str:
+    fp = manifest.get("fingerprint") or {}
+    host = manifest.get("host") or {}
+    lines = [
+        f"# {manifest['kit']['name']} on {host.get('name')}: {verdict['verdict']}",
+        "",
+        f"**{verdict['verdict']}**: {verdict['summary']}.",
+        "",
+        f"Run `{manifest['run_id']}`, started {manifest['started']}, reprokit {manifest['reprokit']['version']}.",
+        "",
+        "## Expectations",
+        "",
+    ]
+    lines += _table(
+        ["expectation", "step", "status", "expected", "observed", "reason"],
+        [[j["name"], j["step"], j["status"], j["expected"], j["observed"], j["reason"]] for j in verdict["expectations"]],
+    )
+    lines += ["", "## Environment", ""]
+    driver = fp.get("driver") or {}
+    env_rows = [
+        ["host", f"{host.get('name')} ({host.get('connection')}, runtime {host.get('runtime')})"],
+        ["machine", f"{(fp.get('host') or {}).get('machine')} {(fp.get('host') or {}).get('kernel')}, Python {(fp.get('host') or {}).get('python')}"],
+        ["driver", f"{driver.get('driver_release')} (CUDA driver API {driver.get('cuda_driver_api')})" if driver else fp.get("gpu_reason")],
+        ["nvcc", fp.get("nvcc")],
+        ["pins", ", ".join(f"{k} {v}" for k, v in (manifest.get("pins") or {}).items())],
+        ["installed", ", ".join(f"{k} {v}" for k, v in (fp.get("packages") or {}).items() if v) or "(none of the pinned packages)"],
+    ]
+    lines += _table(["", ""], env_rows)
+    devices = fp.get("devices") or []
+    if devices:
+        lines += ["", "### GPUs", ""]
+        lines += _table(
+            ["#", "name", "arch", "SMs", "smem/block", "smem/block opt-in", "smem/SM"],
+            [
+                [d["index"], d["name"], d["gpu_arch"], d["multiprocessor_count"], d["max_shared_memory_per_block_bytes"],
+                 d["max_shared_memory_per_block_optin_bytes"], d["max_shared_memory_per_multiprocessor_bytes"]]
+                for d in devices
+            ],
+        )
+    lines += ["", "## Steps", ""]
+    lines += _table(
+        ["step", "uses", "status", "duration (s)", "detail", "log"],
+        [[e["name"], e["uses"], e["status"], e.get("duration_s"), e.get("reason"), e.get("log")] for e in steps.values()],
+    )
+    probe = next((e["result"] for e in steps.values() if e["uses"] == "smem-probe" and e.get("result")), None)
+    if probe and probe.get("devices"):
+        lines += ["", "## SMEM probe launches", ""]
+        rows = []
+        for d in probe["devices"]:
+            for label in ("launch_at_optin_limit", "launch_past_optin_limit"):
+                launch = d[label]
+                rows.append([d["index"], launch["dynamic_shared_bytes"], "ok" if launch.get("ok") else "refused",
+                             launch.get("set_attribute_error_name"), launch.get("error_name"), launch.get("error_string")])
+        lines += _table(["GPU", "dynamic smem (B)", "launch", "cuFuncSetAttribute", "launch error", "driver says"], rows)
+    lines += ["", "## Artifacts", "", "Every file of this record is listed with its sha256 in `manifest.json`.", ""]
+    return "\n".join(lines)
+
+
+def write_report(run_dir: Path, manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, dict[str, Any]]) -> Path:
+    path = run_dir / "report.md"
+    write_text_atomic(path, render(manifest, verdict, steps))
+    return path

@@ -1,0 +1,102 @@
+"""The JSON/CLI contract shared by every workload (standard library only)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from enum import IntEnum
+from pathlib import Path
+from typing import Any, Callable
+
+SCHEMA_VERSION = 1
+
+
+class Exit(IntEnum):
+    """Exit codes of workloads; the control plane maps them to step statuses."""
+
+    OK = 0  # the workload ran; its checks are in result.json
+    BAD_PARAMS = 2  # unreadable or invalid parameters
+    NO_DRIVER = 3  # no NVIDIA driver / libcuda on this host
+    NO_DEVICE = 4  # driver present, but no CUDA device visible
+    CHECK_FAILED = 5  # it ran, and a device check did not behave as the contract says
+    MISSING_DEPENDENCY = 6  # a tool or package it needs is missing (nvcc, a wheel, ...)
+
+
+STATUS_OF_EXIT = {
+    Exit.OK: "ok",
+    Exit.BAD_PARAMS: "bad_params",
+    Exit.NO_DRIVER: "no_driver",
+    Exit.NO_DEVICE: "no_device",
+    Exit.CHECK_FAILED: "check_failed",
+    Exit.MISSING_DEPENDENCY: "missing_dependency",
+}
+
+
+class WorkloadError(Exception):
+    """A failure the workload reports in result.json and through its exit code."""
+
+    def __init__(self, code: Exit, message: str, **details: Any):
+        super().__init__(message)
+        self.code = code
+        self.details = details
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to a temporary file in the same directory, fsync, then rename over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=False, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def main(name: str, run: Callable[[dict[str, Any], Path], dict[str, Any]], argv: list[str] | None = None) -> int:
+    """Parse the contract's CLI, call ``run(params, out_dir)`` and write its result.
+
+    ``run`` returns the result body; it raises ``WorkloadError`` for outcomes
+    with their own exit code (no driver, no device, ...). The result always
+    lands in ``out_dir/result.json``; nothing else is printed but progress.
+    """
+    parser = argparse.ArgumentParser(prog=f"python -m reprokit.workloads.{name}")
+    parser.add_argument("--params", type=Path, help="JSON file with the step's parameters")
+    parser.add_argument("--out-dir", type=Path, required=True, help="directory for result.json and artifacts")
+    args = parser.parse_args(argv)
+    out_dir: Path = args.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {"workload": name, "schema_version": SCHEMA_VERSION}
+    try:
+        params: dict[str, Any] = {}
+        if args.params:
+            try:
+                params = json.loads(args.params.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise WorkloadError(Exit.BAD_PARAMS, f"{args.params}: cannot read parameters: {exc}") from None
+            if not isinstance(params, dict):
+                raise WorkloadError(Exit.BAD_PARAMS, f"{args.params}: parameters must be a JSON object")
+        body = run(params, out_dir)
+        code = Exit(body.pop("_exit", Exit.OK))
+        result.update(status=STATUS_OF_EXIT[code], **body)
+    except WorkloadError as exc:
+        code = exc.code
+        result.update(status=STATUS_OF_EXIT[code], error=str(exc), **exc.details)
+        progress(f"{name}: {exc}")
+    write_json_atomic(out_dir / "result.json", result)
+    return int(code)
