@@ -93,7 +93,10 @@ def _run(kit, host, executor, record: RunRecord, kits_dir: Path, say: Say, strea
     )
     fingerprint = fp_run.result or {"gpu_status": "unknown", "gpu_reason": fp_run.result_problem, "devices": []}
     fingerprint.pop("workload", None)
-    record.update(fingerprint=fingerprint)
+    drift = pin_drift(kit.pins, fingerprint.get("packages") or {})
+    record.update(fingerprint=fingerprint, pin_drift=drift)
+    for name, versions in drift.items():
+        say(f"      note: {name} is pinned to {versions['pinned']} but {versions['installed'] or 'not installed'} on the host")
     gpus = fingerprint.get("devices") or []
     if gpus:
         names = sorted({f"{d['name']} ({d['gpu_arch']}, {d['multiprocessor_count']} SMs)" for d in gpus})
@@ -145,6 +148,15 @@ def _run(kit, host, executor, record: RunRecord, kits_dir: Path, say: Say, strea
     if step_errors and code != ExitCode.FAIL:
         code = ExitCode.STEP_ERROR
     return RunOutcome(record.dir, verdict, code)
+
+
+def pin_drift(pins: dict[str, str], installed: dict[str, str | None]) -> dict[str, dict[str, str | None]]:
+    """Pinned packages whose version on the host differs (the native runtime runs the host's own packages)."""
+    return {
+        name: {"pinned": version, "installed": installed[name]}
+        for name, version in pins.items()
+        if name in installed and installed[name] is not None and installed[name].split("+")[0] != version
+    }
 
 
 def _prune(out_dir: Path, keep: list[str]) -> None:

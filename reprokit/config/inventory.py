@@ -235,7 +235,7 @@ def load_inventory(path: Path | str | None) -> Inventory:
             err = exc.errors(include_url=False)[0]
             key = str(err["loc"][0]) if err["loc"] else ""
             base = origin.get(key, host_loc[name])[:-1] if key in origin else host_loc[name]
-            raise ConfigError(describe_first_error(HostVars, exc, doc, base, f"host '{name}': ")) from None
+            raise ConfigError(describe_first_error(HostVars, exc, doc, base, f"host '{name}': ", field_from_base=False)) from None
         if hv.ansible_connection == "ssh" and not hv.ansible_host:
             address = name  # Ansible falls back to the inventory name as the address
         else:

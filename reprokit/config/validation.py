@@ -65,13 +65,15 @@ def validate(model: type[pydantic.BaseModel], doc: LoadedYaml, *, base: PathKey 
 
 
 def describe_first_error(
-    model: type[pydantic.BaseModel], exc: pydantic.ValidationError, doc: LoadedYaml, base: PathKey, what: str
+    model: type[pydantic.BaseModel], exc: pydantic.ValidationError, doc: LoadedYaml, base: PathKey, what: str,
+    field_from_base: bool = True,
 ) -> str:
+    """One line: ``file:line: <what>field 'a.b': problem``; the field path starts at ``base`` unless told not to."""
     err = exc.errors(include_url=False)[0]
     loc = _clean_loc(tuple(err["loc"]))
     full = base + loc
     where = doc.where(full)
-    field = dotted(full)
+    field = dotted(full if field_from_base else loc)
     prefix = f"{where}: {what}" if what else f"{where}: "
     kind = err["type"]
     if kind == "extra_forbidden":

@@ -30,9 +30,16 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
         "",
         f"Run `{manifest['run_id']}`, started {manifest['started']}, reprokit {manifest['reprokit']['version']}.",
         "",
-        "## Expectations",
-        "",
     ]
+    drift = manifest.get("pin_drift") or {}
+    if drift:
+        lines += [
+            "> Pins differ from what ran: "
+            + "; ".join(f"{k} pinned {v['pinned']}, installed {v['installed']}" for k, v in drift.items())
+            + f" (runtime {host.get('runtime')}: the host's own packages ran).",
+            "",
+        ]
+    lines += ["## Expectations", ""]
     lines += _table(
         ["expectation", "step", "status", "expected", "observed", "reason"],
         [[j["name"], j["step"], j["status"], j["expected"], j["observed"], j["reason"]] for j in verdict["expectations"]],

@@ -1,0 +1,211 @@
+"""`invoke repro` on the local host, end to end, with the real CLI, executor and workloads."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reprokit.config.inventory import load_inventory
+from reprokit.config.kit import load_kit_file
+from reprokit.errors import ExitCode
+from reprokit.records.run import load_manifest, verify_record
+from reprokit.runner import run_kit
+from reprokit.workloads import smem_probe
+from tests.conftest import REPO, run_invoke
+
+
+def no_gpu() -> bool:
+    try:
+        smem_probe.init_driver()
+        return False
+    except Exception:
+        return True
+
+
+pytestmark = pytest.mark.skipif(not no_gpu(), reason="these tests pin the no-GPU outcome; the GPU outcome is in tests/gpu")
+
+
+def only_run(runs: Path) -> Path:
+    dirs = [p for p in runs.iterdir() if p.is_dir()]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def test_ep8_crash_on_local_is_inconclusive_with_reasons(tmp_path):
+    proc = run_invoke("repro", "ep8-crash", "--runs-dir", str(tmp_path), "--json", "--quiet")
+    assert proc.returncode == ExitCode.INCONCLUSIVE == 3, proc.stderr
+    out = json.loads(proc.stdout)
+    run_dir = only_run(tmp_path)
+    assert out["run_dir"] == str(run_dir)
+    assert out["verdict"] == "INCONCLUSIVE"
+    reasons = {j["name"]: j["reason"] for j in out["expectations"]}
+    assert reasons["sm120-optin-limit"].startswith("applies to sm120/sm121; this host has no GPU (no NVIDIA driver")
+    assert all(j["status"] == "INCONCLUSIVE" for j in out["expectations"])
+    manifest = load_manifest(run_dir)
+    assert manifest["status"] == "complete"
+    assert manifest["kit"]["name"] == "ep8-crash"
+    assert manifest["pins"]["sglang"] == "0.5.9"
+    assert manifest["host"]["name"] == "local"
+    assert manifest["fingerprint"]["gpu_status"] == "no_driver"
+    steps = {s["name"]: s for s in manifest["steps"]}
+    assert steps["probe"]["status"] == "no_driver" and steps["probe"]["exit_code"] == 3
+    assert steps["serve"]["status"] == "not_run"
+    assert verify_record(run_dir) == []
+    assert set(manifest["artifacts"]) >= {"verdict.json", "report.md", "fingerprint/result.json", "steps/probe/result.json",
+                                          "steps/probe/step.log"}
+    report = (run_dir / "report.md").read_text()
+    assert report.startswith("# ep8-crash on local: INCONCLUSIVE\n\n**INCONCLUSIVE**: 5 of 5 expectations could not be judged here.")
+
+
+def test_probe_task_and_check_record(tmp_path):
+    proc = run_invoke("probe", "--runs-dir", str(tmp_path))
+    assert proc.returncode == 3
+    assert "INCONCLUSIVE: 4 of 4 expectations could not be judged here" in proc.stdout
+    assert "[2/2] probe (smem-probe) ..." in proc.stderr
+    run_dir = only_run(tmp_path)
+    check = run_invoke("check-record", str(run_dir))
+    assert check.returncode == 0
+    assert f"all {len(load_manifest(run_dir)['artifacts'])} artifacts match their sha256" in check.stdout
+    (run_dir / "report.md").write_text("tampered")
+    check = run_invoke("check-record", str(run_dir))
+    assert check.returncode == 1
+    assert "report.md: sha256 differs from the manifest" in check.stdout
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["repro", "ep8-crsh"], "error: kits: unknown kit 'ep8-crsh' (did you mean 'ep8-crash'?); known kits: ep8-crash, smem-probe, tile-sweep"),
+        (["repro", "ep8-crash", "--host", "nope"],
+         "error: inventory.yml: unknown host 'nope'; known hosts: local, rtx-pro-6000-01"),
+    ],
+)
+def test_bad_names_give_one_line_and_write_nothing(tmp_path, args, message):
+    proc = run_invoke(*args, "--runs-dir", str(tmp_path / "runs"))
+    assert proc.returncode == ExitCode.BAD_INPUT == 2
+    assert proc.stderr.strip() == message
+    assert not (tmp_path / "runs").exists()
+
+
+def test_bad_inventory_gives_one_line(tmp_path):
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text("all:\n  hosts:\n    gpu1:\n      ansible_host: 10.0.0.1\n      gpu_count: many\n")
+    proc = run_invoke("repro", "smem-probe", "--inventory", str(inventory), "--runs-dir", str(tmp_path / "runs"))
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"error: {inventory}:5: host 'gpu1': field 'gpu_count': Input should be a valid integer,"
+                                   " unable to parse string as an integer (got 'many')")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_remote_host_is_refused_before_anything_is_written(tmp_path):
+    proc = run_invoke("repro", "smem-probe", "--host", "rtx-pro-6000-01", "--runs-dir", str(tmp_path / "runs"))
+    assert proc.returncode == ExitCode.HOST_ERROR == 4
+    assert "remote execution over SSH is not built yet" in proc.stderr
+    assert not (tmp_path / "runs").exists()
+
+
+# A test double for the host's Python: real Python for the fingerprint, a hang for the probe.
+HANGING_PYTHON = """#!/bin/sh
+case "$*" in
+  *smem_probe*) echo "probe started"; echo $$ > "{pidfile}"; exec sleep 300 ;;
+esac
+exec "{python}" "$@"
+"""
+
+
+def hanging_host(tmp_path: Path) -> tuple[Path, Path]:
+    pidfile = tmp_path / "workload.pid"
+    fake = tmp_path / "python-hangs"
+    fake.write_text(HANGING_PYTHON.format(pidfile=pidfile, python=sys.executable))
+    fake.chmod(0o755)
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text(
+        "all:\n  hosts:\n    hang:\n      ansible_connection: local\n      runtime: native\n"
+        f"      ansible_python_interpreter: {fake}\n"
+    )
+    return inventory, pidfile
+
+
+def wait_for(path: Path, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists() or not path.read_text().strip():
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.1)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is not alive for our purpose
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_sigterm_ends_the_workload_and_marks_the_run_interrupted(tmp_path):
+    inventory, pidfile = hanging_host(tmp_path)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "invoke", "--search-root", str(REPO), "repro", "smem-probe", "--host", "hang",
+         "--inventory", str(inventory), "--runs-dir", str(runs)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(pidfile)
+    workload_pid = int(pidfile.read_text())
+    assert alive(workload_pid)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED == 130
+    assert "interrupted; partial record in" in err
+    deadline = time.monotonic() + 10
+    while alive(workload_pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(workload_pid)
+    manifest = load_manifest(only_run(runs))
+    assert manifest["status"] == "interrupted"
+    assert manifest["status_detail"] == "stopped by Ctrl-C or SIGTERM; the running workload was ended"
+    assert verify_record(only_run(runs)) == []
+
+
+def test_sigkill_leaves_a_manifest_that_says_killed(tmp_path):
+    inventory, pidfile = hanging_host(tmp_path)
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "invoke", "--search-root", str(REPO), "repro", "smem-probe", "--host", "hang",
+         "--inventory", str(inventory), "--runs-dir", str(runs)],
+        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(pidfile)
+    proc.kill()
+    proc.wait(timeout=30)
+    try:
+        manifest = load_manifest(only_run(runs))
+        assert manifest["status"] == "killed"
+        assert json.loads((only_run(runs) / "manifest.json").read_text())["status"] == "running"
+    finally:
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)
+
+
+def test_step_timeout_ends_the_process_group(tmp_path):
+    inventory, pidfile = hanging_host(tmp_path)
+    kits = tmp_path / "kits"
+    kits.mkdir()
+    text = (REPO / "kits" / "smem-probe.yml").read_text().replace("timeout_s: 180", "timeout_s: 2")
+    (kits / "smem-probe.yml").write_text(text)
+    kit = load_kit_file(kits / "smem-probe.yml")
+    host = load_inventory(inventory).host("hang")
+    messages: list[str] = []
+    outcome = run_kit(kit, kits / "smem-probe.yml", host, tmp_path / "runs", kits, say=messages.append)
+    assert outcome.exit_code == ExitCode.STEP_ERROR
+    manifest = load_manifest(outcome.run_dir)
+    probe = next(s for s in manifest["steps"] if s["name"] == "probe")
+    assert (probe["status"], probe["reason"]) == ("timeout", "timed out after 2 s; the process group was ended")
+    assert not alive(int(pidfile.read_text()))
+    assert (outcome.run_dir / "steps" / "probe" / "step.log").read_text() == "probe started\n"
+    assert "      timeout in" in "\n".join(messages)

@@ -1,0 +1,55 @@
+"""The probe on a machine without an NVIDIA driver: a plain report and its own exit code, never a traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from reprokit.workloads import smem_probe
+from reprokit.workloads.contract import Exit
+
+
+def has_libcuda() -> bool:
+    try:
+        smem_probe.Driver()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.skipif(has_libcuda(), reason="this machine has an NVIDIA driver; the no-driver path cannot be seen here")
+def test_no_driver_gives_exit_3_and_a_result(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.smem_probe", "--out-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == Exit.NO_DRIVER == 3
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == ("smem-probe: no NVIDIA driver on this host (libcuda.so.1 not found); install the driver,"
+                                   " or run in a container with the NVIDIA runtime (--gpus all)")
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert (result["workload"], result["schema_version"], result["status"]) == ("smem-probe", 1, "no_driver")
+
+
+def test_bad_params_file(tmp_path):
+    params = tmp_path / "p.json"
+    params.write_text("[1, 2]")
+    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.smem_probe", "--params", str(params),
+                           "--out-dir", str(tmp_path / "out")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == Exit.BAD_PARAMS
+    result = json.loads((tmp_path / "out" / "result.json").read_text())
+    assert result["status"] == "bad_params"
+    assert result["error"] == f"{params}: parameters must be a JSON object"
+
+
+def test_probe_ptx_assembles_for_hopper_and_blackwell(tmp_path):
+    ptxas = "/usr/local/cuda/bin/ptxas"
+    import shutil
+    ptxas = shutil.which("ptxas") or (ptxas if shutil.os.path.exists(ptxas) else None)
+    if not ptxas:
+        pytest.skip("ptxas (CUDA toolkit) is not installed here")
+    src = tmp_path / "probe.ptx"
+    src.write_bytes(smem_probe.PROBE_PTX)
+    for arch in ("sm_90", "sm_120"):
+        proc = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(tmp_path / f"{arch}.cubin")],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
