@@ -1,22 +1,33 @@
 """Invoke entry points. Thin on purpose: every behaviour lives in the ``reprokit`` package.
 
-    invoke repro ep8-crash [--host NAME]     run a kit, write runs/<id>/, judge it, report
+    invoke repro ep8-crash [--host NAME | --group NAME]   run a kit, write runs/<id>/, judge it, report
     invoke probe [--host NAME]               the SMEM probe kit (shared-memory limits, boundary launches)
+    invoke collect runs/<id>                 bring back a run whose connection was lost
+    invoke unlock --host NAME                remove a stale host lock
     invoke kits | invoke hosts               what the kits and the inventory declare
     invoke check-record runs/<id>            verify a record's artifacts against its manifest
-    invoke check-pins [KIT]                  compare a kit's pins with the pinned wheels' metadata
+    invoke check-pins [--kit KIT]            compare a kit's pins with the pinned wheels' metadata
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from invoke import Exit, task
 
 from reprokit import cli, pins
 from reprokit.errors import ReprokitError
+from reprokit.hosts.factory import ConnectOptions
+from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 
 INVENTORY = "inventory.yml"
 KITS = "kits"
 RUNS = "runs"
+
+SSH_HELP = {
+    "known-hosts": f"known_hosts file that host keys are verified against (default {DEFAULT_KNOWN_HOSTS})",
+    "accept-new-host-key": "trust a host seen for the first time and save its key (a changed key still fails)",
+}
 
 
 def _run(fn, *args, **kwargs) -> None:
@@ -28,27 +39,55 @@ def _run(fn, *args, **kwargs) -> None:
         raise Exit(code=code)
 
 
+def _options(known_hosts, accept_new_host_key, image=None, keep_remote=False):
+    return ConnectOptions(known_hosts=Path(known_hosts), accept_new_host_key=accept_new_host_key,
+                          images=cli.parse_images(image), keep_remote=keep_remote)
+
+
 @task(
     positional=["kit"],
+    iterable=["image"],
     help={
         "kit": "kit name (a file kits/<kit>.yml); `invoke kits` lists them",
         "host": "inventory host to run on (default: local, this machine)",
+        "group": "inventory group: run on all its hosts in parallel",
         "inventory": "Ansible YAML inventory file",
         "runs-dir": "where run records are written",
         "json": "print the verdict as JSON instead of tables",
         "quiet": "do not echo the workloads' output",
+        "image": "NAME=REFERENCE of a kit image on the host (repeatable)",
+        "keep-remote": "keep the run directory on the host after the pull-back is verified",
+        **SSH_HELP,
     },
 )
-def repro(c, kit, host=None, inventory=INVENTORY, runs_dir=RUNS, json=False, quiet=False):
-    """Run a kit on a host: fingerprint, steps, expectations, report. Exit code: see README."""
-    _run(cli.repro, kit, host, inventory, KITS, runs_dir, as_json=json, quiet=quiet)
+def repro(c, kit, host=None, group=None, inventory=INVENTORY, runs_dir=RUNS, json=False, quiet=False, image=None,
+          keep_remote=False, known_hosts=str(DEFAULT_KNOWN_HOSTS), accept_new_host_key=False):
+    """Run a kit on a host (or a group): fingerprint, steps, expectations, report. Exit code: see README."""
+    _run(cli.repro, kit, host, inventory, KITS, runs_dir, as_json=json, quiet=quiet, group=group,
+         options=_options(known_hosts, accept_new_host_key, image, keep_remote))
 
 
-@task(help={"host": "inventory host (default: local)", "inventory": "inventory file", "runs-dir": "where records go",
-            "json": "print the verdict as JSON"})
-def probe(c, host=None, inventory=INVENTORY, runs_dir=RUNS, json=False):
+@task(help={"host": "inventory host (default: local)", "group": "inventory group, in parallel", "inventory": "inventory file",
+            "runs-dir": "where records go", "json": "print the verdict as JSON", **SSH_HELP})
+def probe(c, host=None, group=None, inventory=INVENTORY, runs_dir=RUNS, json=False, known_hosts=str(DEFAULT_KNOWN_HOSTS),
+          accept_new_host_key=False):
     """The SMEM probe: shared-memory limits from torch and the driver, launches at and past the opt-in limit."""
-    _run(cli.repro, "smem-probe", host, inventory, KITS, runs_dir, as_json=json)
+    _run(cli.repro, "smem-probe", host, inventory, KITS, runs_dir, as_json=json, group=group,
+         options=_options(known_hosts, accept_new_host_key))
+
+
+@task(positional=["run_dir"], help={"run-dir": "the detached run's record, runs/<id>", "inventory": "inventory file",
+                                     "wait": "seconds to wait for the step still running on the host", **SSH_HELP})
+def collect(c, run_dir, inventory=INVENTORY, wait=3600, known_hosts=str(DEFAULT_KNOWN_HOSTS), accept_new_host_key=False):
+    """Bring back a run whose connection was lost: wait for its step on the host, pull, verify, judge, report."""
+    _run(cli.collect, run_dir, inventory, KITS, _options(known_hosts, accept_new_host_key), float(wait))
+
+
+@task(help={"host": "inventory host whose lock to remove", "inventory": "inventory file", "runs-dir": "runs directory",
+            **SSH_HELP})
+def unlock(c, host, inventory=INVENTORY, runs_dir=RUNS, known_hosts=str(DEFAULT_KNOWN_HOSTS), accept_new_host_key=False):
+    """Remove a host's lock whose owner is gone (a live owner's lock is refused)."""
+    _run(cli.unlock, host, inventory, runs_dir, _options(known_hosts, accept_new_host_key))
 
 
 @task
@@ -71,5 +110,5 @@ def check_record(c, run_dir):
 
 @task(help={"kit": "kit to check (default: all kits)"})
 def check_pins(c, kit=None):
-    """Check a kit's pins against the pinned wheels' own metadata (downloads the wheels' metadata from PyPI)."""
+    """Check a kit's pins against the pinned wheels' own metadata (reads the metadata from PyPI)."""
     _run(pins.check_pins_cli, KITS, kit)

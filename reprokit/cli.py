@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
@@ -16,9 +18,13 @@ from rich.table import Table
 
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import kit_names, load_kit
-from reprokit.errors import ExitCode
+from reprokit.errors import ConfigError, ExitCode, ReprokitError
+from reprokit.hosts.executor import LocalFS
+from reprokit.hosts.factory import ConnectOptions
+from reprokit.hosts.lock import HostLock, break_lock
+from reprokit.hosts.remote import RemoteExecutor
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.runner import run_kit, step_kinds_table
+from reprokit.runner import RunOutcome, collect_run, run_kit, step_kinds_table
 
 def _console(stderr: bool) -> Console:
     probe = Console(stderr=stderr)
@@ -32,27 +38,36 @@ err_console = _console(stderr=True)
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow", "INTERRUPTED": "bold red"}
 
 
-def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,
-          quiet: bool = False) -> int:
-    kits = Path(kits_dir)
-    kit, kit_path = load_kit(kit_name, kits)
-    host = load_inventory(inventory_path).host(host_name)
+def parse_images(specs: list[str] | None) -> dict[str, str]:
+    images: dict[str, str] = {}
+    for spec in specs or []:
+        name, sep, ref = spec.partition("=")
+        if not sep or not name or not ref:
+            raise ConfigError(f"--image {spec!r}: write NAME=REFERENCE, e.g. --image workload=registry.local/reprokit/workload@sha256:...")
+        images[name] = ref
+    return images
+
+
+def _printers(as_json: bool, quiet: bool, prefix: str = ""):
+    lock = threading.Lock()
 
     def say(message: str) -> None:
         if not as_json:
-            err_console.print(message, markup=False)
+            with lock:
+                err_console.print(f"{prefix}{message}", markup=False)
 
     def stream(line: str) -> None:
         if not (as_json or quiet):
-            err_console.print(f"      | {line}", style="dim", markup=False)
+            with lock:
+                err_console.print(f"{prefix}      | {line}", style="dim", markup=False)
 
-    outcome = run_kit(kit, kit_path, host, Path(runs_dir), kits, say=say, stream=stream)
+    return say, stream
+
+
+def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
     verdict = outcome.verdict
-    if as_json:
-        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **verdict}, indent=2))
-        return outcome.exit_code
     if verdict.get("expectations"):
-        table = Table(title=f"{kit.kit} on {host.name}", title_justify="left")
+        table = Table(title=f"{kit_name} on {host_name}", title_justify="left")
         for column in ("expectation", "status", "observed", "reason"):
             table.add_column(column, overflow="fold")
         for j in verdict["expectations"]:
@@ -62,7 +77,85 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     style = VERDICT_STYLE.get(verdict["verdict"], "bold")
     console.print(f"[{style}]{verdict['verdict']}[/]: {verdict.get('summary', '')}")
     console.print(f"record: {outcome.run_dir}  (report: {outcome.run_dir / 'report.md'})", markup=False)
+
+
+def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,
+          quiet: bool = False, group: str | None = None, options: ConnectOptions | None = None) -> int:
+    kits = Path(kits_dir)
+    kit, kit_path = load_kit(kit_name, kits)
+    inventory = load_inventory(inventory_path)
+    options = options or ConnectOptions()
+    if group:
+        if host_name:
+            raise ConfigError("give --host or --group, not both")
+        return _fan_out(kit, kit_path, inventory.group(group), inventory, Path(runs_dir), kits, as_json, quiet, options)
+    host = inventory.host(host_name)
+    say, stream = _printers(as_json, quiet)
+    outcome = run_kit(kit, kit_path, host, Path(runs_dir), kits, say=say, stream=stream, inventory=inventory,
+                      options=options)
+    if as_json:
+        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **outcome.verdict}, indent=2))
+    else:
+        _print_verdict(kit.kit, host.name, outcome)
     return outcome.exit_code
+
+
+def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_json: bool, quiet: bool,
+             options: ConnectOptions) -> int:
+    """Run the kit on every host of a group in parallel; one bad host does not stop the others."""
+
+    def one(host):
+        say, stream = _printers(as_json, quiet, prefix=f"[{host.name}] ")
+        try:
+            outcome = run_kit(kit, kit_path, host, runs_dir, kits, say=say, stream=stream, inventory=inventory,
+                              options=options)
+            return host.name, int(outcome.exit_code), outcome.verdict.get("verdict"), str(outcome.run_dir), ""
+        except ReprokitError as exc:
+            return host.name, int(exc.exit_code), "ERROR", "", str(exc)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        rows = list(pool.map(one, hosts))
+    if as_json:
+        print(json.dumps([dict(zip(("host", "exit_code", "verdict", "run_dir", "error"), r)) for r in rows], indent=2))
+    else:
+        table = Table(title=f"{kit.kit} on {len(hosts)} hosts", title_justify="left")
+        for column in ("host", "verdict", "exit", "record / error"):
+            table.add_column(column, overflow="fold")
+        for name, code, verdict, run_dir, error in rows:
+            table.add_row(name, verdict, str(code), run_dir or error)
+        console.print(table)
+    return max((r[1] for r in rows), key=_severity, default=0)
+
+
+def _severity(code: int) -> int:
+    """Which exit code a fan-out reports: a failure beats a host error beats inconclusive beats a pass."""
+    order = [ExitCode.PASS, ExitCode.INCONCLUSIVE, ExitCode.STEP_ERROR, ExitCode.HOST_ERROR, ExitCode.FAIL, ExitCode.INTERRUPTED]
+    return order.index(code) if code in order else len(order)
+
+
+def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float) -> int:
+    say, _ = _printers(False, True)
+    outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, Path(kits_dir), say=say, wait_s=wait_s)
+    manifest = load_manifest(run_dir)
+    _print_verdict(manifest["kit"]["name"], manifest["host"]["name"], outcome)
+    return outcome.exit_code
+
+
+def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectOptions) -> int:
+    inventory = load_inventory(inventory_path)
+    host = inventory.host(host_name)
+    say, _ = _printers(False, True)
+    if host.is_local:
+        lock = HostLock(LocalFS(), host.name, str(Path(runs_dir) / ".locks" / host.name), run_id="")
+        break_lock(lock, say)
+        return ExitCode.PASS
+    executor = RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, {}, say)
+    executor.connect()
+    try:
+        break_lock(HostLock(executor, host.name, f"{executor.workdir}/lock", run_id=""), say)
+    finally:
+        executor.close_connection()
+    return ExitCode.PASS
 
 
 def list_kits(kits_dir: str) -> int:

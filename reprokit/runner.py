@@ -1,33 +1,39 @@
 """One run of a kit on a host: fingerprint, steps, judgement, report, all into a run record.
 
 inventory + kit -> plan -> executor -> workload -> run record -> judge -> report.
-Everything is validated before the run directory is created, so bad input
-leaves nothing behind. Ctrl-C or SIGTERM ends the running workload's process
-group and leaves the manifest saying ``interrupted``.
+Inputs are validated, the host connected and locked before the run directory
+is created, so bad input or an unusable host leaves nothing behind. Ctrl-C or
+SIGTERM ends the running workload and leaves the manifest ``interrupted``; a
+connection lost for good leaves it ``detached`` for ``invoke collect``.
 """
 
 from __future__ import annotations
 
 import signal
-
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from reprokit.config.inventory import Host
-from reprokit.config.kit import Kit
-from reprokit.errors import ExitCode
-from reprokit.hosts.executor import executor_for
+from reprokit.config.inventory import Host, Inventory
+from reprokit.config.kit import Kit, load_kit_file
+from reprokit.errors import ConfigError, ExitCode, HostError
+from reprokit.hosts.factory import ConnectOptions, executor_for
+from reprokit.hosts.executor import read_result
+from reprokit.hosts.remote import Detached, RemoteExecutor
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
 from reprokit.plan.planner import plan_step
 from reprokit.plan.steps import STEP_KINDS
 from reprokit.records.atomic import sha256_file, write_json_atomic
-from reprokit.records.run import RunRecord, new_run_id, utc_now
+from reprokit.records.run import RunRecord, load_manifest, new_run_id, utc_now
 from reprokit.report.markdown import write_report
+from reprokit.secrets import collect_secrets
 
 WORKLOAD_STATUS_BY_EXIT = {0: "ok", 2: "bad_params", 3: "no_driver", 4: "no_device", 5: "check_failed", 6: "missing_dependency"}
 EXIT_BY_VERDICT = {PASS: ExitCode.PASS, FAIL: ExitCode.FAIL, INCONCLUSIVE: ExitCode.INCONCLUSIVE}
 FINGERPRINT_TIMEOUT_S = 120
+STEP_ERRORS = ("timeout", "error", "bad_params")
 
 
 @dataclass
@@ -44,10 +50,6 @@ def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def _pins_text(kit: Kit) -> str:
-    return ", ".join(f"{k} {v}" for k, v in kit.pins.items())
-
-
 def run_kit(
     kit: Kit,
     kit_path: Path,
@@ -56,23 +58,48 @@ def run_kit(
     kits_dir: Path,
     say: Say = print,
     stream: Say | None = None,
+    inventory: Inventory | None = None,
+    options: ConnectOptions | None = None,
 ) -> RunOutcome:
-    executor = executor_for(host)  # raises HostError before anything is written
+    options = options or ConnectOptions()
+    inventory = inventory or Inventory(path=None, hosts={host.name: host})
+    executor = executor_for(host, inventory, runs_dir, options, say)
+    secrets = collect_secrets(kit.secrets)
+    for name in kit.secrets:
+        if name not in secrets:
+            say(f"note: secret {name} is not set in the environment; the run goes on without it")
     run_id = new_run_id(kit.kit, host.name)
-    record = RunRecord.create(
-        runs_dir,
-        run_id,
-        kit={"name": kit.kit, "path": str(kit_path), "sha256": sha256_file(kit_path), "description": kit.description.strip()},
-        pins=dict(kit.pins),
-        host=host.describe(),
-        images={name: {"dockerfile": img.dockerfile, "digest": None} for name, img in kit.images.items()},
-        fingerprint=None,
-        verdict=None,
-    )
-    say(f"run {run_id}: kit {kit.kit} on host {host.name} ({host.runtime}); pins: {_pins_text(kit)}")
-    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt)
+    executor.connect()  # host keys, auth, reachability: fail before anything is written
+    executor.prepare(run_id, secrets)  # the host's lock, the workload code
     try:
-        return _run(kit, host, executor, record, kits_dir, say, stream)
+        record = RunRecord.create(
+            runs_dir,
+            run_id,
+            kit={"name": kit.kit, "path": str(kit_path), "sha256": sha256_file(kit_path), "description": kit.description.strip()},
+            pins=dict(kit.pins),
+            host=host.describe(),
+            images={name: {"dockerfile": img.dockerfile, "ref": options.images.get(name), "digest": None}
+                    for name, img in kit.images.items()},
+            secrets=sorted(secrets),  # names only
+            fingerprint=None,
+            verdict=None,
+        )
+    except BaseException:
+        executor.finish()
+        raise
+    pins = ", ".join(f"{k} {v}" for k, v in kit.pins.items())
+    say(f"run {run_id}: kit {kit.kit} on host {host.name} ({host.runtime}); pins: {pins}")
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _sigterm_as_interrupt) if in_main_thread else None
+    detached = False
+    try:
+        return _run(kit, executor, record, kits_dir, say, stream)
+    except Detached as exc:
+        detached = True
+        record.update(status="detached", status_detail=str(exc),
+                      detached={"step": exc.step, "remote_dir": exc.remote_dir, "since": utc_now()})
+        say(f"detached: {exc}. Bring the run back later with `invoke collect {run_id}`")
+        return RunOutcome(record.dir, {"verdict": "DETACHED", "summary": str(exc)}, ExitCode.HOST_ERROR)
     except KeyboardInterrupt:
         record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
         say(f"interrupted; partial record in {record.dir}")
@@ -81,16 +108,19 @@ def run_kit(
         record.finish("failed", status_detail=f"{type(exc).__name__}: {exc}")
         raise
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+        if not detached:
+            executor.finish(keep_remote=options.keep_remote)
 
 
-def _run(kit, host, executor, record: RunRecord, kits_dir: Path, say: Say, stream: Say | None) -> RunOutcome:
+def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream: Say | None) -> RunOutcome:
     total = len(kit.steps) + 1
     say(f"[1/{total}] fingerprint ...")
+    first_image = next((s.image for s in kit.steps if s.image), None)
     fp_dir = record.dir / "fingerprint"
-    fp_run = executor.run_workload(
-        "reprokit.workloads.fingerprint", {}, fp_dir, fp_dir / "fingerprint.log", FINGERPRINT_TIMEOUT_S, stream
-    )
+    fp_run = executor.run_workload("reprokit.workloads.fingerprint", {}, fp_dir, fp_dir / "fingerprint.log",
+                                   FINGERPRINT_TIMEOUT_S, stream, image=first_image, step_name="fingerprint")
     fingerprint = fp_run.result or {"gpu_status": "unknown", "gpu_reason": fp_run.result_problem, "devices": []}
     fingerprint.pop("workload", None)
     drift = pin_drift(kit.pins, fingerprint.get("packages") or {})
@@ -105,7 +135,6 @@ def _run(kit, host, executor, record: RunRecord, kits_dir: Path, say: Say, strea
         say(f"      no GPU: {fingerprint.get('gpu_reason')}")
 
     steps: dict[str, dict[str, Any]] = {}
-    step_errors = 0
     for number, step in enumerate(kit.steps, start=2):
         planned = plan_step(step, kit, kits_dir, fingerprint, steps)
         entry: dict[str, Any] = {"name": step.name, "uses": step.uses, "started": utc_now()}
@@ -116,36 +145,44 @@ def _run(kit, host, executor, record: RunRecord, kits_dir: Path, say: Say, strea
             entry.update(status="not_run", reason="control-plane steps are not wired in this version", result=None)
         else:
             say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
+            record.update(in_flight={"step": step.name, "since": entry["started"]})
             out_dir = record.step_dir(step.name)
-            run = executor.run_workload(
-                planned.kind.module, planned.params, out_dir, out_dir / "step.log", step.timeout, stream
-            )
-            entry.update(ended=utc_now(), duration_s=run.duration_s, exit_code=run.exit_code, log=f"steps/{step.name}/step.log")
-            if run.timed_out:
-                entry.update(status="timeout", reason=f"timed out after {step.timeout} s; the process group was ended")
-            elif run.result is None:
-                entry.update(status="error", reason=f"exit code {run.exit_code}: {run.result_problem}")
-            else:
-                status = WORKLOAD_STATUS_BY_EXIT.get(run.exit_code, "error")
-                entry.update(status=status, reason=run.result.get("error"))
-                entry["result_file"] = f"steps/{step.name}/result.json"
-                entry["result_path"] = str(out_dir / "result.json")
-            if entry["status"] in ("timeout", "error", "bad_params"):
-                step_errors += 1
-            entry["result"] = run.result
+            run = executor.run_workload(planned.kind.module, planned.params, out_dir, out_dir / "step.log",
+                                        step.timeout, stream, image=step.image, step_name=step.name)
+            entry.update(step_entry(run, step.name, step.timeout, out_dir))
             _prune(out_dir, step.keep)
             detail = entry.get("reason") or ""
             say(f"      {entry['status']} in {run.duration_s:.1f} s" + (f": {detail}" if detail else ""))
         steps[step.name] = entry
+        record.manifest.pop("in_flight", None)
         record.set_step({k: v for k, v in entry.items() if k not in ("result", "result_path")})
+    return conclude(kit, record, steps, fingerprint)
 
+
+def step_entry(run, step_name: str, timeout_s: int, out_dir: Path) -> dict[str, Any]:
+    """A step's manifest entry from what its workload did."""
+    entry: dict[str, Any] = {"ended": utc_now(), "duration_s": run.duration_s, "exit_code": run.exit_code,
+                             "log": f"steps/{step_name}/step.log", "result": run.result}
+    if run.timed_out:
+        entry.update(status="timeout", reason=f"timed out after {timeout_s} s; the process group was ended")
+    elif run.result is None:
+        entry.update(status="error", reason=f"exit code {run.exit_code}: {run.result_problem}")
+    else:
+        entry.update(status=WORKLOAD_STATUS_BY_EXIT.get(run.exit_code, "error"), reason=run.result.get("error"))
+        entry["result_file"] = f"steps/{step_name}/result.json"
+        entry["result_path"] = str(out_dir / "result.json")
+    return entry
+
+
+def conclude(kit: Kit, record: RunRecord, steps: dict[str, dict[str, Any]], fingerprint: dict[str, Any]) -> RunOutcome:
+    """Judge, report, finalise the manifest (hashes), and pick the exit code."""
     verdict = judge(kit, steps, fingerprint)
     write_json_atomic(record.dir / "verdict.json", verdict)
     record.update(verdict={"verdict": verdict["verdict"], "summary": verdict["summary"]})
     write_report(record.dir, record.manifest, verdict, steps)
     record.finish("complete")
     code = EXIT_BY_VERDICT[verdict["verdict"]]
-    if step_errors and code != ExitCode.FAIL:
+    if any(e.get("status") in STEP_ERRORS for e in steps.values()) and code != ExitCode.FAIL:
         code = ExitCode.STEP_ERROR
     return RunOutcome(record.dir, verdict, code)
 
@@ -170,11 +207,64 @@ def _prune(out_dir: Path, keep: list[str]) -> None:
             path.unlink()
 
 
+def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, kits_dir: Path, say: Say = print,
+                wait_s: float = 3600) -> RunOutcome:
+    """Bring a detached run back: wait for its in-flight step on the host, pull everything, judge, report."""
+    manifest = load_manifest(run_dir)
+    if manifest.get("status") != "detached":
+        raise ConfigError(f"{run_dir}: run is '{manifest.get('status')}', not detached; nothing to collect")
+    host = inventory.host(manifest["host"]["name"])
+    if host.is_local:
+        raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
+    kit = load_kit_file(manifest["kit"]["path"])
+    record = RunRecord.open_existing(run_dir)
+    executor = RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say)
+    executor.connect()
+    executor.run_id = record.run_id
+    from reprokit.hosts.lock import HostLock  # noqa: PLC0415 - only collect re-attaches to a lock
+
+    executor.lock = HostLock(executor, host.name, f"{executor.workdir}/lock", record.run_id)
+    remote_run = executor.run_dir(record.run_id)
+    in_flight = (manifest.get("detached") or {}).get("step")
+    deadline = time.monotonic() + wait_s
+    while in_flight and not (executor.read_text(f"{remote_run}/{in_flight}/exit_code") or "").strip():
+        if time.monotonic() > deadline:
+            raise HostError(f"host '{host.name}': step '{in_flight}' of run {record.run_id} is still running after"
+                            f" {wait_s:.0f} s; collect again later")
+        say(f"waiting for step '{in_flight}' to finish on {host.name} ...")
+        time.sleep(min(10.0, max(0.5, deadline - time.monotonic())))
+    say(f"pulling back {remote_run} from {host.name} ...")
+    steps = {e["name"]: dict(e) for e in manifest.get("steps", [])}
+    if in_flight:
+        out_dir = record.step_dir(in_flight)
+        executor.pull(f"{remote_run}/{in_flight}", out_dir)
+        code = int((executor.read_text(f"{remote_run}/{in_flight}/exit_code") or "-1").strip())
+        result, problem = read_result(out_dir)
+        step = next(s for s in kit.steps if s.name == in_flight)
+        from reprokit.hosts.executor import WorkloadRun  # noqa: PLC0415
+
+        run = WorkloadRun(exit_code=None if code in (124, 137) and result is None else code,
+                          timed_out=code in (124, 137) and result is None, duration_s=0.0, result=result,
+                          result_problem=problem)
+        steps[in_flight] = {"name": in_flight, "uses": step.uses, "started": manifest["detached"]["since"],
+                            **step_entry(run, in_flight, step.timeout, out_dir), "collected": True}
+    for name, entry in steps.items():
+        if entry.get("result_file") and "result" not in entry:
+            entry["result"], _ = read_result(record.dir / "steps" / name)
+    for step in kit.steps:
+        if step.name not in steps:
+            steps[step.name] = {"name": step.name, "uses": step.uses, "status": "not_run", "result": None,
+                                "reason": "not run: the connection was lost before this step; run the kit again"}
+    record.manifest["steps"] = [{k: v for k, v in steps[s.name].items() if k not in ("result", "result_path")}
+                                for s in kit.steps]
+    record.manifest.pop("detached", None)
+    record.manifest.pop("in_flight", None)
+    record.manifest["status_detail"] = "collected after the connection was lost"
+    outcome = conclude(kit, record, steps, manifest.get("fingerprint") or {})
+    executor.finish()
+    say(f"collected {record.run_id}: {outcome.verdict['verdict']}")
+    return outcome
+
+
 def step_kinds_table() -> list[tuple[str, str, str, str]]:
-    return [
-        (k.name, k.where, "yes" if k.implemented else "not yet", k.summary)
-        for k in STEP_KINDS.values()
-    ]
-
-
-__all__ = ["run_kit", "RunOutcome", "step_kinds_table"]
+    return [(k.name, k.where, "yes" if k.implemented else "not yet", k.summary) for k in STEP_KINDS.values()]

@@ -140,6 +140,15 @@ class Kit(_Strict):
     images: dict[str, Image] = {}
     steps: list[Step] = pydantic.Field(min_length=1)
     expect: list[Expectation] = []
+    secrets: list[str] = []  # names of environment variables (e.g. HF_TOKEN); their values are never recorded
+
+    @pydantic.field_validator("secrets")
+    @classmethod
+    def _env_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+                raise ValueError(f"secret {name!r} must be an environment variable name such as HF_TOKEN")
+        return value
 
     @pydantic.field_validator("pins")
     @classmethod

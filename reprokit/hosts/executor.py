@@ -1,15 +1,19 @@
 """Executors run one workload on a host and bring back its result.
 
-The local native executor runs ``python -m <workload module>`` in a new
-process group with this package on its path, streams the output to the
-step log (and to the terminal through ``on_line``), and on a timeout or
-Ctrl-C ends the whole process group, not just the wait.
+Every executor has the same life cycle: ``connect`` (fails before anything is
+written), ``prepare(run_id, secrets)`` (takes the host's lock), any number of
+``run_workload`` calls, and ``finish``. The local native executor runs
+``python -m <workload module>`` in a new process group with this package on
+its path, streams the output to the step log (and to the terminal through
+``on_line``), and on a timeout or Ctrl-C ends the whole process group. The
+remote executor (``remote.py``) does the same over SSH.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +26,9 @@ from typing import Any, Callable
 import reprokit
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
+from reprokit.hosts.lock import HostLock
 from reprokit.records.atomic import write_json_atomic
+from reprokit.secrets import Redactor
 
 PACKAGE_ROOT = Path(reprokit.__file__).resolve().parent.parent
 KILL_GRACE_S = 5.0
@@ -50,10 +56,34 @@ def read_result(out_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
     return data, None
 
 
-class LocalNativeExecutor:
-    """Runs workloads on this machine, with this machine's Python."""
+class LocalFS:
+    """LockFS on this machine's filesystem."""
 
-    def __init__(self, host: Host):
+    def mkdir_exclusive(self, path: str) -> bool:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path)
+            return True
+        except FileExistsError:
+            return False
+
+    def write_text(self, path: str, text: str) -> None:
+        Path(path).write_text(text)
+
+    def read_text(self, path: str) -> str | None:
+        try:
+            return Path(path).read_text()
+        except OSError:
+            return None
+
+    def remove_tree(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class LocalNativeExecutor:
+    """Runs workloads on this machine, with this machine's Python; the lock lives in the runs directory."""
+
+    def __init__(self, host: Host, runs_dir: Path = Path("runs")):
         if not host.is_local:
             raise HostError(f"host '{host.name}' is not local")
         if host.runtime != "native":
@@ -62,6 +92,23 @@ class LocalNativeExecutor:
                 " set `runtime: native` for it in inventory.yml"
             )
         self.host = host
+        self.runs_dir = runs_dir
+        self.secrets: dict[str, str] = {}
+        self.redactor = Redactor()
+        self.lock: HostLock | None = None
+
+    def connect(self) -> None:
+        """Nothing to open locally."""
+
+    def prepare(self, run_id: str, secrets: dict[str, str] | None = None) -> None:
+        self.secrets = dict(secrets or {})
+        self.redactor = Redactor(list(self.secrets.values()))
+        self.lock = HostLock(LocalFS(), self.host.name, str(self.runs_dir / ".locks" / self.host.name), run_id)
+        self.lock.acquire()
+
+    def finish(self, keep_remote: bool = False) -> None:
+        if self.lock:
+            self.lock.release()
 
     def run_workload(
         self,
@@ -71,11 +118,13 @@ class LocalNativeExecutor:
         log_path: Path,
         timeout_s: float,
         on_line: Callable[[str], None] | None = None,
+        image: str | None = None,
+        step_name: str | None = None,
     ) -> WorkloadRun:
         out_dir.mkdir(parents=True, exist_ok=True)
         params_path = out_dir / "params.json"
         write_json_atomic(params_path, params)
-        env = dict(os.environ)
+        env = dict(os.environ, **self.secrets)  # secrets reach the workload through its environment only
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
         argv = [self.host.python or sys.executable, "-m", module, "--params", str(params_path), "--out-dir", str(out_dir)]
@@ -88,7 +137,7 @@ class LocalNativeExecutor:
                 )
             except OSError as exc:
                 raise HostError(f"host '{self.host.name}': cannot start {argv[0]}: {exc.strerror}") from None
-            pump = threading.Thread(target=_pump, args=(proc, log, on_line), daemon=True)
+            pump = threading.Thread(target=_pump, args=(proc, log, on_line, self.redactor), daemon=True)
             pump.start()
             timed_out = False
             try:
@@ -101,6 +150,9 @@ class LocalNativeExecutor:
                 raise
             finally:
                 pump.join(timeout=KILL_GRACE_S)
+        for path in out_dir.rglob("*"):
+            if path.is_file() and path.suffix in (".log", ".txt"):
+                self.redactor.file(path)
         duration = time.monotonic() - started
         result, problem = read_result(out_dir)
         return WorkloadRun(
@@ -112,9 +164,10 @@ class LocalNativeExecutor:
         )
 
 
-def _pump(proc: subprocess.Popen, log: Any, on_line: Callable[[str], None] | None) -> None:
+def _pump(proc: subprocess.Popen, log: Any, on_line: Callable[[str], None] | None, redactor: Redactor) -> None:
     assert proc.stdout is not None
     for raw in iter(proc.stdout.readline, b""):
+        raw = redactor.bytes(raw)
         log.write(raw)
         log.flush()
         if on_line:
@@ -133,12 +186,3 @@ def _end_group(proc: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
-
-
-def executor_for(host: Host) -> LocalNativeExecutor:
-    if host.is_local:
-        return LocalNativeExecutor(host)
-    raise HostError(
-        f"host '{host.name}' ({host.address}): remote execution over SSH is not built yet in this version;"
-        " run `./dev repro <kit>` on that host itself, or use the local host"
-    )

@@ -82,6 +82,13 @@ class RunRecord:
         record.save()
         return record
 
+    @classmethod
+    def open_existing(cls, run_dir: Path | str) -> "RunRecord":
+        """Reopen a record (for ``invoke collect``); its manifest is read as written, not re-judged."""
+        run_dir = Path(run_dir)
+        manifest = load_manifest(run_dir)
+        return cls(run_dir.parent, run_dir.name, manifest)
+
     def save(self) -> None:
         write_json_atomic(self.dir / MANIFEST, self.manifest)
 

@@ -1,0 +1,471 @@
+"""Run workloads on a remote host over one SSH connection, natively or in Docker.
+
+Each step runs detached on the host (``setsid``, its own process group, a
+remote ``timeout``), so a dropped connection never kills it: the control
+plane reconnects, or leaves the run ``detached`` for ``invoke collect``.
+The step's log streams back while it runs; its files come back over SFTP,
+resumable, each checked against the sha256 the host computed. The remote
+run directory is removed only once every file is verified locally.
+Containers are named after the run and removed on success, failure,
+timeout and Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import posixpath
+import shlex
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import paramiko
+from fabric import Connection
+
+
+from reprokit.config.inventory import Host, Inventory
+from reprokit.errors import HostError
+from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
+from reprokit.hosts.lock import HostLock
+from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS, _is_transient, connection_for, open_connection
+from reprokit.records.atomic import sha256_file, write_json_atomic
+from reprokit.secrets import Redactor, env_file_text
+
+POLL_S = 0.5
+CHUNK_BYTES = 1 << 20
+RECONNECT_ATTEMPTS = 5
+KILL_AFTER_S = 10
+REMOTE_GRACE_S = 30  # the remote `timeout` should end a step first; the control plane waits this much longer
+WRAPPER_FILES = {"run.sh", "pid", "exit_code"}
+CONTAINER_SHM = "16g"
+
+
+class Detached(HostError):
+    """The connection was lost while a step ran on the host; the step goes on there."""
+
+    def __init__(self, message: str, step: str, remote_dir: str):
+        super().__init__(message)
+        self.step = step
+        self.remote_dir = remote_dir
+
+
+@dataclass
+class RemoteFile:
+    rel: str
+    size: int
+    sha256: str
+
+
+@dataclass
+class PullStats:
+    files: int = 0
+    bytes: int = 0
+    resumed: int = 0
+    seconds: float = 0.0
+
+
+def code_bundle() -> tuple[bytes, str]:
+    """A tar.gz of the workload code (``reprokit/__init__.py`` and ``reprokit/workloads``), and its sha256."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        paths = [PACKAGE_ROOT / "reprokit" / "__init__.py"]
+        paths += sorted(p for p in (PACKAGE_ROOT / "reprokit" / "workloads").rglob("*")
+                        if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".cu", ".h", ".json", ".txt"))
+        for path in paths:
+            info = tar.gettarinfo(str(path), arcname=str(path.relative_to(PACKAGE_ROOT)))
+            info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+            with open(path, "rb") as fh:
+                tar.addfile(info, fh)
+    data = buf.getvalue()
+    return data, hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class RemoteExecutor:
+    host: Host
+    inventory: Inventory
+    known_hosts: Path = DEFAULT_KNOWN_HOSTS
+    accept_new_host_key: bool = False
+    images: dict[str, str] = field(default_factory=dict)  # kit image name -> image reference on the host
+    say: Callable[[str], None] = print
+    conn: Connection | None = None
+    _sftp: paramiko.SFTPClient | None = None
+    lock: HostLock | None = None
+    run_id: str | None = None
+    code_dir: str | None = None
+    redactor: Redactor = field(default_factory=Redactor)
+    pull_stats: PullStats = field(default_factory=PullStats)
+
+    # -- connection ---------------------------------------------------------------------------
+    def connect(self) -> None:
+        self.conn = open_connection(
+            connection_for(self.host, self.inventory, self.known_hosts, self.accept_new_host_key, self.say), say=self.say
+        )
+        self._sftp = None
+
+    def reconnect(self) -> None:
+        """Reopen after a drop, with backoff; transient failures only."""
+        delay_s = 1.0
+        last: Exception | None = None
+        for _ in range(RECONNECT_ATTEMPTS):
+            try:
+                self.close_connection()
+                self.connect()
+                return
+            except HostError as exc:
+                last = exc
+                time.sleep(delay_s)
+                delay_s = min(delay_s * 2, 8)
+        raise HostError(f"host '{self.host.name}': lost the connection and could not reconnect: {last}")
+
+    def close_connection(self) -> None:
+        for closer in (self._sftp, self.conn):
+            try:
+                if closer is not None:
+                    closer.close()
+            except Exception:  # noqa: BLE001 - closing a dead connection
+                pass
+        self._sftp = None
+
+    @property
+    def sftp(self) -> paramiko.SFTPClient:
+        if self._sftp is None:
+            assert self.conn is not None
+            self._sftp = self.conn.sftp()
+        return self._sftp
+
+    def sh(self, command: str, timeout_s: float = 60, check: bool = True) -> tuple[int, str, str]:
+        """Run a short management command; long work goes through ``launch``."""
+        assert self.conn is not None
+        result = self.conn.run(command, hide=True, warn=True, timeout=timeout_s, in_stream=False)
+        if check and result.exited != 0:
+            raise HostError(self._explain(f"`{command.split()[0]}` failed", result.stderr or result.stdout))
+        return result.exited, result.stdout, result.stderr
+
+    def _explain(self, what: str, detail: str) -> str:
+        detail = detail.strip().splitlines()[-1] if detail.strip() else ""
+        if "No space left on device" in detail or "Disk quota exceeded" in detail:
+            return (f"host '{self.host.name}': no space left in {self.host.workdir} ({detail});"
+                    " free space there or set a larger `workdir` for the host")
+        return f"host '{self.host.name}': {what}: {detail}"
+
+    # -- lock-fs for HostLock -----------------------------------------------------------------
+    def mkdir_exclusive(self, path: str) -> bool:
+        code, _, err = self.sh(f"mkdir {shlex.quote(path)}", check=False)
+        if code != 0 and "File exists" not in err:
+            raise HostError(self._explain(f"cannot create {path}", err))
+        return code == 0
+
+    def write_text(self, path: str, text: str) -> None:
+        with self.sftp.open(path, "w") as fh:
+            fh.write(text.encode())
+
+    def read_text(self, path: str) -> str | None:
+        try:
+            with self.sftp.open(path, "r") as fh:
+                return fh.read().decode()
+        except OSError:
+            return None
+
+    def remove_tree(self, path: str) -> None:
+        self.sh(f"rm -rf -- {shlex.quote(path)}")
+
+    # -- run lifecycle ------------------------------------------------------------------------
+    @property
+    def workdir(self) -> str:
+        return self.host.workdir.rstrip("/")
+
+    def run_dir(self, run_id: str) -> str:
+        return f"{self.workdir}/runs/{run_id}"
+
+    def prepare(self, run_id: str, secrets: dict[str, str] | None = None) -> None:
+        """Connect, check the runtime, take the host's lock, ship the workload code."""
+        self.run_id = run_id
+        self.redactor = Redactor(list((secrets or {}).values()))
+        self.secrets = dict(secrets or {})
+        if self.conn is None:
+            self.connect()
+        try:
+            self._prepare(run_id)
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            raise HostError(self._explain("cannot prepare the host", f"{type(exc).__name__}: {exc}")) from None
+
+    def _prepare(self, run_id: str) -> None:
+        self.sh(f"mkdir -p {shlex.quote(self.workdir)}/runs {shlex.quote(self.workdir)}/code")
+        if self.host.runtime == "docker":
+            code, _, err = self.sh("docker version --format '{{.Server.Version}}'", check=False)
+            if code != 0:
+                raise HostError(f"host '{self.host.name}': runtime is docker but `docker version` failed: "
+                                f"{err.strip().splitlines()[-1] if err.strip() else 'no output'}; run `invoke provision --host {self.host.name}`")
+        self.lock = HostLock(self, self.host.name, f"{self.workdir}/lock", run_id)
+        self.lock.acquire()
+        try:
+            self._ship_code()
+            self.sh(f"mkdir -p {shlex.quote(self.run_dir(run_id))}")
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _ship_code(self) -> None:
+        data, digest = code_bundle()
+        self.code_dir = f"{self.workdir}/code/{digest[:16]}"
+        code, _, _ = self.sh(f"test -f {self.code_dir}/.complete", check=False)
+        if code == 0:
+            return
+        tmp = f"{self.workdir}/code/.{digest[:16]}.tar.gz"
+        try:
+            with self.sftp.open(tmp, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise HostError(self._explain("cannot upload the workload code", str(exc))) from None
+        self.sh(f"rm -rf {self.code_dir} && mkdir -p {self.code_dir} && tar -xzf {tmp} -C {self.code_dir}"
+                f" && rm -f {tmp} && touch {self.code_dir}/.complete")
+
+    def finish(self, keep_remote: bool = False) -> None:
+        """Remove the remote run directory (every file was verified) and release the lock."""
+        try:
+            if self.run_id and not keep_remote:
+                self.sh(f"rm -rf -- {shlex.quote(self.run_dir(self.run_id))}", check=False)
+        finally:
+            if self.lock:
+                self.lock.release()
+            self.close_connection()
+
+    # -- one workload --------------------------------------------------------------------------
+    def container_name(self, step_name: str) -> str:
+        return f"{self.run_id}-{step_name}"
+
+    def _workload_command(self, module: str, step_name: str, image: str | None, remote_dir: str) -> str:
+        argv = ["-m", module, "--params", "params.json", "--out-dir", "."]
+        if self.host.runtime == "native":
+            return f"env PYTHONPATH={shlex.quote(self.code_dir)} PYTHONUNBUFFERED=1 {shlex.quote(self.host.python)} " + shlex.join(argv)
+        if not image:
+            raise HostError(f"host '{self.host.name}' runs workloads in Docker, but the step names no image")
+        ref = self.images.get(image)
+        if not ref:
+            raise HostError(f"host '{self.host.name}': no image reference for '{image}'; build it (`invoke build --host"
+                            f" {self.host.name}`) or pass --image {image}=REF")
+        docker = [
+            "docker", "run", "--rm", "--name", self.container_name(step_name), "--label", f"reprokit.run={self.run_id}",
+            "--ipc=host", f"--shm-size={CONTAINER_SHM}", "--ulimit", "memlock=-1", "--ulimit", "stack=67108864",
+            "--user", "$(id -u):$(id -g)", "-v", f"{remote_dir}:/out", "-v", f"{self.code_dir}:/opt/reprokit:ro",
+            "-w", "/out", "-e", "PYTHONPATH=/opt/reprokit", "-e", "PYTHONUNBUFFERED=1",
+        ]
+        if not self.host.cpu_only:
+            docker += ["--gpus", "all"]
+        if self.secrets:
+            docker += ["--env-file", ".secrets.env"]
+        docker += [ref, "python3", "-m", module, "--params", "/out/params.json", "--out-dir", "/out"]
+        return " ".join(a if a.startswith("$(") else shlex.quote(a) for a in docker)
+
+    def _wrapper(self, command: str, step_name: str, timeout_s: float) -> str:
+        cleanup = ""
+        if self.host.runtime == "docker":
+            cleanup = f"docker rm -f {shlex.quote(self.container_name(step_name))} >/dev/null 2>&1\n"
+        return (
+            "#!/bin/sh\n"
+            "# Written by reprokit: runs one step detached from the SSH session.\n"
+            'cd "$(dirname "$0")" || exit 1\n'
+            "echo $$ > pid\n"
+            "if [ -f .secrets.sh ]; then set -a; . ./.secrets.sh; set +a; rm -f .secrets.sh; fi\n"
+            f"timeout --kill-after={KILL_AFTER_S} {int(timeout_s)} {command} > step.log 2>&1 < /dev/null\n"
+            "rc=$?\n"
+            "rm -f .secrets.env\n"
+            f"{cleanup}"
+            "echo $rc > exit_code.tmp && mv exit_code.tmp exit_code\n"
+        )
+
+    def _put_private(self, path: str, text: str) -> None:
+        """Create a file readable by the SSH user alone, mode 0600 before any byte is written."""
+        with self.sftp.open(path, "wx") as fh:
+            fh.chmod(0o600)
+            fh.write(text.encode())
+
+    def run_workload(
+        self,
+        module: str,
+        params: dict[str, Any],
+        out_dir: Path,
+        log_path: Path,
+        timeout_s: float,
+        on_line: Callable[[str], None] | None = None,
+        image: str | None = None,
+        step_name: str | None = None,
+    ) -> WorkloadRun:
+        assert self.run_id and self.code_dir
+        step_name = step_name or out_dir.name
+        remote_dir = f"{self.run_dir(self.run_id)}/{step_name}"
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(out_dir / "params.json", params)
+        command = self._workload_command(module, step_name, image, remote_dir)
+        try:
+            self.sh(f"mkdir -p {shlex.quote(remote_dir)}")
+            with self.sftp.open(f"{remote_dir}/params.json", "w") as fh:
+                fh.write((out_dir / "params.json").read_bytes())
+            if self.secrets:
+                native = self.host.runtime == "native"
+                self._put_private(f"{remote_dir}/{'.secrets.sh' if native else '.secrets.env'}",
+                                  env_file_text(self.secrets, for_shell=native))
+            with self.sftp.open(f"{remote_dir}/run.sh", "w") as fh:
+                fh.write(self._wrapper(command, step_name, timeout_s).encode())
+            self.sh(f"cd {shlex.quote(remote_dir)} && setsid sh run.sh >/dev/null 2>&1 < /dev/null &")
+        except OSError as exc:
+            raise HostError(self._explain(f"cannot start step '{step_name}'", str(exc))) from None
+        started = time.monotonic()
+        try:
+            exit_code = self._follow(remote_dir, step_name, timeout_s, started, on_line)
+        except KeyboardInterrupt:
+            self._stop(remote_dir, step_name)
+            self._pull_quietly(remote_dir, out_dir)
+            raise
+        duration = time.monotonic() - started
+        self.pull(remote_dir, out_dir)
+        if log_path != out_dir / "step.log" and (out_dir / "step.log").exists():
+            (out_dir / "step.log").replace(log_path)
+        result, problem = read_result(out_dir)
+        timed_out = exit_code in (124, 137) and result is None
+        if problem and not timed_out:
+            problem = self._disk_problem(problem)
+        return WorkloadRun(exit_code=None if timed_out else exit_code, timed_out=timed_out,
+                           duration_s=round(duration, 3), result=result, result_problem=problem)
+
+    def _disk_problem(self, problem: str) -> str:
+        code, out, _ = self.sh(f"df -Pk {shlex.quote(self.workdir)} | tail -1", check=False)
+        fields = out.split()
+        if code == 0 and len(fields) >= 4 and fields[3] == "0":
+            return f"{problem}; host '{self.host.name}' has no space left in {self.workdir}"
+        return problem
+
+    def _follow(self, remote_dir: str, step_name: str, timeout_s: float, started: float,
+                on_line: Callable[[str], None] | None) -> int:
+        """Stream step.log until exit_code appears; reconnect on drops; end the step if it overruns."""
+        offset = 0
+        pending = b""
+        deadline = started + timeout_s + KILL_AFTER_S + REMOTE_GRACE_S
+        while True:
+            try:
+                offset, pending = self._stream(f"{remote_dir}/step.log", offset, pending, on_line)
+                text = self.read_text(f"{remote_dir}/exit_code")
+                if text is not None and text.strip():
+                    self._stream(f"{remote_dir}/step.log", offset, pending + b"\n" if pending else b"", on_line)
+                    return int(text.strip())
+                if time.monotonic() > deadline:
+                    self._stop(remote_dir, step_name)
+                    return 124
+            except (OSError, EOFError, paramiko.SSHException) as exc:
+                if not _is_transient(exc) and not isinstance(exc, (EOFError, paramiko.SSHException)):
+                    raise
+                self.say(f"      connection to {self.host.name} lost during '{step_name}' ({type(exc).__name__}); reconnecting")
+                try:
+                    self.reconnect()
+                except HostError as final:
+                    raise Detached(f"{final}; step '{step_name}' goes on on the host", step_name, remote_dir) from None
+            time.sleep(POLL_S)
+
+    def _stream(self, path: str, offset: int, pending: bytes, on_line) -> tuple[int, bytes]:
+        try:
+            size = self.sftp.stat(path).st_size
+        except FileNotFoundError:
+            return offset, pending
+        if size <= offset:
+            return offset, pending
+        with self.sftp.open(path, "rb") as fh:
+            fh.seek(offset)
+            data = fh.read(size - offset)
+        offset += len(data)
+        pending += data
+        *lines, pending = pending.split(b"\n")
+        if on_line:
+            for line in lines:
+                on_line(self.redactor(line.decode("utf-8", errors="replace")))
+        return offset, pending
+
+    def _stop(self, remote_dir: str, step_name: str) -> None:
+        """End the step's process group on the host (TERM, then KILL) and remove its container."""
+        pid = (self.read_text(f"{remote_dir}/pid") or "").strip()
+        if pid.isdigit():
+            self.sh(f"kill -TERM -- -{pid} 2>/dev/null; sleep 2; kill -KILL -- -{pid} 2>/dev/null; true", check=False)
+        if self.host.runtime == "docker":
+            self.sh(f"docker rm -f {shlex.quote(self.container_name(step_name))} >/dev/null 2>&1; true", check=False)
+        self.sh(f"rm -f {shlex.quote(remote_dir)}/.secrets.env {shlex.quote(remote_dir)}/.secrets.sh", check=False)
+        if not (self.read_text(f"{remote_dir}/exit_code") or "").strip():
+            self.write_text(f"{remote_dir}/exit_code", "130\n")
+
+    def _pull_quietly(self, remote_dir: str, out_dir: Path) -> None:
+        try:
+            self.pull(remote_dir, out_dir)
+        except Exception as exc:  # noqa: BLE001 - best effort while stopping
+            self.say(f"      could not bring back {remote_dir}: {exc}")
+
+    # -- pull-back -----------------------------------------------------------------------------
+    def list_remote(self, remote_dir: str) -> list[RemoteFile]:
+        script = ('find . -type f ! -name ".*" -print0 | xargs -0 -r sh -c \'for f; do '
+                  'printf "%s %s %s\\n" "$(stat -c %s "$f")" "$(sha256sum < "$f" | cut -d" " -f1)" "$f"; done\' sh')
+        _, out, _ = self.sh(f"cd {shlex.quote(remote_dir)} && {script}", timeout_s=600)
+        files = []
+        for line in out.splitlines():
+            size, digest, rel = line.split(" ", 2)
+            rel = rel[2:] if rel.startswith("./") else rel
+            if rel not in WRAPPER_FILES:
+                files.append(RemoteFile(rel, int(size), digest))
+        return sorted(files, key=lambda f: f.rel)
+
+    def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> list[RemoteFile]:
+        """Bring every file of ``remote_dir`` into ``out_dir``, resuming after drops, each verified by sha256."""
+        started = time.monotonic()
+        for attempt in range(RECONNECT_ATTEMPTS + 1):
+            try:
+                files = self.list_remote(remote_dir)
+                for remote in files:
+                    self._pull_file(remote_dir, remote, out_dir, on_bytes)
+                break
+            except (OSError, EOFError, paramiko.SSHException) as exc:
+                if attempt == RECONNECT_ATTEMPTS:
+                    raise HostError(f"host '{self.host.name}': pull-back of {remote_dir} failed: {exc};"
+                                    f" the files stay on the host; run `invoke collect {self.run_id}`") from None
+                self.say(f"      pull-back from {self.host.name} interrupted ({type(exc).__name__}); resuming")
+                self.reconnect()
+        self.pull_stats.seconds += time.monotonic() - started
+        for remote in files:
+            path = out_dir / remote.rel
+            if path.name.endswith(".log") or path.name.endswith(".txt"):
+                self.redactor.file(path)
+        return files
+
+    def _pull_file(self, remote_dir: str, remote: RemoteFile, out_dir: Path, on_bytes) -> None:
+        target = out_dir / remote.rel
+        if target.exists() and target.stat().st_size == remote.size and sha256_file(target) == remote.sha256:
+            return
+        part = target.with_name(target.name + ".part")
+        part.parent.mkdir(parents=True, exist_ok=True)
+        offset = part.stat().st_size if part.exists() else 0
+        if offset > remote.size:
+            part.unlink()
+            offset = 0
+        if offset:
+            self.pull_stats.resumed += 1
+        with self.sftp.open(posixpath.join(remote_dir, remote.rel), "rb") as src, open(part, "ab") as dst:
+            src.seek(offset)
+            src.prefetch(remote.size)
+            while offset < remote.size:
+                chunk = src.read(min(CHUNK_BYTES, remote.size - offset))
+                if not chunk:
+                    raise EOFError(f"{remote.rel}: the host sent {offset} of {remote.size} bytes")
+                dst.write(chunk)
+                offset += len(chunk)
+                self.pull_stats.bytes += len(chunk)
+                if on_bytes:
+                    on_bytes(len(chunk))
+        got = sha256_file(part)
+        if got != remote.sha256:
+            part.unlink()
+            raise HostError(f"host '{self.host.name}': {remote.rel} arrived with sha256 {got[:12]}..., the host has"
+                            f" {remote.sha256[:12]}...; the remote copy is kept")
+        part.replace(target)
+        self.pull_stats.files += 1
+
+
+__all__ = ["RemoteExecutor", "Detached", "code_bundle"]

@@ -1,0 +1,172 @@
+"""SSH connections from the inventory, with host keys verified.
+
+Fabric's ``Connection`` sets paramiko's ``AutoAddPolicy`` and never loads a
+known_hosts file: it trusts any server. Here every connection (gateways too)
+loads the kit's known_hosts file and rejects unknown or changed keys. Trust on
+first use is explicit (``accept_new_host_key``): the new key is appended to
+the file. Only transient connection errors are retried, with backoff.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import paramiko
+from fabric import Config, Connection
+from paramiko.config import SSHConfig
+
+from reprokit.config.inventory import Host, Inventory
+from reprokit.errors import HostError
+
+DEFAULT_KNOWN_HOSTS = Path(".reprokit/known_hosts")
+KEEPALIVE_S = 15
+CONNECT_RETRIES = 3
+_known_hosts_lock = threading.Lock()
+
+
+def fingerprint_of(key: paramiko.PKey) -> str:
+    return f"{key.get_name()} {key.fingerprint}"
+
+
+class AcceptNewHostKey(paramiko.MissingHostKeyPolicy):
+    """Trust on first use, as OpenSSH's ``StrictHostKeyChecking=accept-new``: new keys are saved; changed keys still fail."""
+
+    def __init__(self, known_hosts: Path, say=None):
+        self.known_hosts = known_hosts
+        self.say = say
+
+    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
+        with _known_hosts_lock:
+            client.get_host_keys().add(hostname, key.get_name(), key)
+            with open(self.known_hosts, "a", encoding="utf-8") as fh:
+                fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
+        if self.say:
+            self.say(f"added the host key of {hostname} ({fingerprint_of(key)}) to {self.known_hosts}")
+
+
+class HostKeyUnknown(HostError):
+    pass
+
+
+class HostKeyChanged(HostError):
+    pass
+
+
+def _known_hosts_name(address: str, port: int) -> str:
+    return address if port == 22 else f"[{address}]:{port}"
+
+
+def ensure_known_hosts(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        path.touch(mode=0o644)
+
+
+def _secure(conn: Connection, known_hosts: Path, accept_new: bool, say) -> None:
+    client = conn.client
+    client.load_host_keys(str(known_hosts))
+    if accept_new:
+        client.set_missing_host_key_policy(AcceptNewHostKey(known_hosts, say))
+    else:
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+
+
+def connection_for(
+    host: Host,
+    inventory: Inventory,
+    known_hosts: Path = DEFAULT_KNOWN_HOSTS,
+    accept_new_host_key: bool = False,
+    say=None,
+    _seen: tuple[str, ...] = (),
+) -> Connection:
+    """A Fabric connection to ``host`` (through its ``proxy_jump`` chain), not yet opened."""
+    if host.is_local:
+        raise HostError(f"host '{host.name}' is local; it needs no SSH connection")
+    if host.name in _seen:
+        raise HostError(f"{host.source}: proxy_jump loop through {' -> '.join(_seen + (host.name,))}; fix proxy_jump")
+    ensure_known_hosts(known_hosts)
+    gateway = None
+    if host.proxy_jump:
+        gateway_host = inventory.host(host.proxy_jump)
+        gateway = connection_for(gateway_host, inventory, known_hosts, accept_new_host_key, say, _seen + (host.name,))
+    connect_kwargs: dict = {"banner_timeout": host.connect_timeout_s, "auth_timeout": host.connect_timeout_s}
+    if host.key_file:
+        connect_kwargs.update(key_filename=[str(Path(host.key_file).expanduser())], look_for_keys=False)
+    conn = Connection(
+        host=host.address,
+        user=host.user,
+        port=host.port,
+        connect_timeout=host.connect_timeout_s,
+        connect_kwargs=connect_kwargs,
+        gateway=gateway if gateway is not None else False,
+        config=Config(ssh_config=SSHConfig()),  # the inventory is the only source of connection settings
+    )
+    _secure(conn, known_hosts, accept_new_host_key, say)
+    conn.reprokit_host = host  # type: ignore[attr-defined]
+    conn.reprokit_known_hosts = known_hosts  # type: ignore[attr-defined]
+    return conn
+
+
+TRANSIENT = (socket.timeout, TimeoutError, ConnectionError, EOFError, paramiko.ssh_exception.NoValidConnectionsError)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, (paramiko.BadHostKeyException, paramiko.AuthenticationException)):
+        return False
+    if isinstance(exc, TRANSIENT):
+        return True
+    if isinstance(exc, paramiko.SSHException):
+        text = str(exc)
+        return "Error reading SSH protocol banner" in text or "No existing session" in text or "timed out" in text
+    return isinstance(exc, OSError)
+
+
+def describe_failure(host: Host, exc: BaseException, known_hosts: Path) -> HostError:
+    where = f"host '{host.name}' ({host.address}:{host.port})"
+    if isinstance(exc, paramiko.BadHostKeyException):
+        return HostKeyChanged(
+            f"{where}: HOST KEY CHANGED: {known_hosts} has {fingerprint_of(exc.expected_key)}, the server offered"
+            f" {fingerprint_of(exc.key)}. This can be an attack; if the host was reinstalled, delete its line in"
+            f" {known_hosts} and connect once with --accept-new-host-key"
+        )
+    if isinstance(exc, paramiko.SSHException) and "not found in known_hosts" in str(exc):
+        return HostKeyUnknown(
+            f"{where}: its host key is not in {known_hosts}; add the key there (ssh-keyscan, verified out of band)"
+            " or connect once with --accept-new-host-key (trust on first use)"
+        )
+    if isinstance(exc, paramiko.AuthenticationException):
+        return HostError(f"{where}: SSH authentication failed for user '{host.user}' ({exc}); check ansible_user and ansible_ssh_private_key_file")
+    return HostError(f"{where}: cannot connect: {type(exc).__name__}: {exc or 'connection failed'}")
+
+
+def open_connection(conn: Connection, retries: int = CONNECT_RETRIES, say=None) -> Connection:
+    """Open with retries for transient errors only; host-key and auth failures fail at once, clearly."""
+    host: Host = conn.reprokit_host  # type: ignore[attr-defined]
+    known_hosts: Path = conn.reprokit_known_hosts  # type: ignore[attr-defined]
+    delay_s = 1.0
+    for attempt in range(1, retries + 1):
+        try:
+            conn.open()
+            conn.transport.set_keepalive(KEEPALIVE_S)
+            return conn
+        except Exception as exc:  # noqa: BLE001 - classified below
+            error = exc
+            if not _is_transient(exc) or attempt == retries:
+                break
+            if say:
+                say(f"      connection to {host.name} failed ({type(exc).__name__}: {exc}); retrying in {delay_s:.0f} s")
+            time.sleep(delay_s)
+            delay_s *= 2
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+    failing_host = host
+    gateway = conn.gateway
+    while isinstance(error, (paramiko.BadHostKeyException, paramiko.SSHException)) and gateway and not gateway.is_connected:
+        failing_host = gateway.reprokit_host  # the gateway refused us before the target was reached
+        gateway = gateway.gateway
+    raise describe_failure(failing_host, error, known_hosts) from None

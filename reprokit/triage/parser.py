@@ -1,0 +1,323 @@
+"""Streaming parser: log files in, typed events out, in constant memory.
+
+Speed comes from looking at few lines. In a server log almost every line is an sglang
+line (``[date ranks] message``) whose message says nothing the triage needs. Per region
+of whole lines (see ``reader``), three scans run in C:
+
+1. ``bytes.count`` of newlines gives the line count;
+2. one regex finds every line that does *not* start with ``[`` and a digit: FlashInfer's
+   logger, tracebacks, tqdm bars, vLLM and torch prefixes, anything unknown;
+3. one regex finds sglang lines whose message starts with a server pattern
+   (readiness, a fatal error, autotune start, ...).
+
+Only those lines are decoded and classified in Python. An sglang line that neither scan
+picked is counted as ``sglang`` and otherwise skipped: by construction it matches no
+pattern (sglang lines are classified by the start of their message).
+
+Multi-line records (a tactic's exception text with its C++ backtrace, a Python
+traceback) are collected per stream: the lines with no prefix of their own that follow a
+record-opening line belong to it, until the next prefixed line of that stream. A vLLM
+worker's lines form their own stream (each carries ``(Worker_... pid=N)``); all other
+lines share the file's stream. Records are emitted when they close.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reprokit.triage import formats
+from reprokit.triage.formats import LINE_FORMATS_BY_NAME, LogPattern
+from reprokit.triage.reader import ReadStats, iter_regions, open_log
+
+MAX_RECORD_TEXT_CHARS = 64 * 1024  # text kept per record; the first traceback is what people read
+MAX_OPEN_RECORDS = 64  # streams with an open record at once (vLLM workers); the oldest closes first
+MAX_RANKS_TRACKED = 1024
+
+_NOT_SGLANG_LINE = re.compile(rb"\n(?!\[[0-9])")
+_SGLANG_TRIGGER = re.compile(
+    rb"\] (?:" + b"|".join(p.regex.encode() for p in formats.SERVER_PATTERNS) + rb")"
+)
+_SGLANG = LINE_FORMATS_BY_NAME["sglang"].compiled
+_VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
+_TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
+_HEADED_FORMATS = tuple(
+    LINE_FORMATS_BY_NAME[name] for name in ("flashinfer", "vllm", "torch_c10", "uvicorn", "tensorrt_llm", "progress")
+)
+_CONTINUATION_FORMATS = formats.CONTINUATION_FORMATS
+_PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
+    "sglang": formats.SERVER_PATTERNS,
+    "flashinfer": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
+    "vllm": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
+    "torch_c10": formats.ERROR_PATTERNS,
+    "uvicorn": formats.SERVER_PATTERNS,
+    "tensorrt_llm": formats.ERROR_PATTERNS,
+    "progress": formats.AUTOTUNER_PATTERNS,
+    "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
+}
+
+
+@dataclass(slots=True)
+class Event:
+    """One thing a log said: a pattern's ``kind``, where and when, and its record's text."""
+
+    kind: str
+    severity: str
+    fmt: str  # the line format it came from: sglang, flashinfer, vllm, uvicorn, bare, ...
+    file: str
+    line_no: int
+    at: str | None  # the time as the log printed it
+    at_key: str | None  # the same time as 'MM-DD HH:MM:SS.fff', for ordering across formats
+    rank: str | None  # e.g. 'TP3 EP3' (sglang), 'DP0 EP0' (vLLM worker), 'rank3' (torch)
+    level: str | None
+    fields: dict[str, str | None]
+    text: str = ""  # the message and the record's continuation lines, capped
+    continuation_lines: int = 0
+    text_truncated: bool = False
+    ended_by_eof: bool = False  # the record was still open when the file ended
+
+
+@dataclass
+class FileStats:
+    """Counts for one file; ``lines_by_format`` sums to ``lines``."""
+
+    path: str
+    read: ReadStats = field(default_factory=ReadStats)
+    lines: int = 0
+    lines_by_format: Counter[str] = field(default_factory=Counter)
+    flashinfer_levels: Counter[str] = field(default_factory=Counter)
+    ranks: set[str] = field(default_factory=set)
+    ranks_overflowed: bool = False
+
+    @property
+    def unknown_lines(self) -> int:
+        return self.lines_by_format["unknown"]
+
+
+@dataclass(slots=True)
+class _Record:
+    event: Event
+    stream: str | None
+    chars: int
+
+
+def _time_key(fmt: str, ts: str | None) -> str | None:
+    """'MM-DD HH:MM:SS.fff' for any of the formats' timestamps (the year is often absent)."""
+    if ts is None:
+        return None
+    if fmt == "torch_c10":  # 'MMDD HH:MM:SS'
+        return f"{ts[:2]}-{ts[2:4]} {ts[5:]}.000"
+    date_time, _, millis = ts.partition(",")
+    if len(date_time) == 8:  # time only
+        date_time = "00-00 " + date_time
+    elif len(date_time) == 19:  # with the year
+        date_time = date_time[5:]
+    return f"{date_time}.{millis or '000'}"
+
+
+def _worker_rank(worker: str, rank: str | None) -> str | None:
+    if rank is not None:
+        return f"rank{rank}"
+    tags = [part for part in worker.split("_")[1:] if formats.SGLANG_RANK_TAG.fullmatch(part)]
+    return " ".join(tags) or None
+
+
+class FileParser:
+    """Parse one file's regions; ``feed`` and ``finish`` return the events in file order."""
+
+    def __init__(self, path: str, stats: FileStats) -> None:
+        self._path = path
+        self._stats = stats
+        self._open: OrderedDict[str | None, _Record] = OrderedDict()
+        self._events: list[Event] = []
+        self._last_progress_op: str | None = None
+        self._lines_before_region = 0
+        self._previous_line_read = True  # the line before the current one was decoded (no sglang line skipped)
+        self._region = b""
+        self._cursor_offset = 0
+        self._cursor_line = 0
+
+    def feed(self, region: bytes) -> list[Event]:
+        self._region, self._cursor_offset, self._cursor_line = region, 0, 0
+        line_count = region.count(b"\n")
+        starts = [] if region[:1] == b"[" and region[1:2].isdigit() else [0]
+        starts.extend(m.end() for m in _NOT_SGLANG_LINE.finditer(region, 0, len(region) - 1))
+        self._stats.lines_by_format["sglang"] += line_count - len(starts)
+        triggered = [region.rfind(b"\n", 0, m.start()) + 1 for m in _SGLANG_TRIGGER.finditer(region)]
+        if triggered:
+            starts = sorted(set(starts).union(triggered))
+        expected = 0 if self._previous_line_read else -1
+        for start in starts:
+            if start != expected:  # an sglang line was skipped: it ends the file stream's record
+                self._close(None)
+            end = region.index(b"\n", start)
+            self._line(region[start:end], start)
+            expected = end + 1
+        self._previous_line_read = expected == len(region)
+        self._stats.lines += line_count
+        self._lines_before_region += line_count
+        events, self._events = self._events, []
+        return events
+
+    def finish(self) -> list[Event]:
+        for stream in list(self._open):
+            self._close(stream, by_eof=True)
+        events, self._events = self._events, []
+        return events
+
+    # --- one line
+
+    def _line(self, raw: bytes, offset: int) -> None:
+        text = raw.decode("utf-8", "replace")
+        if raw[:1] == b"[" and raw[1:2].isdigit():  # counted as sglang in feed()
+            self._close(None)
+            match = _SGLANG.match(text)
+            if match is not None:
+                ranks = match["ranks"].strip() or None
+                self._note_rank(ranks)
+                self._message("sglang", text[match.end():], offset, match["ts"], None, ranks, None)
+            return
+        stream: str | None = None
+        rank: str | None = None
+        prefix = _VLLM_WORKER.match(text) or _TORCH_RANK.match(text)
+        if prefix is not None:
+            stream = prefix.group(0).strip()
+            groups = prefix.groupdict()
+            rank = _worker_rank(groups["worker"], groups["rank"]) if "worker" in groups else f"rank{groups['rank']}"
+            self._note_rank(rank)
+            text = text[prefix.end():]
+            if prefix.re is _VLLM_WORKER and (inner := _TORCH_RANK.match(text)) is not None:
+                text = text[inner.end():]
+        for fmt in _HEADED_FORMATS:
+            match = fmt.compiled.match(text)
+            if match is not None:
+                self._close(stream)
+                self._stats.lines_by_format[fmt.name] += 1
+                groups = match.groupdict()
+                level = groups.get("level")
+                if fmt.name == "flashinfer" and level:
+                    self._stats.flashinfer_levels[level] += 1
+                self._message(fmt.name, text[match.end():], offset, groups.get("ts"), level, rank, stream)
+                return
+        self._bare(text, offset, stream, rank)
+
+    def _bare(self, text: str, offset: int, stream: str | None, rank: str | None) -> None:
+        record = self._open.get(stream)
+        if record is not None:
+            self._stats.lines_by_format["continuation"] += 1
+            self._append(record, text)
+            return
+        if not text.strip():
+            self._stats.lines_by_format["blank"] += 1
+            return
+        if self._message("bare", text, offset, None, None, rank, stream):
+            self._stats.lines_by_format["event"] += 1
+            return
+        for fmt in _CONTINUATION_FORMATS:
+            if fmt.compiled.match(text):
+                self._stats.lines_by_format[fmt.name] += 1
+                return
+        self._stats.lines_by_format["unknown"] += 1
+
+    def _message(
+        self, fmt: str, message: str, offset: int, ts: str | None, level: str | None, rank: str | None,
+        stream: str | None,
+    ) -> bool:
+        """Match ``message`` against the patterns of its format; emit or open a record. True if one matched."""
+        for pattern in _PATTERNS_FOR_FORMAT[fmt]:
+            found = pattern.find(message)
+            if found is None:
+                continue
+            if pattern.kind == "autotune_progress":
+                self._last_progress_op = found["op"]
+            elif pattern.kind in ("autotune_skip", "autotune_failure_detail"):
+                found["op_hint"] = self._last_progress_op
+            event = Event(
+                kind=pattern.kind, severity=pattern.severity, fmt=fmt, file=self._path, line_no=self._line_no(offset),
+                at=ts, at_key=_time_key(fmt, ts), rank=rank, level=level, fields=found,
+                text=message[:MAX_RECORD_TEXT_CHARS], text_truncated=len(message) > MAX_RECORD_TEXT_CHARS,
+            )
+            if pattern.multiline:
+                self._open_record(event, stream)
+            else:
+                self._events.append(event)
+            return True
+        return False
+
+    # --- records
+
+    def _open_record(self, event: Event, stream: str | None) -> None:
+        self._close(stream)
+        if len(self._open) >= MAX_OPEN_RECORDS:
+            self._close(next(iter(self._open)))
+        self._open[stream] = _Record(event, stream, len(event.text))
+
+    def _append(self, record: _Record, text: str) -> None:
+        event = record.event
+        event.continuation_lines += 1
+        if record.chars + len(text) + 1 > MAX_RECORD_TEXT_CHARS:
+            event.text_truncated = True
+            return
+        event.text += "\n" + text
+        record.chars += len(text) + 1
+
+    def _close(self, stream: str | None, *, by_eof: bool = False) -> None:
+        record = self._open.pop(stream, None)
+        if record is not None:
+            record.event.ended_by_eof = by_eof
+            self._events.append(record.event)
+
+    # --- bookkeeping
+
+    def _line_no(self, offset: int) -> int:
+        """1-based line number of the line at ``offset`` of the current region (counted on demand)."""
+        self._cursor_line += self._region.count(b"\n", self._cursor_offset, offset)
+        self._cursor_offset = offset
+        return self._lines_before_region + self._cursor_line + 1
+
+    def _note_rank(self, rank: str | None) -> None:
+        if rank is None or rank in self._stats.ranks:
+            return
+        if len(self._stats.ranks) >= MAX_RANKS_TRACKED:
+            self._stats.ranks_overflowed = True
+            return
+        self._stats.ranks.add(rank)
+
+
+@dataclass
+class ParsedFile:
+    """A file's events, as a stream, and its stats once the stream is exhausted."""
+
+    stats: FileStats
+    events: Iterator[Event]
+
+
+def parse_file(path: Path, *, chunk_bytes: int | None = None, max_line_bytes: int | None = None) -> ParsedFile:
+    """Parse ``path`` lazily. Raises ``ConfigError`` at once if it cannot be opened."""
+    stats = FileStats(path=str(path))
+    options = {k: v for k, v in (("chunk_bytes", chunk_bytes), ("max_line_bytes", max_line_bytes)) if v is not None}
+    context = open_log(path)
+    stream, stats.read.gzip = context.__enter__()
+
+    def events() -> Iterator[Event]:
+        try:
+            parser = FileParser(str(path), stats)
+            for region in iter_regions(stream, stats.read, **options):
+                yield from parser.feed(region)
+            yield from parser.finish()
+        finally:
+            context.__exit__(None, None, None)
+
+    return ParsedFile(stats, events())
+
+
+def parse_lines(lines: Iterable[str], path: str = "<lines>") -> tuple[list[Event], FileStats]:
+    """Parse in-memory lines (tests and examples); same code path as files."""
+    stats = FileStats(path=path)
+    parser = FileParser(path, stats)
+    region = "".join(line.rstrip("\n") + "\n" for line in lines).encode("utf-8")
+    events = parser.feed(region) + parser.finish() if region else parser.finish()
+    return events, stats
