@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(not no_gpu(), reason="these tests pin the no-GPU
 
 
 def only_run(runs: Path) -> Path:
-    dirs = [p for p in runs.iterdir() if p.is_dir()]
+    dirs = [p for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".")]
     assert len(dirs) == 1, dirs
     return dirs[0]
 
@@ -101,13 +101,6 @@ def test_bad_inventory_gives_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"error: {inventory}:5: host 'gpu1': field 'gpu_count': Input should be a valid integer,"
                                    " unable to parse string as an integer (got 'many')")
-    assert not (tmp_path / "runs").exists()
-
-
-def test_remote_host_is_refused_before_anything_is_written(tmp_path):
-    proc = run_invoke("repro", "smem-probe", "--host", "rtx-pro-6000-01", "--runs-dir", str(tmp_path / "runs"))
-    assert proc.returncode == ExitCode.HOST_ERROR == 4
-    assert "remote execution over SSH is not built yet" in proc.stderr
     assert not (tmp_path / "runs").exists()
 
 
