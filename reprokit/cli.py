@@ -20,9 +20,8 @@ from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.executor import LocalFS
-from reprokit.hosts.factory import ConnectOptions
+from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
-from reprokit.hosts.remote import RemoteExecutor
 from reprokit.records.run import load_manifest, verify_record
 from reprokit.runner import RunOutcome, collect_run, run_kit, step_kinds_table
 
@@ -149,7 +148,7 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
         lock = HostLock(LocalFS(), host.name, str(Path(runs_dir) / ".locks" / host.name), run_id="")
         break_lock(lock, say)
         return ExitCode.PASS
-    executor = RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, {}, say)
+    executor = remote_executor(host, inventory, options, say)
     executor.connect()
     try:
         break_lock(HostLock(executor, host.name, f"{executor.workdir}/lock", run_id=""), say)

@@ -19,9 +19,9 @@ from typing import Any, Callable
 from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit, load_kit_file
 from reprokit.errors import ConfigError, ExitCode, HostError
-from reprokit.hosts.factory import ConnectOptions, executor_for
+from reprokit.hosts.factory import ConnectOptions, executor_for, remote_executor
 from reprokit.hosts.executor import read_result
-from reprokit.hosts.remote import Detached, RemoteExecutor
+from reprokit.hosts.remote import Detached
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
 from reprokit.plan.planner import plan_step
 from reprokit.plan.steps import STEP_KINDS
@@ -218,7 +218,7 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
         raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
     kit = load_kit_file(manifest["kit"]["path"])
     record = RunRecord.open_existing(run_dir)
-    executor = RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say)
+    executor = remote_executor(host, inventory, options, say)
     executor.connect()
     executor.run_id = record.run_id
     from reprokit.hosts.lock import HostLock  # noqa: PLC0415 - only collect re-attaches to a lock
@@ -227,7 +227,7 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
     remote_run = executor.run_dir(record.run_id)
     in_flight = (manifest.get("detached") or {}).get("step")
     deadline = time.monotonic() + wait_s
-    while in_flight and not (executor.read_text(f"{remote_run}/{in_flight}/exit_code") or "").strip():
+    while in_flight and executor.exit_code(f"{remote_run}/{in_flight}") is None:
         if time.monotonic() > deadline:
             raise HostError(f"host '{host.name}': step '{in_flight}' of run {record.run_id} is still running after"
                             f" {wait_s:.0f} s; collect again later")
@@ -238,7 +238,8 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
     if in_flight:
         out_dir = record.step_dir(in_flight)
         executor.pull(f"{remote_run}/{in_flight}", out_dir)
-        code = int((executor.read_text(f"{remote_run}/{in_flight}/exit_code") or "-1").strip())
+        code = executor.exit_code(f"{remote_run}/{in_flight}")
+        code = -1 if code is None else code
         result, problem = read_result(out_dir)
         step = next(s for s in kit.steps if s.name == in_flight)
         from reprokit.hosts.executor import WorkloadRun  # noqa: PLC0415

@@ -8,7 +8,7 @@ from typing import Callable
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.hosts.executor import LocalNativeExecutor
-from reprokit.hosts.remote import RemoteExecutor
+from reprokit.hosts.remote import IO_TIMEOUT_S, RECONNECT_ATTEMPTS, RemoteExecutor
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 
 
@@ -18,10 +18,17 @@ class ConnectOptions:
     accept_new_host_key: bool = False
     images: dict[str, str] = field(default_factory=dict)
     keep_remote: bool = False
+    reconnect_attempts: int = RECONNECT_ATTEMPTS
+    io_timeout_s: float = IO_TIMEOUT_S
 
 
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,
                  say: Callable[[str], None] = print) -> LocalNativeExecutor | RemoteExecutor:
     if host.is_local:
         return LocalNativeExecutor(host, runs_dir)
-    return RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say)
+    return remote_executor(host, inventory, options, say)
+
+
+def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> RemoteExecutor:
+    return RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say,
+                          reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s)

@@ -13,6 +13,7 @@ timeout and Ctrl-C.
 from __future__ import annotations
 
 import hashlib
+import socket
 import io
 import posixpath
 import shlex
@@ -24,6 +25,7 @@ from typing import Any, Callable
 
 import paramiko
 from fabric import Connection
+from invoke.exceptions import CommandTimedOut
 
 
 from reprokit.config.inventory import Host, Inventory
@@ -37,9 +39,12 @@ from reprokit.secrets import Redactor, env_file_text
 POLL_S = 0.5
 CHUNK_BYTES = 1 << 20
 RECONNECT_ATTEMPTS = 5
+IO_TIMEOUT_S = 30.0
 KILL_AFTER_S = 10
 REMOTE_GRACE_S = 30  # the remote `timeout` should end a step first; the control plane waits this much longer
 WRAPPER_FILES = {"run.sh", "pid", "exit_code"}
+EXIT_PLACEHOLDER = b"running\n"  # the wrapper overwrites these 8 bytes with the exit code
+LIVENESS_EVERY_S = 5.0
 CONTAINER_SHM = "16g"
 
 
@@ -98,22 +103,23 @@ class RemoteExecutor:
     code_dir: str | None = None
     redactor: Redactor = field(default_factory=Redactor)
     pull_stats: PullStats = field(default_factory=PullStats)
+    reconnect_attempts: int = RECONNECT_ATTEMPTS
+    io_timeout_s: float = IO_TIMEOUT_S  # a silent dead link must not block a read for TCP's minutes
 
     # -- connection ---------------------------------------------------------------------------
-    def connect(self) -> None:
-        self.conn = open_connection(
-            connection_for(self.host, self.inventory, self.known_hosts, self.accept_new_host_key, self.say), say=self.say
-        )
+    def connect(self, retries: int | None = None) -> None:
+        conn = connection_for(self.host, self.inventory, self.known_hosts, self.accept_new_host_key, self.say)
+        self.conn = open_connection(conn, say=self.say) if retries is None else open_connection(conn, retries, self.say)
         self._sftp = None
 
     def reconnect(self) -> None:
         """Reopen after a drop, with backoff; transient failures only."""
         delay_s = 1.0
         last: Exception | None = None
-        for _ in range(RECONNECT_ATTEMPTS):
+        for _ in range(self.reconnect_attempts):
             try:
                 self.close_connection()
-                self.connect()
+                self.connect(retries=1)
                 return
             except HostError as exc:
                 last = exc
@@ -134,13 +140,27 @@ class RemoteExecutor:
     def sftp(self) -> paramiko.SFTPClient:
         if self._sftp is None:
             assert self.conn is not None
-            self._sftp = self.conn.sftp()
+            self._sftp = self.conn.client.open_sftp()
+            self._sftp.get_channel().settimeout(self.io_timeout_s)
         return self._sftp
 
-    def sh(self, command: str, timeout_s: float = 60, check: bool = True) -> tuple[int, str, str]:
-        """Run a short management command; long work goes through ``launch``."""
+    def sh(self, command: str, timeout_s: float | None = None, check: bool = True, retry: bool = True) -> tuple[int, str, str]:
+        """Run a short management command (bounded by the I/O timeout unless told otherwise); steps run detached.
+
+        Commands here are idempotent, so one dropped connection is survived by reconnecting and running it again.
+        """
         assert self.conn is not None
-        result = self.conn.run(command, hide=True, warn=True, timeout=timeout_s, in_stream=False)
+        try:
+            result = self.conn.run(command, hide=True, warn=True, in_stream=False,
+                                   timeout=timeout_s if timeout_s is not None else self.io_timeout_s)
+        except CommandTimedOut:
+            raise socket.timeout(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
+        except (OSError, EOFError, paramiko.SSHException) as exc:
+            if not retry:
+                raise
+            self.say(f"      connection to {self.host.name} dropped ({type(exc).__name__}); reconnecting")
+            self.reconnect()
+            return self.sh(command, timeout_s, check, retry=False)
         if check and result.exited != 0:
             raise HostError(self._explain(f"`{command.split()[0]}` failed", result.stderr or result.stdout))
         return result.exited, result.stdout, result.stderr
@@ -154,7 +174,7 @@ class RemoteExecutor:
 
     # -- lock-fs for HostLock -----------------------------------------------------------------
     def mkdir_exclusive(self, path: str) -> bool:
-        code, _, err = self.sh(f"mkdir {shlex.quote(path)}", check=False)
+        code, _, err = self.sh(f"mkdir {shlex.quote(path)}", check=False, retry=False)
         if code != 0 and "File exists" not in err:
             raise HostError(self._explain(f"cannot create {path}", err))
         return code == 0
@@ -275,7 +295,8 @@ class RemoteExecutor:
             "rc=$?\n"
             "rm -f .secrets.env\n"
             f"{cleanup}"
-            "echo $rc > exit_code.tmp && mv exit_code.tmp exit_code\n"
+            # overwrite the placeholder in place: this needs no new disk space, so it works on a full disk too
+            "printf '%-7s\\n' \"$rc\" 1<> exit_code\n"
         )
 
     def _put_private(self, path: str, text: str) -> None:
@@ -309,9 +330,12 @@ class RemoteExecutor:
                 native = self.host.runtime == "native"
                 self._put_private(f"{remote_dir}/{'.secrets.sh' if native else '.secrets.env'}",
                                   env_file_text(self.secrets, for_shell=native))
+            with self.sftp.open(f"{remote_dir}/exit_code", "w") as fh:
+                fh.write(EXIT_PLACEHOLDER)
             with self.sftp.open(f"{remote_dir}/run.sh", "w") as fh:
                 fh.write(self._wrapper(command, step_name, timeout_s).encode())
-            self.sh(f"cd {shlex.quote(remote_dir)} && setsid sh run.sh >/dev/null 2>&1 < /dev/null &")
+            # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once
+            self.sh(f"cd {shlex.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
         except OSError as exc:
             raise HostError(self._explain(f"cannot start step '{step_name}'", str(exc))) from None
         started = time.monotonic()
@@ -345,16 +369,21 @@ class RemoteExecutor:
         offset = 0
         pending = b""
         deadline = started + timeout_s + KILL_AFTER_S + REMOTE_GRACE_S
+        next_liveness = started + LIVENESS_EVERY_S
         while True:
             try:
                 offset, pending = self._stream(f"{remote_dir}/step.log", offset, pending, on_line)
-                text = self.read_text(f"{remote_dir}/exit_code")
-                if text is not None and text.strip():
+                code = self.exit_code(remote_dir)
+                if code is not None:
                     self._stream(f"{remote_dir}/step.log", offset, pending + b"\n" if pending else b"", on_line)
-                    return int(text.strip())
+                    return code
                 if time.monotonic() > deadline:
                     self._stop(remote_dir, step_name)
                     return 124
+                if time.monotonic() > next_liveness:
+                    next_liveness = time.monotonic() + LIVENESS_EVERY_S
+                    if not self._session_alive(remote_dir) and self.exit_code(remote_dir) is None:
+                        return -1  # the wrapper died without writing its exit code (e.g. killed by the host)
             except (OSError, EOFError, paramiko.SSHException) as exc:
                 if not _is_transient(exc) and not isinstance(exc, (EOFError, paramiko.SSHException)):
                     raise
@@ -364,6 +393,18 @@ class RemoteExecutor:
                 except HostError as final:
                     raise Detached(f"{final}; step '{step_name}' goes on on the host", step_name, remote_dir) from None
             time.sleep(POLL_S)
+
+    def exit_code(self, remote_dir: str) -> int | None:
+        """The step's exit code, or None while it runs."""
+        text = (self.read_text(f"{remote_dir}/exit_code") or "").strip()
+        return int(text) if text.lstrip("-").isdigit() else None
+
+    def _session_alive(self, remote_dir: str) -> bool:
+        pid = (self.read_text(f"{remote_dir}/pid") or "").strip()
+        if not pid.isdigit():
+            return True  # not started yet
+        code, _, _ = self.sh(f"pgrep -s {pid} >/dev/null", check=False)
+        return code == 0
 
     def _stream(self, path: str, offset: int, pending: bytes, on_line) -> tuple[int, bytes]:
         try:
@@ -384,14 +425,18 @@ class RemoteExecutor:
         return offset, pending
 
     def _stop(self, remote_dir: str, step_name: str) -> None:
-        """End the step's process group on the host (TERM, then KILL) and remove its container."""
+        """End every process of the step's session on the host (TERM, then KILL) and remove its container.
+
+        The session, not the process group: GNU ``timeout`` moves itself and the workload into a group of their own.
+        """
         pid = (self.read_text(f"{remote_dir}/pid") or "").strip()
         if pid.isdigit():
-            self.sh(f"kill -TERM -- -{pid} 2>/dev/null; sleep 2; kill -KILL -- -{pid} 2>/dev/null; true", check=False)
+            self.sh(f"pkill -TERM -s {pid}; kill -TERM -- -{pid}; sleep 2; pkill -KILL -s {pid}; kill -KILL -- -{pid}; true",
+                    check=False)
         if self.host.runtime == "docker":
             self.sh(f"docker rm -f {shlex.quote(self.container_name(step_name))} >/dev/null 2>&1; true", check=False)
         self.sh(f"rm -f {shlex.quote(remote_dir)}/.secrets.env {shlex.quote(remote_dir)}/.secrets.sh", check=False)
-        if not (self.read_text(f"{remote_dir}/exit_code") or "").strip():
+        if self.exit_code(remote_dir) is None:
             self.write_text(f"{remote_dir}/exit_code", "130\n")
 
     def _pull_quietly(self, remote_dir: str, out_dir: Path) -> None:
@@ -416,14 +461,14 @@ class RemoteExecutor:
     def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> list[RemoteFile]:
         """Bring every file of ``remote_dir`` into ``out_dir``, resuming after drops, each verified by sha256."""
         started = time.monotonic()
-        for attempt in range(RECONNECT_ATTEMPTS + 1):
+        for attempt in range(self.reconnect_attempts + 1):
             try:
                 files = self.list_remote(remote_dir)
                 for remote in files:
                     self._pull_file(remote_dir, remote, out_dir, on_bytes)
                 break
             except (OSError, EOFError, paramiko.SSHException) as exc:
-                if attempt == RECONNECT_ATTEMPTS:
+                if attempt == self.reconnect_attempts:
                     raise HostError(f"host '{self.host.name}': pull-back of {remote_dir} failed: {exc};"
                                     f" the files stay on the host; run `invoke collect {self.run_id}`") from None
                 self.say(f"      pull-back from {self.host.name} interrupted ({type(exc).__name__}); resuming")
