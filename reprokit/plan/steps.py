@@ -60,10 +60,9 @@ STEP_KINDS: dict[str, StepKind] = {
             summary="runtime tile sweep of the MoE GEMM shapes on the GPU, cross-checked against the prediction",
             needs_gpu=True,
             needs_pins=("torch",),
-            implemented=False,
-            not_implemented_reason="the runtime tile sweep is not built yet (issue: runtime tile sweep)",
+            implemented=True,
             default_timeout_s=900,
-            param_keys=("model", "parallelism", "tokens_per_expert", "backends"),
+            param_keys=("model", "parallelism", "tokens_per_expert", "backends", "time_budget_s", "tile_configs"),
         ),
         StepKind(
             name="serve",

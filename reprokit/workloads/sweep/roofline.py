@@ -67,19 +67,26 @@ def reps_for(estimate_s: float, target_total_s: float = 0.05, low: int = 5, high
     return max(low, min(high, int(target_total_s / estimate_s)))
 
 
-def measure_ceilings(torch: Any, flush: Any) -> dict[str, Any]:
-    """Copy bandwidth, read bandwidth and dense GEMM rate of the current device, measured now."""
+def _memory_timings(torch: Any, flush: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     src = torch.empty(COPY_BYTES // 2, dtype=torch.bfloat16, device="cuda").normal_()
     dst = torch.empty_like(src)
     copy = time_cuda(torch, lambda: dst.copy_(src), warmup=3, reps=20, flush=flush)
     read = time_cuda(torch, lambda: src.sum(dtype=torch.float32), warmup=3, reps=20, flush=flush)
-    del src, dst
-    dim = DENSE_GEMM_DIM
-    a = torch.randn(dim, dim, dtype=torch.bfloat16, device="cuda")
-    b = torch.randn(dim, dim, dtype=torch.bfloat16, device="cuda")
-    gemm = time_cuda(torch, lambda: torch.matmul(a, b), warmup=3, reps=10, flush=flush)
-    del a, b
+    return copy, read
+
+
+def _gemm_timing(torch: Any, flush: Any) -> dict[str, Any]:
+    a = torch.randn(DENSE_GEMM_DIM, DENSE_GEMM_DIM, dtype=torch.bfloat16, device="cuda")
+    b = torch.randn(DENSE_GEMM_DIM, DENSE_GEMM_DIM, dtype=torch.bfloat16, device="cuda")
+    return time_cuda(torch, lambda: torch.matmul(a, b), warmup=3, reps=10, flush=flush)
+
+
+def measure_ceilings(torch: Any, flush: Any) -> dict[str, Any]:
+    """Copy bandwidth, read bandwidth and dense GEMM rate of the current device, measured now."""
+    copy, read = _memory_timings(torch, flush)
+    gemm = _gemm_timing(torch, flush)
     torch.cuda.empty_cache()
+    dim = DENSE_GEMM_DIM
     return {
         "copy_gbps": 2 * COPY_BYTES / copy["median_s"] / 1e9,
         "copy": {"bytes_read": COPY_BYTES, "bytes_written": COPY_BYTES, **copy},

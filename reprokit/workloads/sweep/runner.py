@@ -247,6 +247,14 @@ def _notes(ctx: SweepContext, triton_section: dict, sections: dict) -> list[str]
         notes.append(f"{len(wrong)} runs returned wrong results (relative error above"
                      f" {triton_section.get('rel_error_tolerance')}): "
                      + ", ".join(f"{r['problem']}/{r['config']}" for r in wrong[:10]))
+    above = [r for r in triton_section.get("rows", []) if r.get("outcome") == "ok" and r["fraction_of_roofline"] > 1]
+    if above:
+        top = max(above, key=lambda r: r["fraction_of_roofline"])
+        notes.append(
+            f"{len(above)} runs exceed 100% of the roofline (up to {top['fraction_of_roofline']:.0%},"
+            f" {top['problem']} {top['config']} at {top['gbps']:.0f} GB/s): the memory ceiling is the copy bandwidth,"
+            f" bytes read plus written by a device-to-device copy ({ctx.ceilings.get('copy_gbps', 0):.0f} GB/s), and a"
+            " GEMM that mostly reads streams its weights slightly faster than a copy moves bytes")
     skipped = [r for r in triton_section.get("rows", []) if r.get("outcome") == "skipped"]
     if skipped:
         notes.append(f"{len(skipped)} runs were not made: {skipped[0].get('skip_reason')}")

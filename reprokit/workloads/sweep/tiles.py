@@ -36,13 +36,15 @@ class TileConfig:
 
 
 DEFAULT_GRID = (
-    # decode: one M tile per expert, many CTAs streaming the weights
+    # decode: one M tile per expert, many CTAs streaming the weights; shared memory sets how many fit an SM
+    TileConfig(16, 64, 64, 4, 4),
+    TileConfig(16, 64, 128, 3, 4),
     TileConfig(16, 64, 128, 4, 4),
     TileConfig(16, 64, 256, 4, 4),
     TileConfig(16, 128, 128, 4, 4),
-    TileConfig(16, 128, 256, 5, 4),
     TileConfig(16, 32, 256, 5, 4),
     TileConfig(16, 64, 128, 8, 4),
+    TileConfig(16, 128, 256, 5, 4),
     TileConfig(32, 64, 128, 5, 4),
     # middle
     TileConfig(64, 64, 128, 4, 4),
