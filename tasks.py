@@ -4,6 +4,7 @@
     invoke probe [--host NAME]               the SMEM probe kit (shared-memory limits, boundary launches)
     invoke collect runs/<id>                 bring back a run whose connection was lost
     invoke unlock --host NAME                remove a stale host lock
+    invoke triage LOG|DIR|GLOB [--also ...]  readiness, autotune failures by tile, fatal errors in server logs
     invoke kits | invoke hosts               what the kits and the inventory declare
     invoke check-record runs/<id>            verify a record's artifacts against its manifest
     invoke check-pins [--kit KIT]            compare a kit's pins with the pinned wheels' metadata
@@ -88,6 +89,16 @@ def collect(c, run_dir, inventory=INVENTORY, wait=3600, known_hosts=str(DEFAULT_
 def unlock(c, host, inventory=INVENTORY, runs_dir=RUNS, known_hosts=str(DEFAULT_KNOWN_HOSTS), accept_new_host_key=False):
     """Remove a host's lock whose owner is gone (a live owner's lock is refused)."""
     _run(cli.unlock, host, inventory, runs_dir, _options(known_hosts, accept_new_host_key))
+
+
+@task(positional=["path"], iterable=["also"],
+      help={"path": "a server log (plain or .gz), a directory of logs, or a glob such as 'logs/rank*.log'",
+            "also": "another log, directory or glob (repeatable; ranks may be separate files)",
+            "flashinfer": "FlashInfer version, for the tactic -> tile table (e.g. 0.6.3)",
+            "json": "print the report as JSON"})
+def triage(c, path, also=None, flashinfer=None, json=False):
+    """Triage server logs: readiness, autotune failures by tile, fatal errors; exit code per verdict (docs/triage.md)."""
+    _run(cli.triage, [path, *(also or [])], flashinfer, json)
 
 
 @task

@@ -7,6 +7,7 @@ into ``invoke.Exit``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
@@ -14,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from rich.table import Table
 
 from reprokit.config.inventory import load_inventory
@@ -22,7 +24,9 @@ from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.executor import LocalFS
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
+from reprokit.hosts.remote import PULL_REPORT_BYTES
 from reprokit.records.run import load_manifest, verify_record
+from reprokit.triage import render_table, triage_files
 from reprokit.runner import RunOutcome, collect_run, run_kit, step_kinds_table
 
 def _console(stderr: bool) -> Console:
@@ -35,6 +39,18 @@ console = _console(stderr=False)
 err_console = _console(stderr=True)
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow", "INTERRUPTED": "bold red"}
+
+
+@contextlib.contextmanager
+def transfer_progress(description: str, total_bytes: int):
+    """A rich progress bar for a pull-back, on a terminal and for transfers worth watching."""
+    if not err_console.is_terminal or total_bytes < PULL_REPORT_BYTES:
+        yield lambda n: None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as progress:
+        task_id = progress.add_task(description, total=total_bytes)
+        yield lambda n: progress.advance(task_id, n)
 
 
 def parse_images(specs: list[str] | None) -> dict[str, str]:
@@ -84,6 +100,8 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     kit, kit_path = load_kit(kit_name, kits)
     inventory = load_inventory(inventory_path)
     options = options or ConnectOptions()
+    if options.progress is None and not group:
+        options.progress = transfer_progress
     if group:
         if host_name:
             raise ConfigError("give --host or --group, not both")
@@ -155,6 +173,32 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
     finally:
         executor.close_connection()
     return ExitCode.PASS
+
+
+def expand_log_paths(specs: list[str]) -> list[Path]:
+    """Files as given; directories as their *.log / *.log.gz files; globs expanded. A spec matching nothing is an error."""
+    paths: list[Path] = []
+    for spec in specs:
+        path = Path(spec)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and (p.name.endswith(".log") or p.name.endswith(".log.gz")))
+        elif any(ch in spec for ch in "*?["):
+            found = sorted(Path().glob(spec)) if not path.is_absolute() else sorted(Path("/").glob(spec.lstrip("/")))
+        else:
+            found = [path]
+        if not found:
+            raise ConfigError(f"{spec}: no log files there; give a log file, a directory of *.log files, or a glob")
+        paths.extend(found)
+    return paths
+
+
+def triage(specs: list[str], flashinfer: str | None, as_json: bool) -> int:
+    report = triage_files(expand_log_paths(specs), flashinfer_version=flashinfer)
+    if as_json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        console.print(render_table(report), markup=False)
+    return report.exit_code
 
 
 def list_kits(kits_dir: str) -> int:

@@ -23,6 +23,7 @@ from reprokit.hosts.factory import ConnectOptions, executor_for, remote_executor
 from reprokit.hosts.executor import read_result
 from reprokit.hosts.remote import Detached
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
+from reprokit.plan.control_steps import CONTROL_STEPS
 from reprokit.plan.planner import plan_step
 from reprokit.plan.steps import STEP_KINDS
 from reprokit.records.atomic import sha256_file, write_json_atomic
@@ -142,7 +143,10 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
             entry.update(status="not_run", reason=planned.skip_reason, ended=entry["started"], result=None)
             say(f"[{number}/{total}] {step.name} ({step.uses}) ... {planned.skip_reason}")
         elif planned.kind.where == "control":
-            entry.update(status="not_run", reason="control-plane steps are not wired in this version", result=None)
+            say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
+            entry.update(CONTROL_STEPS[step.uses](planned.params, record.dir, steps, record.step_dir(step.name)))
+            say(f"      {entry['status']}" + (f": {entry['reason']}" if entry.get("reason") else "")
+                + (f": {entry['result']['verdict']}" if entry.get("result") and "verdict" in entry["result"] else ""))
         else:
             say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
             record.update(in_flight={"step": step.name, "since": entry["started"]})

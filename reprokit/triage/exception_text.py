@@ -23,7 +23,7 @@ from reprokit.triage.formats import (
 )
 
 _FINAL_EXCEPTION = re.compile(
-    r"^([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Exit|Interrupt|OutOfResources))(?:: (.*))?$", re.MULTILINE
+    r"^((?:[A-Za-z_][A-Za-z0-9_.]*)?(?:Error|Exception|Exit|Interrupt|OutOfResources))(?:: (.*))?$", re.MULTILINE
 )
 _CHAIN_SEPARATORS = (
     "During handling of the above exception, another exception occurred:",
@@ -90,23 +90,26 @@ def analyse(text: str) -> ExceptionFacts:
             launcher_error = f"{what}. Error: {status}"
             break
     if launcher_error is None and (found := _find("moe_gemm_workspace", text)):
-        launcher_error = f"Workspace is size {found['required_bytes']} but only {found['allocated_bytes']} were allocated"
+        launcher_error = (
+            f"Workspace is size {found['required_bytes']} but only {found['allocated_bytes']} were allocated"
+        )
 
     dispatch_error = tile = tile_enum = fusion = None
     swap_ab: bool | None = None
     frame = _find("moe_dispatch_frame", text)
-    dtype = frame["dtype"].strip() if frame and frame["dtype"] else None
-    if dtype is None and (tile_frame := _find("moe_tile_dispatch_frame", text)):
-        dtype = (tile_frame["dtype"] or "").strip() or None
+    tile_frame = _find("moe_tile_dispatch_frame", text)
+    dtype = (frame or tile_frame or {}).get("dtype")
+    fusion_value = (frame or tile_frame or {}).get("fusion")
+    if fusion_value is not None:
+        fusion = EPILOGUE_FUSION_NAMES.get(int(fusion_value), f"EpilogueFusion({fusion_value})")
     if frame:
         tile = f"{frame['tile_m']}x{frame['tile_n']}x{frame['tile_k']}"
-        fusion_value = int(frame["fusion"] or 0)
-        fusion = EPILOGUE_FUSION_NAMES.get(fusion_value, f"EpilogueFusion({fusion_value})")
         swap_ab = None if frame["swap_ab"] is None else frame["swap_ab"] == "true"
     if found := _find("moe_unsupported_tile_cluster", text):
         dispatch_error = (
             f"Unsupported tile ({found['tile_m']}, {found['tile_n']}, {found['tile_k']}) and cluster "
-            f"({found['cluster_m']}, {found['cluster_n']}, {found['cluster_k']}) shape combination for arch {found['arch']}"
+            f"({found['cluster_m']}, {found['cluster_n']}, {found['cluster_k']}) shape combination "
+            f"for arch {found['arch']}"
         )
         tile = tile or f"{found['tile_m']}x{found['tile_n']}x{found['tile_k']}"
     elif found := _find("moe_unsupported_tile_config", text):

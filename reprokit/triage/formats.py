@@ -1,9 +1,11 @@
 """Every log string the triage recognises, defined once, each with a real example line.
 
-Two tables:
+Three tables:
 
 - ``LINE_FORMATS``: how a line starts (sglang's ``[date ranks] ``, FlashInfer's logger,
   vLLM's worker prefix, ...). They say where the message starts, its time, level and rank.
+- ``CONTINUATION_FORMATS``: lines with no prefix that are known parts of a larger record
+  (Python and C++ backtrace frames, NCCL debug output, Python warnings).
 - ``PATTERNS``: what a message says (readiness, an autotune tactic that failed, a CUDA
   error, ...). Each pattern's ``kind`` is the kind of event the parser emits.
 
@@ -38,12 +40,15 @@ class LogPattern:
     family: Family = "server"  # server, autotuner: at the start of a message; error, exception_text: anywhere
     severity: Severity = "info"
     multiline: bool = False  # the upstream record goes on over the following unprefixed lines
+    lead: str = ""  # server patterns: how every match starts, for the parser's fast scan of sglang lines
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         compiled = re.compile(self.regex)
         if compiled.groups != len(self.fields):
             raise ValueError(f"pattern {self.kind}: {compiled.groups} groups but {len(self.fields)} field names")
+        if self.family == "server" and not self.lead:
+            raise ValueError(f"pattern {self.kind}: a server pattern needs a lead for the parser's fast scan")
         object.__setattr__(self, "compiled", compiled)
 
     def find(self, message: str) -> dict[str, str | None] | None:
@@ -63,10 +68,18 @@ class LineFormat:
     regex: str  # Python re; named groups ts, level, ranks, worker, rank
     example: str
     source: str
+    anchored: bool = True  # False: the regex is a marker found anywhere, and the whole line is the message
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "compiled", re.compile(self.regex))
+
+    def head(self, line: str) -> tuple[int, dict[str, str | None]] | None:
+        """(where the message starts, the prefix's named groups) if ``line`` has this format."""
+        if not self.anchored:
+            return (0, {}) if self.compiled.search(line) else None
+        m = self.compiled.match(line)
+        return None if m is None else (m.end(), m.groupdict())
 
 
 _SGLANG_TIME = r"(?P<ts>(?:\d{4}-)?\d\d-\d\d \d\d:\d\d:\d\d|\d\d:\d\d:\d\d)"
@@ -83,8 +96,10 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
         "torch_rank",
         r"\[rank(?P<rank>\d+)\]:",
-        "[rank3]:[E219 10:30:00.123456789 ProcessGroupNCCL.cpp:629] [Rank 3] Watchdog caught collective operation timeout: "
-        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
+        "[rank3]:[E0219 10:30:00.123456789 ProcessGroupNCCL.cpp:629] [Rank 3] Watchdog caught collective "
+        "operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 "
+        "milliseconds before timing out.",
         "torch.distributed elastic/c10d: '[rank<N>]:' before the stderr lines of rank N",
     ),
     LineFormat(
@@ -98,7 +113,8 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "flashinfer",
         r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) - (?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) - "
         r"[^ ]+:\d+ - flashinfer\.jit: ",
-        "2026-02-19 10:05:12,118 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...",
+        "2026-02-19 10:05:12,118 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process "
+        "starts ...",
         "flashinfer/jit/core.py FlashInferJITLogger: "
         "'%(asctime)s - %(levelname)s - %(filename)s:%(lineno)d - flashinfer.jit: %(message)s'",
     ),
@@ -111,8 +127,9 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
         "torch_c10",
         r"\[(?P<level>[EWIF])(?P<ts>\d{4} \d\d:\d\d:\d\d)\.\d+ [^\]]+\] ",
-        "[E219 10:30:00.123456789 ProcessGroupNCCL.cpp:629] [Rank 3] Watchdog caught collective operation timeout: "
-        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.",
+        "[E0219 10:30:00.123456789 ProcessGroupNCCL.cpp:629] [Rank 3] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 "
+        "milliseconds before timing out.",
         "c10/util/Logging glog-style prefix '[<E|W|I|F><MMDD> <HH:MM:SS.us> <file>:<line>] '",
     ),
     LineFormat(
@@ -129,9 +146,11 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
     ),
     LineFormat(
         "progress",
-        r"(?=.*(?:\d+%\||% Completed \|))",
+        r"%(?:[|]| Completed [|])",  # starts with a literal: the regex engine then scans fast
         "[AutoTuner]: Tuning trtllm::fused_moe::gemm1:  17%|█▋        | 1/6 [00:00<00:01,  3.76profile/s]",
-        "tqdm progress bars (FlashInfer's autotuner, sglang's weight loading and CUDA graph capture), one line per refresh",
+        "tqdm progress bars (FlashInfer's autotuner, sglang's weight loading and CUDA graph capture), one "
+        "line per refresh",
+        anchored=False,
     ),
 )
 
@@ -146,7 +165,8 @@ CONTINUATION_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
         "backtrace_frame",
         r"\d+ +0x[0-9a-fA-F]+ ",
-        "3       0x7f3a1c42b8e5 tensorrt_llm::kernels::cutlass_kernels_oss::dispatchMoeGemmSelectTileShapeTmaWarpSpecialized"
+        "3       0x7f3a1c42b8e5 "
+        "tensorrt_llm::kernels::cutlass_kernels_oss::dispatchMoeGemmSelectTileShapeTmaWarpSpecialized"
         "<__nv_fp4_e2m1, __nv_fp4_e2m1, __nv_bfloat16, tensorrt_llm::cutlass_extensions::EpilogueOpDefault, "
         "(tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput::EpilogueFusion)0>"
         "(tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput, int, "
@@ -182,81 +202,87 @@ PATTERNS: tuple[LogPattern, ...] = (
     LogPattern(
         "ready", r"The server is fired up and ready to roll!", (),
         "[2026-02-19 10:12:31] The server is fired up and ready to roll!",
-        "sglang srt/entrypoints/http_server.py _wait_and_warmup",
+        "sglang srt/entrypoints/http_server.py _wait_and_warmup", lead="The server is fired",
     ),
     LogPattern(
         "warmup_failure", r"Initialization failed\. warmup error: (.*)", ("detail",),
         "[2026-02-19 10:12:31] Initialization failed. warmup error: Traceback (most recent call last):",
-        "sglang srt/entrypoints/http_server.py _execute_server_warmup", severity="fatal", multiline=True,
+        "sglang srt/entrypoints/http_server.py _execute_server_warmup",
+        severity="fatal", multiline=True, lead="Initialization failed",
     ),
     LogPattern(
         "process_exception", r"([A-Za-z_]+) hit an exception(: (.*)|\.)?", ("process", None, "detail"),
         "[2026-02-19 10:08:44 TP3 EP3] Scheduler hit an exception: Traceback (most recent call last):",
         "sglang srt/managers/scheduler.py run_scheduler_process (also DataParallelController, TokenizerManager; "
-        "vLLM 'WorkerProc hit an exception.')", severity="fatal", multiline=True,
+        "vLLM 'WorkerProc hit an exception.')", severity="fatal", multiline=True, lead="[A-Za-z_]++ hit an exception",
     ),
     LogPattern(
         "sigquit_from_child", r"Received sigquit from a child process\. It usually means the child failed\.", (),
         "[2026-02-27 15:27:13] Received sigquit from a child process. It usually means the child failed.",
-        "sglang srt/entrypoints/engine.py sigquit_handler (launch phase)", severity="fatal",
+        "sglang srt/entrypoints/engine.py sigquit_handler (launch phase)", severity="fatal", lead="Received sigquit",
     ),
     LogPattern(
         "sigquit_received", r"SIGQUIT received\. signum=([^,]*), frame=([^.]*)\.", ("signum", "frame"),
         "[2026-03-15 03:28:35] SIGQUIT received. signum=None, frame=None. It usually means one child failed.",
-        "sglang srt/utils SignalHandler.running_phase_sigquit_handler (newer releases)", severity="fatal",
+        "sglang srt/utils SignalHandler.running_phase_sigquit_handler (newer releases)",
+        severity="fatal", lead="SIGQUIT received",
     ),
     LogPattern(
         "subprocess_crashed", r"Subprocess ([^ ]+) \(pid=([0-9]+)\) crashed with exit code (-?[0-9]+)",
         ("process", "pid", "exit_code"),
         "[2026-05-06 19:12:07] Subprocess scheduler_3 (pid=22856) crashed with exit code -6.",
-        "sglang srt/entrypoints/engine.py subprocess watchdog (newer releases)", severity="fatal",
+        "sglang srt/entrypoints/engine.py subprocess watchdog (newer releases)", severity="fatal", lead="Subprocess ",
     ),
     LogPattern(
         "engine_core_failed", r"EngineCore (failed to start|encountered a fatal error)\.", ("what",),
         "(EngineCore_DP0 pid=4711) ERROR 02-19 10:08:44 [core.py:708] EngineCore failed to start.",
-        "vllm/v1/engine/core.py run_engine_core", severity="fatal", multiline=True,
+        "vllm/v1/engine/core.py run_engine_core", severity="fatal", multiline=True, lead="EngineCore ",
     ),
     LogPattern(
-        "sglang_autotune_start", r"Running FlashInfer autotune( with cache: ([^ ]+))?", (None, "cache_path"),
+        "server_autotune_start", r"Running FlashInfer autotune( with cache: ([^ ]+))?", (None, "cache_path"),
         "[2026-09-11 23:46:18 TP0 EP0] Running FlashInfer autotune with cache: "
         "/root/.cache/sglang/flashinfer/autotune/0.6.18/sm121/05cc0d96dc7e28b8/rank_tp0_pp0_dp0.json",
-        "sglang srt/model_executor model_runner._flashinfer_autotune ('Running FlashInfer autotune...' in older releases)",
+        "sglang srt/model_executor model_runner._flashinfer_autotune ('Running FlashInfer autotune...' in "
+        "older releases; vLLM kernel_warmup.py '... with N tokens.')", lead="Running FlashInfer autotune",
     ),
     LogPattern(
-        "sglang_autotune_completed", r"FlashInfer autotune completed\.", (),
+        "server_autotune_completed", r"FlashInfer autotune completed\.", (),
         "[2026-09-11 23:46:30 TP0 EP0] FlashInfer autotune completed.",
-        "sglang srt/model_executor model_runner._flashinfer_autotune",
+        "sglang srt/model_executor model_runner._flashinfer_autotune", lead="FlashInfer autotune completed",
     ),
     LogPattern(
         "load_weight_end", r"Load weight end\.", (),
         "[2026-09-11 23:43:15 TP0 EP0] Load weight end. elapsed=541.76 s, type=DeepseekV4ForCausalLM, quant=fp8, "
         "avail mem=17.47 GB, mem usage=94.00 GB.",
-        "sglang srt/model_executor/model_runner.py load_model",
+        "sglang srt/model_executor/model_runner.py load_model", lead="Load weight end",
     ),
     LogPattern(
         "cuda_graph_capture_begin", r"Capture [A-Za-z ]*(cuda|CUDA) graph begin", (None,),
-        "[2026-02-19 10:06:02 TP0 EP0] Capture cuda graph begin. This can take up to several minutes. avail mem=21.43 GB",
-        "sglang srt/model_executor/model_runner.py init_device_graphs",
+        "[2026-02-19 10:06:02 TP0 EP0] Capture cuda graph begin. This can take up to several minutes. avail "
+        "mem=21.43 GB",
+        "sglang srt/model_executor/model_runner.py init_device_graphs", lead="Capture ",
     ),
     LogPattern(
         "cuda_graph_capture_end", r"Capture [A-Za-z ]*(cuda|CUDA) graph end", (None,),
-        "[2026-02-19 10:07:41 TP0 EP0] Capture cuda graph end. Time elapsed: 99.12 s. mem usage=1.83 GB. avail mem=19.60 GB.",
-        "sglang srt/model_executor/model_runner.py init_device_graphs",
+        "[2026-02-19 10:07:41 TP0 EP0] Capture cuda graph end. Time elapsed: 99.12 s. mem usage=1.83 GB. "
+        "avail mem=19.60 GB.",
+        "sglang srt/model_executor/model_runner.py init_device_graphs", lead="Capture ",
     ),
     LogPattern(
         "uvicorn_running", r"INFO: +Uvicorn running on ([^ ]+)", ("url",),
         "[2026-02-19 10:12:20] INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)",
-        "uvicorn/server.py Server._log_started_message",
+        "uvicorn/server.py Server._log_started_message", lead="INFO: +Uvicorn",
     ),
     LogPattern(
         "uvicorn_startup_complete", r"INFO: +Application startup complete\.", (),
         "[2026-02-19 10:12:20] INFO:     Application startup complete.",
-        "uvicorn/lifespan/on.py LifespanOn.startup",
+        "uvicorn/lifespan/on.py LifespanOn.startup", lead="INFO: +Application",
     ),
     # --- FlashInfer's autotuner (flashinfer.jit logger; the tqdm progress bar has no prefix)
     LogPattern(
         "autotune_process_start", r"\[Autotuner\]: Autotuning process starts", (),
-        "2026-02-19 10:05:12,118 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process starts ...",
+        "2026-02-19 10:05:12,118 - INFO - autotuner.py:256 - flashinfer.jit: [Autotuner]: Autotuning process "
+        "starts ...",
         _AUTOTUNER + " autotune() context manager", family="autotuner",
     ),
     LogPattern(
@@ -278,8 +304,10 @@ PATTERNS: tuple[LogPattern, ...] = (
         r"\[Autotuner\]: Failed when profiling (.*) " + _TACTIC + r", shapes=(.*)\. Error occurred: (.*)",
         ("runner", "tactic", "shapes", "error"),
         "2026-02-19 10:05:14,503 - DEBUG - autotuner.py:470 - flashinfer.jit: [Autotuner]: Failed when profiling "
-        f"{_RUNNER} 14, shapes=[torch.Size([8192, 3072]), torch.Size([32, 8192, 1536])]. Error occurred: {_SM120_FAILURE}",
-        _AUTOTUNER + ".choose_one (DEBUG; repeats the 'Skipping tactic' line with the shapes)", multiline=True, family="autotuner",
+        f"{_RUNNER} 14, shapes=[torch.Size([8192, 3072]), torch.Size([32, 8192, 1536])]. Error occurred: "
+        f"{_SM120_FAILURE}",
+        _AUTOTUNER + ".choose_one (DEBUG; repeats the 'Skipping tactic' line with the shapes)",
+        multiline=True, family="autotuner",
     ),
     LogPattern(
         "autotune_skipped_summary", r"\[Autotuner\]: Skipped ([0-9]+) unsupported tactic\(s\) for ([^ ]+)",
@@ -307,7 +335,8 @@ PATTERNS: tuple[LogPattern, ...] = (
         _AUTOTUNER + ".save_configs", family="autotuner",
     ),
     LogPattern(
-        "autotune_cache_mismatch", r"\[Autotuner\]: Cache file ([^ ]+) was created in a different environment", ("path",),
+        "autotune_cache_mismatch",
+        r"\[Autotuner\]: Cache file ([^ ]+) was created in a different environment", ("path",),
         "2026-02-19 10:05:12,117 - WARNING - autotuner.py:1412 - flashinfer.jit: [Autotuner]: Cache file "
         "/root/.cache/sglang/flashinfer/autotune/rank_tp0_pp0_dp0.json was created in a different environment "
         "(flashinfer_version: saved=0.6.2 vs current=0.6.3). Ignoring cached configs.",
@@ -324,7 +353,8 @@ PATTERNS: tuple[LogPattern, ...] = (
         r"\[AutoTuner\]: Tuning ([^ ]+): +(([0-9]+)%[|][^|]*[|] *)?([0-9]+)/([0-9]+)",
         ("op", None, "percent", "done", "total"),
         "[AutoTuner]: Tuning trtllm::fused_moe::gemm1:  17%|█▋        | 1/6 [00:00<00:01,  3.76profile/s]",
-        _AUTOTUNER + ".choose_one tqdm bar desc='[AutoTuner]: Tuning {custom_op}' (0.6.8 on; capital T)", family="autotuner",
+        _AUTOTUNER + ".choose_one tqdm bar desc='[AutoTuner]: Tuning {custom_op}' (0.6.8 on; capital T)",
+        family="autotuner",
     ),
     # --- errors, found anywhere in a message or a bare line
     LogPattern(
@@ -348,7 +378,8 @@ PATTERNS: tuple[LogPattern, ...] = (
     LogPattern(
         "cuda_illegal_instruction", r"CUDA error: an illegal instruction was encountered", (),
         "RuntimeError: CUDA error: an illegal instruction was encountered",
-        "CUDA runtime cudaErrorIllegalInstruction as reported by torch", family="error", severity="fatal", multiline=True,
+        "CUDA runtime cudaErrorIllegalInstruction as reported by torch",
+        family="error", severity="fatal", multiline=True,
     ),
     LogPattern(
         "cuda_invalid_argument", r"CUDA error: invalid argument", (),
@@ -377,15 +408,18 @@ PATTERNS: tuple[LogPattern, ...] = (
         "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp checkTimeout", family="error", severity="fatal",
     ),
     LogPattern(
-        "nccl_error", r"NCCL error( in: [^,]*,|:) (.*)|(nccl[A-Za-z]+Error): (.*)", (None, "detail", "code", "code_detail"),
+        "nccl_error",
+        r"NCCL error( in: [^,]*,|:) (.*)|(nccl[A-Za-z]+Error): (.*)", (None, "detail", "code", "code_detail"),
         "RuntimeError: NCCL error: remote process exited or there was a network error",
-        "torch ProcessGroupNCCL / sglang pynccl_wrapper.py NCCL_CHECK", family="error", severity="error", multiline=True,
+        "torch ProcessGroupNCCL / sglang pynccl_wrapper.py NCCL_CHECK",
+        family="error", severity="error", multiline=True,
     ),
     LogPattern(
         "triton_out_of_resources",
         r"OutOfResources: out of resource: shared memory, Required: ([0-9]+), Hardware limit: ([0-9]+)",
         ("required_bytes", "limit_bytes"),
-        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 106496, Hardware limit: 101376. "
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 106496, Hardware "
+        "limit: 101376. "
         "Reducing block sizes or `num_stages` may help.",
         "triton/runtime/errors.py OutOfResources", family="error", severity="error", multiline=True,
     ),
@@ -450,7 +484,8 @@ PATTERNS: tuple[LogPattern, ...] = (
         r"cutlass_kernel_file_gemm_grouped_sm([0-9]+)_M([0-9]+)((_BS|_Mixed)*)_group([0-9]+)\.generated\.cu",
         ("arch", "cta_m", "variant", None, "group"),
         _SM120_FAILURE,
-        "flashinfer jit generate_kernels: cutlass_kernel_file_gemm_grouped_sm<arch>_M<ctaM>[_BS][_Mixed]_group<i>.generated.cu",
+        "flashinfer jit generate_kernels: "
+        "cutlass_kernel_file_gemm_grouped_sm<arch>_M<ctaM>[_BS][_Mixed]_group<i>.generated.cu",
         family="exception_text",
     ),
     LogPattern(
@@ -469,7 +504,9 @@ PATTERNS: tuple[LogPattern, ...] = (
         "moe_gemm_template_dispatch_tma_ws.h; the tile is cute Shape<M, N, K> in elements", family="exception_text",
     ),
     LogPattern(
-        "moe_tile_dispatch_frame", r"dispatchMoeGemmSelectTileShapeTmaWarpSpecialized<([^,]+), ", ("dtype",),
+        "moe_tile_dispatch_frame",
+        r"dispatchMoeGemmSelectTileShapeTmaWarpSpecialized<([^,]+), .*\([A-Za-z_:]*EpilogueFusion\)([0-9]+)>",
+        ("dtype", "fusion"),
         CONTINUATION_FORMATS[1].example,
         "moe_gemm_template_dispatch_tma_ws.h; its first template argument is the activation type T",
         family="exception_text",

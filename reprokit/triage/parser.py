@@ -7,8 +7,9 @@ of whole lines (see ``reader``), three scans run in C:
 1. ``bytes.count`` of newlines gives the line count;
 2. one regex finds every line that does *not* start with ``[`` and a digit: FlashInfer's
    logger, tracebacks, tqdm bars, vLLM and torch prefixes, anything unknown;
-3. one regex finds sglang lines whose message starts with a server pattern
-   (readiness, a fatal error, autotune start, ...).
+3. one regex finds sglang lines whose message starts with the ``lead`` of a server
+   pattern (readiness, a fatal error, autotune start, ...): plain leads, because the
+   regex engine pays for every alternative at every ``] `` of the region.
 
 Only those lines are decoded and classified in Python. An sglang line that neither scan
 picked is counted as ``sglang`` and otherwise skipped: by construction it matches no
@@ -26,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,11 +37,12 @@ from reprokit.triage.reader import ReadStats, iter_regions, open_log
 
 MAX_RECORD_TEXT_CHARS = 64 * 1024  # text kept per record; the first traceback is what people read
 MAX_OPEN_RECORDS = 64  # streams with an open record at once (vLLM workers); the oldest closes first
-MAX_RANKS_TRACKED = 1024
+MAX_RANKS_TRACKED = 1024  # distinct rank labels kept per file; garbage input could invent millions
 
+# Written for the regex engine's speed: a one-character literal prefix scans fastest.
 _NOT_SGLANG_LINE = re.compile(rb"\n(?!\[[0-9])")
 _SGLANG_TRIGGER = re.compile(
-    rb"\] (?:" + b"|".join(p.regex.encode() for p in formats.SERVER_PATTERNS) + rb")"
+    rb"\][ ](?:" + b"|".join(dict.fromkeys(p.lead.encode() for p in formats.SERVER_PATTERNS)) + rb")"
 )
 _SGLANG = LINE_FORMATS_BY_NAME["sglang"].compiled
 _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
@@ -100,8 +103,7 @@ class FileStats:
 @dataclass(slots=True)
 class _Record:
     event: Event
-    stream: str | None
-    chars: int
+    chars: int  # length of event.text, kept to cap it without measuring it again
 
 
 def _time_key(fmt: str, ts: str | None) -> str | None:
@@ -140,23 +142,29 @@ class FileParser:
         self._cursor_offset = 0
         self._cursor_line = 0
 
-    def feed(self, region: bytes) -> list[Event]:
-        self._region, self._cursor_offset, self._cursor_line = region, 0, 0
-        line_count = region.count(b"\n")
-        starts = [] if region[:1] == b"[" and region[1:2].isdigit() else [0]
-        starts.extend(m.end() for m in _NOT_SGLANG_LINE.finditer(region, 0, len(region) - 1))
-        self._stats.lines_by_format["sglang"] += line_count - len(starts)
-        triggered = [region.rfind(b"\n", 0, m.start()) + 1 for m in _SGLANG_TRIGGER.finditer(region)]
+    def feed(self, region: bytes, start: int, end: int) -> list[Event]:
+        """Parse the whole lines ``region[start:end]``; return the events that completed."""
+        self._region, self._cursor_offset, self._cursor_line = region, start, 0
+        line_count = region.count(b"\n", start, end)
+        starts = [] if region[start:start + 1] == b"[" and region[start + 1:start + 2].isdigit() else [start]
+        # endpos end - 1: the region's last newline starts no line of this region
+        starts.extend(m.end() for m in _NOT_SGLANG_LINE.finditer(region, start, end - 1))
+        if line_count > len(starts):
+            self._stats.lines_by_format["sglang"] += line_count - len(starts)
+        triggered = [
+            max(region.rfind(b"\n", start, m.start()) + 1, start)
+            for m in _SGLANG_TRIGGER.finditer(region, start, end)
+        ]
         if triggered:
             starts = sorted(set(starts).union(triggered))
-        expected = 0 if self._previous_line_read else -1
-        for start in starts:
-            if start != expected:  # an sglang line was skipped: it ends the file stream's record
+        expected = start if self._previous_line_read else -1
+        for line_start in starts:
+            if line_start != expected:  # an sglang line was skipped: it ends the file stream's record
                 self._close(None)
-            end = region.index(b"\n", start)
-            self._line(region[start:end], start)
-            expected = end + 1
-        self._previous_line_read = expected == len(region)
+            line_end = region.index(b"\n", line_start)
+            self._line(region[line_start:line_end], line_start)
+            expected = line_end + 1
+        self._previous_line_read = expected == end
         self._stats.lines += line_count
         self._lines_before_region += line_count
         events, self._events = self._events, []
@@ -192,15 +200,15 @@ class FileParser:
             if prefix.re is _VLLM_WORKER and (inner := _TORCH_RANK.match(text)) is not None:
                 text = text[inner.end():]
         for fmt in _HEADED_FORMATS:
-            match = fmt.compiled.match(text)
-            if match is not None:
+            head = fmt.head(text)
+            if head is not None:
                 self._close(stream)
                 self._stats.lines_by_format[fmt.name] += 1
-                groups = match.groupdict()
+                start, groups = head
                 level = groups.get("level")
                 if fmt.name == "flashinfer" and level:
                     self._stats.flashinfer_levels[level] += 1
-                self._message(fmt.name, text[match.end():], offset, groups.get("ts"), level, rank, stream)
+                self._message(fmt.name, text[start:], offset, groups.get("ts"), level, rank, stream)
                 return
         self._bare(text, offset, stream, rank)
 
@@ -253,7 +261,7 @@ class FileParser:
         self._close(stream)
         if len(self._open) >= MAX_OPEN_RECORDS:
             self._close(next(iter(self._open)))
-        self._open[stream] = _Record(event, stream, len(event.text))
+        self._open[stream] = _Record(event, len(event.text))
 
     def _append(self, record: _Record, text: str) -> None:
         event = record.event
@@ -295,29 +303,26 @@ class ParsedFile:
     events: Iterator[Event]
 
 
-def parse_file(path: Path, *, chunk_bytes: int | None = None, max_line_bytes: int | None = None) -> ParsedFile:
-    """Parse ``path`` lazily. Raises ``ConfigError`` at once if it cannot be opened."""
+def parse_file(path: Path) -> ParsedFile:
+    """Open ``path`` now (``ConfigError`` if it cannot be read) and parse it lazily."""
     stats = FileStats(path=str(path))
-    options = {k: v for k, v in (("chunk_bytes", chunk_bytes), ("max_line_bytes", max_line_bytes)) if v is not None}
-    context = open_log(path)
-    stream, stats.read.gzip = context.__enter__()
+    resources = ExitStack()
+    stream, stats.read.gzip = resources.enter_context(open_log(path))
 
     def events() -> Iterator[Event]:
-        try:
+        with resources:
             parser = FileParser(str(path), stats)
-            for region in iter_regions(stream, stats.read, **options):
-                yield from parser.feed(region)
+            for region, start, end in iter_regions(stream, stats.read):
+                yield from parser.feed(region, start, end)
             yield from parser.finish()
-        finally:
-            context.__exit__(None, None, None)
 
     return ParsedFile(stats, events())
 
 
 def parse_lines(lines: Iterable[str], path: str = "<lines>") -> tuple[list[Event], FileStats]:
-    """Parse in-memory lines (tests and examples); same code path as files."""
+    """Parse lines already split and clean (tests, examples): the parser without the reader."""
     stats = FileStats(path=path)
     parser = FileParser(path, stats)
     region = "".join(line.rstrip("\n") + "\n" for line in lines).encode("utf-8")
-    events = parser.feed(region) + parser.finish() if region else parser.finish()
+    events = parser.feed(region, 0, len(region)) + parser.finish() if region else parser.finish()
     return events, stats

@@ -56,10 +56,13 @@ def default_tactics_path(flashinfer_version: str) -> Path:
     return TACTICS_DIR / f"flashinfer-{flashinfer_version}.json"
 
 
+_KIND_NAMES = {int: "an integer", str: "a string", bool: "true or false"}
+
+
 def _field(path: Path, index: int, entry: dict, name: str, kind: type) -> object:
     value = entry.get(name)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ConfigError(f"{path}: tactics[{index}].{name} must be a {kind.__name__}, got {value!r}")
+        raise ConfigError(f"{path}: tactics[{index}].{name} must be {_KIND_NAMES[kind]}, got {value!r}")
     return value
 
 

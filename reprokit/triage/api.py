@@ -1,0 +1,171 @@
+"""``triage_files``: logs in, a report with a verdict out. What ``tasks.py`` and the kit step call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reprokit.errors import ConfigError
+from reprokit.triage.parser import parse_file
+from reprokit.triage.summary import Span, Summarizer, TriageSummary
+from reprokit.triage.tactics import TacticTable, default_tactics_path, load_tactic_table
+from reprokit.triage.verdict import Decision, Verdict, decide
+
+SCHEMA_VERSION = 1
+_TEXT_IN_JSON_CHARS = 16 * 1024
+
+
+@dataclass
+class TriageReport:
+    decision: Decision
+    summary: TriageSummary
+    flashinfer_version: str | None
+    flashinfer_version_source: str | None  # 'argument', 'log' (sglang's autotune cache path) or None
+    tactic_table: TacticTable | None
+
+    @property
+    def verdict(self) -> Verdict:
+        return self.decision.verdict
+
+    @property
+    def exit_code(self) -> int:
+        return self.decision.exit_code
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-able dict; the keys the kit's expectations read are at the top level."""
+        s = self.summary
+        lines_by_format: dict[str, int] = {}
+        for stats in s.files:
+            for name, count in stats.lines_by_format.items():
+                lines_by_format[name] = lines_by_format.get(name, 0) + count
+        return {
+            "schema": SCHEMA_VERSION,
+            "verdict": self.verdict.value,
+            "exit_code": self.exit_code,
+            "reason": self.decision.reason,
+            "hint": self.decision.hint,
+            "env": self.decision.env,
+            "ready": s.ready,
+            "autotune_failure_tiles": s.failure_tiles,
+            "autotune_failures": [
+                {
+                    "op": row.op,
+                    "tactic": row.tactic,
+                    "tile": row.tile,
+                    "tile_enum": row.tile_enum,
+                    "fusion": row.fusion,
+                    "swap_ab": row.swap_ab,
+                    "tile_source": row.tile_source,
+                    **_span_json(row.span),
+                    "unattributed": row.unattributed,
+                    "errors": [{"message": m, "count": c} for m, c in row.errors.most_common()],
+                    "instantiation_files": sorted(row.instantiation_files),
+                    "runners": sorted(row.runners),
+                }
+                for row in s.failures
+            ],
+            "notes": s.notes,
+            "autotune_skipped_summaries": [
+                {"op": op, "skipped": s.skipped_totals[op], **_span_json(span)}
+                for op, span in sorted(s.skipped_by_op.items())
+            ],
+            "fatal": None if s.fatal is None else {
+                "kind": s.fatal.kind,
+                "cause": s.fatal.cause,
+                "message": s.fatal.message,
+                "exception": s.fatal.exception,
+                "at": s.fatal.at,
+                "rank": s.fatal.rank,
+                "location": s.fatal.location,
+                "ended_by_eof": s.fatal.ended_by_eof,
+                "count_by_kind": dict(sorted(s.fatal.count_by_kind.items())),
+                "traceback": s.fatal.traceback[:_TEXT_IN_JSON_CHARS] if s.fatal.traceback else None,
+                "traceback_truncated": s.fatal.traceback_truncated
+                or bool(s.fatal.traceback and len(s.fatal.traceback) > _TEXT_IN_JSON_CHARS),
+            },
+            "errors": [
+                {"kind": kind, "message": message, **_span_json(span)}
+                for kind, (span, message) in sorted(s.errors.items())
+            ],
+            "timeline": [{"event": kind, **_span_json(span)} for kind, span in s.timeline],
+            "counts": {
+                "files": len(s.files),
+                "lines": s.lines,
+                "unknown_lines": s.unknown_lines,
+                "truncated_lines": sum(f.read.truncated_lines for f in s.files),
+                "lines_by_format": dict(sorted(lines_by_format.items())),
+                "events": dict(sorted(s.events_by_kind.items())),
+            },
+            "flashinfer": {
+                "version": self.flashinfer_version,
+                "version_source": self.flashinfer_version_source,
+                "tactics_file": str(self.tactic_table.path) if self.tactic_table else None,
+                "logger_lines": s.flashinfer_logger_lines,
+                "logger_levels": dict(sorted(s.flashinfer_levels.items())),
+                "autotune_ran": s.autotune_ran,
+            },
+            "files": [
+                {
+                    "path": f.path,
+                    "gzip": f.read.gzip,
+                    "bytes": f.read.bytes_read,
+                    "lines": f.lines,
+                    "unknown_lines": f.unknown_lines,
+                    "truncated_lines": f.read.truncated_lines,
+                    "ends_mid_line": f.read.ends_mid_line,
+                    "read_error": f.read.read_error,
+                    "ranks": sorted(f.ranks),
+                }
+                for f in s.files
+            ],
+        }
+
+
+def _span_json(span: Span) -> dict[str, Any]:
+    return {
+        "count": span.count,
+        "ranks": sorted(span.ranks),
+        "first": span.first_at,
+        "last": span.last_at,
+        "first_location": span.first_location,
+    }
+
+
+def _table_for(flashinfer_version: str | None, tactics_file: Path | None) -> TacticTable | None:
+    if tactics_file is not None:
+        return load_tactic_table(tactics_file)
+    if flashinfer_version is not None and (path := default_tactics_path(flashinfer_version)).is_file():
+        return load_tactic_table(path)
+    return None
+
+
+def triage_files(
+    paths: list[Path], flashinfer_version: str | None = None, tactics_file: Path | None = None
+) -> TriageReport:
+    """Triage server logs (plain or gzip, any size, ranks interleaved or one file per rank).
+
+    ``flashinfer_version`` picks the tactic table ``reprokit/data/tactics/flashinfer-<v>.json``
+    (when it exists) and the advice on log levels; without it, the version is read from
+    sglang's autotune cache path when the log has one. ``tactics_file`` overrides the table.
+    Raises ``ConfigError`` for a path that cannot be read or a malformed tactic table.
+    """
+    if not paths:
+        raise ConfigError("no log file given; pass one or more server logs")
+    for path in paths:
+        if not Path(path).is_file():
+            reason = "is a directory; pass the log files inside it" if Path(path).is_dir() else "no such file"
+            raise ConfigError(f"{path}: {reason}")
+    table = _table_for(flashinfer_version, tactics_file)
+    summarizer = Summarizer()
+    for path in paths:
+        parsed = parse_file(Path(path))
+        for event in parsed.events:
+            summarizer.add(event)
+        summarizer.add_file(parsed.stats)
+    version, source = flashinfer_version, ("argument" if flashinfer_version else None)
+    if version is None and summarizer.detected_flashinfer_version:
+        version, source = summarizer.detected_flashinfer_version, "log"
+        table = table or _table_for(version, None)
+    summary = summarizer.summary(table)
+    return TriageReport(decide(summary, version), summary, version, source, table)

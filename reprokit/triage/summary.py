@@ -1,0 +1,359 @@
+"""Fold the parser's events into what a person asks of a server log.
+
+Was the server up? Which autotune tactics failed, on which tiles, on how many ranks,
+and when? Was there a fatal error, and what was its first traceback? What happened
+when, from weight loading through autotuning to readiness?
+
+Memory stays bounded: failures are grouped by a small key, spans keep first/last only,
+and every set of names is capped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from reprokit.triage.exception_text import ExceptionFacts, analyse
+from reprokit.triage.formats import FLASHINFER_VERSION_IN_CACHE_PATH
+from reprokit.triage.parser import Event, FileStats
+from reprokit.triage.tactics import TacticTable
+
+MAX_NAMES_PER_SET = 64
+
+# the order of a server's start, used for the timeline when times tie or are missing
+LIFECYCLE_KINDS = (
+    "load_weight_end",
+    "server_autotune_start",
+    "autotune_process_start",
+    "autotune_progress",
+    "autotune_skip",
+    "autotune_skipped_summary",
+    "autotune_oom_fallback",
+    "autotune_process_end",
+    "server_autotune_completed",
+    "cuda_graph_capture_begin",
+    "cuda_graph_capture_end",
+    "uvicorn_running",
+    "uvicorn_startup_complete",
+    "ready",
+)
+AUTOTUNE_EVIDENCE_KINDS = frozenset(
+    ("server_autotune_start", "server_autotune_completed", "autotune_process_start", "autotune_process_end",
+     "autotune_progress", "autotune_skip", "autotune_failure_detail", "autotune_skipped_summary")
+)
+_RUNNER_CLASS = re.compile(r"(\w+) object at 0x")
+
+
+def _add_capped(names: set[str], name: str | None) -> None:
+    if name is not None and (name in names or len(names) < MAX_NAMES_PER_SET):
+        names.add(name)
+
+
+@dataclass
+class Span:
+    """How often something happened, first and last time, and on which ranks."""
+
+    count: int = 0
+    first_at: str | None = None
+    first_key: str | None = None
+    last_at: str | None = None
+    last_key: str | None = None
+    first_location: str | None = None
+    ranks: set[str] = field(default_factory=set)
+
+    def add(self, event: Event) -> None:
+        self.count += 1
+        _add_capped(self.ranks, event.rank)
+        if self.first_location is None:
+            self.first_location = f"{event.file}:{event.line_no}"
+        if event.at_key is None:
+            return
+        if self.first_key is None or event.at_key < self.first_key:
+            self.first_key, self.first_at = event.at_key, event.at
+            self.first_location = f"{event.file}:{event.line_no}"
+        if self.last_key is None or event.at_key > self.last_key:
+            self.last_key, self.last_at = event.at_key, event.at
+
+    def merge(self, other: Span) -> None:
+        if other.first_key is not None and (self.first_key is None or other.first_key < self.first_key):
+            self.first_key, self.first_at, self.first_location = other.first_key, other.first_at, other.first_location
+        if other.last_key is not None and (self.last_key is None or other.last_key > self.last_key):
+            self.last_key, self.last_at = other.last_key, other.last_at
+        self.first_location = self.first_location or other.first_location
+        self.count += other.count
+        for rank in other.ranks:
+            _add_capped(self.ranks, rank)
+
+
+@dataclass
+class _FailureGroup:
+    """Failures of one tactic as the log describes them, before the tactic table is applied."""
+
+    span: Span = field(default_factory=Span)
+    unattributed_by_file: Counter[str] = field(default_factory=Counter)
+    errors: Counter[str] = field(default_factory=Counter)
+    instantiation_files: set[str] = field(default_factory=set)
+    runners: set[str] = field(default_factory=set)
+
+
+@dataclass
+class FailureRow:
+    """Autotune failures of one (op, tactic, tile, fusion, swap_ab), as reported."""
+
+    op: str | None
+    tactic: int | str
+    tile: str | None
+    tile_enum: str | None
+    fusion: str | None
+    swap_ab: bool | None
+    tile_source: str | None  # 'exception_text' (a dispatch frame or message), 'tactics_file', or None
+    span: Span
+    unattributed: int  # failures whose line named no rank (FlashInfer's logger has none under sglang)
+    errors: Counter[str]
+    instantiation_files: set[str]
+    runners: set[str]
+
+
+@dataclass
+class FatalInfo:
+    """The first fatal event (by time), its cause, and the first fatal record with a traceback."""
+
+    kind: str
+    cause: str | None  # the error pattern behind it, e.g. 'cuda_illegal_memory_access'
+    message: str
+    exception: str | None
+    at: str | None
+    rank: str | None
+    location: str
+    traceback: str | None  # the first fatal record that carried continuation lines
+    traceback_truncated: bool
+    ended_by_eof: bool
+    count_by_kind: Counter[str]
+
+
+@dataclass
+class TriageSummary:
+    """Everything the verdict and the report need."""
+
+    files: list[FileStats]
+    events_by_kind: Counter[str]
+    ready: bool
+    failures: list[FailureRow]
+    notes: list[str]  # disagreements between the tactic table and what the log says
+    skipped_by_op: dict[str, Span]
+    skipped_totals: Counter[str]
+    fatal: FatalInfo | None
+    errors: dict[str, tuple[Span, str]]
+    timeline: list[tuple[str, Span]]
+    autotune_ran: bool
+    flashinfer_logger_lines: int
+    flashinfer_levels: Counter[str]
+
+    @property
+    def lines(self) -> int:
+        return sum(f.lines for f in self.files)
+
+    @property
+    def unknown_lines(self) -> int:
+        return sum(f.unknown_lines for f in self.files)
+
+    @property
+    def recognised_lines(self) -> int:
+        return sum(f.lines - f.unknown_lines - f.lines_by_format["blank"] for f in self.files)
+
+    @property
+    def failure_count(self) -> int:
+        return sum(row.span.count for row in self.failures)
+
+    @property
+    def failure_tiles(self) -> list[str]:
+        return sorted({row.tile for row in self.failures if row.tile})
+
+
+def _tactic_value(text: str | None) -> int | str:
+    try:
+        return int(text or "")
+    except ValueError:
+        return text or "?"
+
+
+def _is_fatal(event: Event, facts: ExceptionFacts | None) -> bool:
+    if event.severity == "fatal":
+        return True
+    return event.severity == "error" and facts is not None and facts.cause_severity == "fatal"
+
+
+class Summarizer:
+    """Accumulate events file after file; ``summary`` resolves tactics and ranks at the end."""
+
+    def __init__(self) -> None:
+        self._files: list[FileStats] = []
+        self._events_by_kind: Counter[str] = Counter()
+        self._ready = False
+        self._groups: dict[tuple, _FailureGroup] = {}
+        self._skipped: dict[str, Span] = {}
+        self._skipped_totals: Counter[str] = Counter()
+        self._fatal_first: tuple[tuple[str, int], Event, ExceptionFacts | None] | None = None
+        self._fatal_traceback: tuple[tuple[str, int], Event] | None = None
+        self._fatal_kinds: Counter[str] = Counter()
+        self._errors: dict[str, tuple[Span, str]] = {}
+        self._timeline: dict[str, Span] = {}
+        self._version: str | None = None
+        self._order = 0
+
+    def add(self, event: Event) -> None:
+        self._events_by_kind[event.kind] += 1
+        self._order += 1
+        kind = event.kind
+        if kind == "ready" or (kind == "uvicorn_startup_complete" and event.fmt != "sglang"):
+            # vLLM has no 'ready to roll'; its API server is up when uvicorn finishes starting
+            self._ready = True
+        if kind == "server_autotune_start" and (path := event.fields.get("cache_path")):
+            if found := FLASHINFER_VERSION_IN_CACHE_PATH.search(path):
+                self._version = self._version or found.group(1)
+        if kind == "autotune_skip":
+            self._add_failure(event)
+        elif kind == "autotune_skipped_summary":
+            op = event.fields.get("op") or "?"
+            self._skipped.setdefault(op, Span()).add(event)
+            self._skipped_totals[op] += int(event.fields.get("count") or 0)
+        facts = analyse(event.text) if event.severity in ("error", "fatal") else None
+        fatal = _is_fatal(event, facts)
+        if fatal:
+            self._add_fatal(event, facts)
+        elif event.severity == "error":
+            span, message = self._errors.setdefault(kind, (Span(), facts.summary if facts else event.text[:300]))
+            span.add(event)
+        if kind in LIFECYCLE_KINDS or fatal:
+            self._timeline.setdefault(kind, Span()).add(event)
+
+    def add_file(self, stats: FileStats) -> None:
+        self._files.append(stats)
+
+    @property
+    def detected_flashinfer_version(self) -> str | None:
+        """The FlashInfer version named by sglang's autotune cache path, if the log has one."""
+        return self._version
+
+    def _add_failure(self, event: Event) -> None:
+        facts = analyse(event.text)
+        fields = event.fields
+        key = (
+            fields.get("tactic"), facts.op, fields.get("op_hint"), facts.tile, facts.tile_enum, facts.fusion,
+            facts.swap_ab,
+        )
+        group = self._groups.setdefault(key, _FailureGroup())
+        group.span.add(event)
+        if event.rank is None:
+            group.unattributed_by_file[event.file] += 1
+        group.errors[facts.summary] += 1
+        _add_capped(group.instantiation_files, facts.instantiation_file)
+        runner = fields.get("runner") or ""
+        found = _RUNNER_CLASS.search(runner)
+        _add_capped(group.runners, found.group(1) if found else runner[:80] or None)
+
+    def _add_fatal(self, event: Event, facts: ExceptionFacts | None) -> None:
+        self._fatal_kinds[event.kind] += 1
+        order = (event.at_key or "~", self._order)  # untimed events sort after timed ones
+        if self._fatal_first is None or order < self._fatal_first[0]:
+            self._fatal_first = (order, event, facts)
+        if event.continuation_lines and (self._fatal_traceback is None or order < self._fatal_traceback[0]):
+            self._fatal_traceback = (order, event)
+
+    def summary(self, table: TacticTable | None) -> TriageSummary:
+        levels: Counter[str] = Counter()
+        for stats in self._files:
+            levels.update(stats.flashinfer_levels)
+        notes: list[str] = []
+        return TriageSummary(
+            files=self._files,
+            events_by_kind=self._events_by_kind,
+            ready=self._ready,
+            failures=self._failure_rows(table, notes),
+            notes=notes,
+            skipped_by_op=self._skipped,
+            skipped_totals=self._skipped_totals,
+            fatal=self._fatal_info(),
+            errors=self._errors,
+            timeline=sorted(
+                self._timeline.items(),
+                key=lambda item: (
+                    item[1].first_key or "~",
+                    LIFECYCLE_KINDS.index(item[0]) if item[0] in LIFECYCLE_KINDS else len(LIFECYCLE_KINDS),
+                ),
+            ),
+            autotune_ran=any(self._events_by_kind[k] for k in AUTOTUNE_EVIDENCE_KINDS),
+            flashinfer_logger_lines=sum(levels.values()),
+            flashinfer_levels=levels,
+        )
+
+    def _failure_rows(self, table: TacticTable | None, notes: list[str]) -> list[FailureRow]:
+        """Apply the tactic table, attribute single-rank files, and merge groups that now coincide.
+
+        What the exception text shows (the dispatch frame's tile, the gemm1/gemm2 frame) is
+        direct evidence of the kernel that failed, so it wins; the table fills in what the
+        text does not say. Where they disagree, ``notes`` says so: a wrong FlashInfer
+        version is the usual reason.
+        """
+        sole_rank = {s.path: next(iter(s.ranks)) for s in self._files if len(s.ranks) == 1 and not s.ranks_overflowed}
+        rows: dict[tuple, FailureRow] = {}
+        for (tactic_text, text_op, op_hint, tile, tile_enum, fusion, swap_ab), group in self._groups.items():
+            tactic = _tactic_value(tactic_text)
+            entry = table.lookup(tactic, text_op or op_hint) if table and isinstance(tactic, int) else None
+            source = "exception_text" if tile else None
+            op = text_op or (entry.op if entry else None) or op_hint
+            if table is not None and entry is not None:
+                said = {"tile": tile, "fusion": fusion, "swap_ab": swap_ab}
+                table_says = {"tile": entry.tile, "fusion": entry.fusion, "swap_ab": entry.swap_ab}
+                differs = [f"{k} {said[k]} (exception text) vs {table_says[k]} (table)"
+                           for k in said if said[k] is not None and said[k] != table_says[k]]
+                note = f"tactic {tactic} of {entry.op}: {'; '.join(differs)} in {table.path}"
+                if differs and note not in notes:
+                    notes.append(note)
+                source = source or "tactics_file"
+                tile, fusion = tile or entry.tile, fusion or entry.fusion
+                swap_ab = entry.swap_ab if swap_ab is None else swap_ab
+                tile_enum = tile_enum or (entry.tile_enum if tile == entry.tile else None)
+            span = Span()
+            span.merge(group.span)
+            unattributed = 0
+            for path, count in group.unattributed_by_file.items():
+                if path in sole_rank:
+                    _add_capped(span.ranks, sole_rank[path])
+                else:
+                    unattributed += count
+            key = (op, tactic, tile, fusion, swap_ab)
+            row = rows.get(key)
+            if row is None:
+                rows[key] = FailureRow(op, tactic, tile, tile_enum, fusion, swap_ab, source, span, unattributed,
+                                       Counter(group.errors), set(group.instantiation_files), set(group.runners))
+                continue
+            row.span.merge(span)
+            row.unattributed += unattributed
+            row.errors.update(group.errors)
+            row.tile_enum = row.tile_enum or tile_enum
+            for name in group.instantiation_files:
+                _add_capped(row.instantiation_files, name)
+            for name in group.runners:
+                _add_capped(row.runners, name)
+        return sorted(rows.values(), key=lambda r: (r.op or "", isinstance(r.tactic, str), r.tactic))
+
+    def _fatal_info(self) -> FatalInfo | None:
+        if self._fatal_first is None:
+            return None
+        _, event, facts = self._fatal_first
+        traceback_event = self._fatal_traceback[1] if self._fatal_traceback else None
+        return FatalInfo(
+            kind=event.kind,
+            cause=facts.cause if facts else None,
+            message=event.text.split("\n", 1)[0][:300],
+            exception=facts.final_exception if facts else None,
+            at=event.at,
+            rank=event.rank,
+            location=f"{event.file}:{event.line_no}",
+            traceback=traceback_event.text if traceback_event else None,
+            traceback_truncated=traceback_event.text_truncated if traceback_event else False,
+            ended_by_eof=event.ended_by_eof,
+            count_by_kind=self._fatal_kinds,
+        )

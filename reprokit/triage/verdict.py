@@ -1,0 +1,106 @@
+"""The verdict on a server log, and the exit code of each verdict (one table, here).
+
+The codes start at 10 so that they never collide with the generic exit codes of
+``reprokit.errors.ExitCode`` (0-5, 130): a wrapper can tell "the log says FATAL" (11)
+from "the triage could not run" (2). READY is 0 so that a shell ``&&`` reads naturally.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from packaging.version import InvalidVersion, Version
+
+from reprokit.triage.summary import TriageSummary
+
+LOG_LEVEL_ENV = "FLASHINFER_LOGGING_LEVEL"
+DEBUG_TACTIC_LINES_SINCE = Version("0.6.8")  # 'Skipping tactic' moved from WARNING to DEBUG
+
+
+class Verdict(Enum):
+    READY = "READY"
+    READY_WITH_NONFATAL_AUTOTUNE_FAILURES = "READY_WITH_NONFATAL_AUTOTUNE_FAILURES"
+    FATAL = "FATAL"
+    NOT_READY = "NOT_READY"
+    INCONCLUSIVE = "INCONCLUSIVE"
+
+
+EXIT_CODES: dict[Verdict, int] = {
+    Verdict.READY: 0,  # the server came up; no autotune tactic failed
+    Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES: 10,  # up, and some tactics failed while autotuning (skipped)
+    Verdict.FATAL: 11,  # a fatal error: a process died, warmup failed, a sticky CUDA error, an NCCL timeout
+    Verdict.NOT_READY: 12,  # the log ends with neither readiness nor a fatal error: still starting, hung or cut
+    Verdict.INCONCLUSIVE: 13,  # the log cannot say: tactic lines hidden by the log level, or nothing recognisable
+}
+
+
+@dataclass(frozen=True)
+class Decision:
+    verdict: Verdict
+    reason: str
+    hint: str | None = None  # what to change to get a conclusive log, in words
+    env: dict[str, str] | None = None  # the same as environment variables for the next run
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+
+def _hidden_tactics_hint(flashinfer_version: str | None) -> str:
+    try:
+        old = flashinfer_version is not None and Version(flashinfer_version) < DEBUG_TACTIC_LINES_SINCE
+    except InvalidVersion:
+        old = False
+    if old:
+        return (f"set {LOG_LEVEL_ENV}=debug (FlashInfer {flashinfer_version} logs each failed tactic at WARNING: "
+                "any level up to warning shows them) and keep the server's stderr in the log")
+    return (f"set {LOG_LEVEL_ENV}=debug (FlashInfer >= {DEBUG_TACTIC_LINES_SINCE} logs each failed tactic at DEBUG) "
+            "and keep the server's stderr in the log")
+
+
+def decide(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
+    """Fatal beats everything; then readiness; a log that shows neither is NOT_READY."""
+    fatal = summary.fatal
+    if fatal is not None:
+        cause = f" ({fatal.cause})" if fatal.cause else ""
+        where = f" on {fatal.rank}" if fatal.rank else ""
+        what = fatal.exception or fatal.message
+        return Decision(Verdict.FATAL, f"{fatal.kind}{cause}{where} at {fatal.location}: {what}")
+    if summary.ready:
+        failures = summary.failure_count
+        if failures:
+            tiles = ", ".join(summary.failure_tiles) or "tiles unknown"
+            return Decision(
+                Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
+                f"server ready; {failures} autotune tactic failure(s), skipped by the autotuner ({tiles})",
+            )
+        skipped = sum(summary.skipped_totals.values())
+        if skipped:
+            return Decision(
+                Verdict.INCONCLUSIVE,
+                f"server ready; FlashInfer skipped {skipped} unsupported tactic(s) but the per-tactic lines "
+                "are not in the log, so the failing tiles are unknown",
+                _hidden_tactics_hint(flashinfer_version),
+                {LOG_LEVEL_ENV: "debug"},
+            )
+        if summary.autotune_ran and summary.flashinfer_logger_lines == 0:
+            return Decision(
+                Verdict.INCONCLUSIVE,
+                "server ready and autotuning ran, but the log has no FlashInfer logger line, "
+                "so failed tactics cannot be seen",
+                _hidden_tactics_hint(flashinfer_version),
+                {LOG_LEVEL_ENV: "debug"},
+            )
+        return Decision(Verdict.READY, "server ready; no autotune tactic failed")
+    if summary.recognised_lines == 0:
+        return Decision(
+            Verdict.INCONCLUSIVE,
+            f"no recognisable log line in {summary.lines} line(s): not an sglang, vLLM or FlashInfer log?",
+        )
+    cut = [f.path for f in summary.files if f.read.ends_mid_line or f.read.read_error]
+    ending = f"; cut off: {', '.join(cut)}" if cut else ""
+    return Decision(
+        Verdict.NOT_READY,
+        f"the log ends with neither readiness nor a fatal error (still starting, hung or truncated){ending}",
+    )

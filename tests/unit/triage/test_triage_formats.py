@@ -1,0 +1,64 @@
+"""Every pattern of the table against its real example line, with Python's re and with grep -E."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from reprokit.triage import formats
+from reprokit.triage.parser import parse_lines
+
+LINE_PATTERNS = [p for p in formats.PATTERNS if p.family != "exception_text"]
+
+
+@pytest.mark.parametrize("pattern", LINE_PATTERNS, ids=lambda p: p.kind)
+def test_example_line_parses_to_its_kind(pattern):
+    events, stats = parse_lines([pattern.example])
+    assert [e.kind for e in events] == [pattern.kind]
+    assert stats.unknown_lines == 0
+
+
+@pytest.mark.parametrize("pattern", formats.PATTERNS, ids=lambda p: p.kind)
+def test_example_matches_with_python_re(pattern):
+    assert pattern.compiled.search(pattern.example) is not None
+
+
+@pytest.mark.skipif(shutil.which("grep") is None, reason="grep is not installed")
+@pytest.mark.parametrize("pattern", formats.PATTERNS, ids=lambda p: p.kind)
+def test_example_matches_with_grep_extended_regex(pattern, tmp_path):
+    """The benchmark's grep -cE runs these very regexes: they must mean the same to POSIX ERE."""
+    log = tmp_path / "example.log"
+    log.write_text(pattern.example + "\nan unrelated line\n", encoding="utf-8")
+    done = subprocess.run(["grep", "-cE", pattern.regex, str(log)], capture_output=True, text=True,
+                          env={"LC_ALL": "C"}, check=False)
+    assert done.stdout.strip() == "1", done.stderr
+
+
+@pytest.mark.parametrize("pattern", formats.SERVER_PATTERNS, ids=lambda p: p.kind)
+def test_server_pattern_matches_start_with_its_lead(pattern):
+    """The parser only looks at sglang lines whose message starts with a lead: no match may escape it."""
+    message = pattern.example.split("] ", 1)[1] if pattern.example.startswith("[") else pattern.example
+    message = re.sub(r"^\(\w+ pid=\d+\) (?:\w+ \d\d-\d\d \d\d:\d\d:\d\d \[[^\]]+\] )?", "", message)
+    assert pattern.compiled.match(message) is not None
+    assert re.match(pattern.lead, message) is not None
+
+
+@pytest.mark.parametrize("fmt", formats.LINE_FORMATS + formats.CONTINUATION_FORMATS, ids=lambda f: f.name)
+def test_line_format_example_is_recognised(fmt):
+    assert fmt.head(fmt.example) is not None
+
+
+def test_kinds_are_unique_and_families_partition_the_table():
+    kinds = [p.kind for p in formats.PATTERNS]
+    assert len(kinds) == len(set(kinds))
+    families = (formats.SERVER_PATTERNS, formats.AUTOTUNER_PATTERNS, formats.ERROR_PATTERNS,
+                formats.EXCEPTION_TEXT_PATTERNS)
+    assert sum(len(f) for f in families) == len(formats.PATTERNS)
+
+
+def test_a_pattern_with_wrong_field_names_is_refused():
+    with pytest.raises(ValueError, match="2 groups but 1 field names"):
+        formats.LogPattern("bad", r"(a)(b)", ("a",), "ab", "test")
+    with pytest.raises(ValueError, match="needs a lead"):
+        formats.LogPattern("bad", r"a", (), "a", "test")
