@@ -101,6 +101,19 @@ def triage(c, path, also=None, flashinfer=None, json=False):
     _run(cli.triage, [path, *(also or [])], flashinfer, json)
 
 
+@task(help={"runs-dir": "a run record, or a directory of them (e.g. one CI job's)",
+            "out": "append to this file (e.g. $GITHUB_STEP_SUMMARY) instead of printing"})
+def summary(c, runs_dir=RUNS, out=None):
+    """Print (or append to a file) the report of each run: verdict first, then the tables."""
+    _run(cli.summary, runs_dir, out)
+
+
+@task
+def lint(c):
+    """Lint the Python sources (ruff)."""
+    _run(cli.lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
+
+
 @task
 def kits(c):
     """List the kits and the step kinds they can use."""

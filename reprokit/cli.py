@@ -201,6 +201,33 @@ def triage(specs: list[str], flashinfer: str | None, as_json: bool) -> int:
     return report.exit_code
 
 
+def summary(runs_dir: str, out: str | None) -> int:
+    """Append the report of every run under ``runs_dir`` (a CI job's summary): verdict first, then its tables."""
+    root = Path(runs_dir)
+    reports = sorted(root.glob("*/report.md")) if root.is_dir() else []
+    if (root / "report.md").is_file():
+        reports = [root / "report.md"]
+    if not reports:
+        text = f"# No run record\n\nNothing was recorded under `{runs_dir}`: the run stopped before it started (see the job log).\n"
+        code = ExitCode.FAIL
+    else:
+        text = "\n\n".join(path.read_text() for path in reports)
+        code = ExitCode.PASS
+    if out:
+        with open(out, "a", encoding="utf-8") as fh:
+            fh.write(text + "\n")
+    else:
+        print(text)
+    return code
+
+
+def lint(paths: list[str]) -> int:
+    """ruff over the Python sources; the workflows are checked by the test suite (check-jsonschema, zizmor)."""
+    import subprocess  # noqa: PLC0415
+
+    return subprocess.run([sys.executable, "-m", "ruff", "check", *paths]).returncode
+
+
 def list_kits(kits_dir: str) -> int:
     table = Table(title="kits", title_justify="left")
     for column in ("kit", "steps", "pins"):

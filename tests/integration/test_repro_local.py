@@ -202,3 +202,17 @@ def test_step_timeout_ends_the_process_group(tmp_path):
     assert not alive(int(pidfile.read_text()))
     assert (outcome.run_dir / "steps" / "probe" / "step.log").read_text() == "probe started\n"
     assert "      timeout in" in "\n".join(messages)
+
+
+def test_summary_appends_every_report_for_the_job_summary(tmp_path):
+    runs = tmp_path / "runs"
+    assert run_invoke("probe", "--runs-dir", str(runs)).returncode == 3
+    summary = tmp_path / "summary.md"
+    summary.write_text("existing line\n")
+    proc = run_invoke("summary", "--runs-dir", str(runs), "--out", str(summary))
+    assert proc.returncode == 0, proc.stderr
+    text = summary.read_text()
+    assert text.startswith("existing line\n# smem-probe on local: INCONCLUSIVE\n")
+    empty = run_invoke("summary", "--runs-dir", str(tmp_path / "none"))
+    assert empty.returncode == 1
+    assert "Nothing was recorded under" in empty.stdout

@@ -1,0 +1,85 @@
+"""The GitOps workflows: valid against GitHub's schema, clean under zizmor, pinned, bounded, one `./dev` line per step."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[3]
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+
+
+def load(path: Path) -> dict:
+    data = yaml.safe_load(path.read_text())
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as True
+    return data
+
+
+def test_both_workflows_exist():
+    assert [p.name for p in WORKFLOWS] == ["ci.yml", "repro.yml"]
+
+
+def test_schema_valid_offline():
+    proc = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
+                           *map(str, WORKFLOWS)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok -- validation done" in proc.stdout
+
+
+def test_zizmor_finds_nothing_offline():
+    zizmor = shutil.which("zizmor") or str(Path(sys.executable).parent / "zizmor")
+    if not Path(zizmor).exists():
+        pytest.skip("zizmor is not installed in this environment")
+    proc = subprocess.run([zizmor, "--offline", "--no-progress", str(REPO / ".github" / "workflows")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings to report" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_actions_pinned_jobs_bounded_steps_one_line(path):
+    data = load(path)
+    for name, job in data["jobs"].items():
+        assert isinstance(job.get("timeout-minutes"), int), f"{path.name}: job {name} has no timeout-minutes"
+        for step in job["steps"]:
+            if "uses" in step:
+                assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+            if "run" in step:
+                run = step["run"].strip()
+                assert "\n" not in run, f"{path.name}: a multi-line run step: {run!r}"
+                assert re.match(r"(sudo [^ ]+ )?\./dev (invoke|test)\b", run), run
+                assert "${{" not in run, f"{path.name}: expression inside run (template injection): {run!r}"
+
+
+def test_repro_workflow_contract():
+    data = load(REPO / ".github" / "workflows" / "repro.yml")
+    on = data["on"]
+    assert on["push"]["paths"] == ["kits/**", "docker/**", "inventory.yml"]
+    assert set(on["workflow_dispatch"]["inputs"]) == {"kit", "host"}
+    assert data["concurrency"]["cancel-in-progress"] is False
+    assert "inputs.host" in data["concurrency"]["group"]
+    job = data["jobs"]["repro"]
+    assert job["runs-on"] == ["self-hosted", "linux", "x64", "gpu", "sm120"]
+    assert job["env"]["KIT"] == "${{ inputs.kit || 'ep8-crash' }}" and "inputs.host" in job["env"]["HOST"]
+    upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+    assert "${{ github.run_id }}-${{ github.run_attempt }}" in upload["with"]["name"]
+    assert upload["if"] == "always()"
+    summary = next(s for s in job["steps"] if "summary" in s.get("run", ""))
+    assert '"$GITHUB_STEP_SUMMARY"' in summary["run"] and summary["if"] == "always()"
+    assert data["permissions"] == {"contents": "read"}
+
+
+def test_every_invoke_task_a_workflow_calls_exists():
+    listed = subprocess.run([sys.executable, "-m", "invoke", "--search-root", str(REPO), "--list"], capture_output=True,
+                            text=True, cwd=REPO).stdout
+    tasks = {line.split()[0] for line in listed.splitlines()[2:] if line.strip()}
+    for path in WORKFLOWS:
+        for job in load(path)["jobs"].values():
+            for step in job["steps"]:
+                found = re.search(r"\./dev invoke ([\w-]+)", step.get("run", ""))
+                if found:
+                    assert found.group(1) in tasks, f"{path.name} calls unknown task {found.group(1)}"
