@@ -170,12 +170,25 @@ def step_entry(run, step_name: str, timeout_s: int, out_dir: Path) -> dict[str, 
     if run.timed_out:
         entry.update(status="timeout", reason=f"timed out after {timeout_s} s; the process group was ended")
     elif run.result is None:
-        entry.update(status="error", reason=f"exit code {run.exit_code}: {run.result_problem}")
+        last = _last_line(out_dir / "step.log")
+        entry.update(status="error", reason=f"exit code {run.exit_code}: {run.result_problem}"
+                     + (f"; the log ends with: {last}" if last else ""))
     else:
         entry.update(status=WORKLOAD_STATUS_BY_EXIT.get(run.exit_code, "error"), reason=run.result.get("error"))
         entry["result_file"] = f"steps/{step_name}/result.json"
         entry["result_path"] = str(out_dir / "result.json")
     return entry
+
+
+def _last_line(log: Path, max_chars: int = 300) -> str:
+    try:
+        with open(log, "rb") as fh:
+            fh.seek(max(0, log.stat().st_size - 8192))
+            lines = [line.strip() for line in fh.read().decode("utf-8", errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return ""
+    meaningful = [line for line in lines if not line.startswith("Run 'docker run --help'")]
+    return (meaningful or [""])[-1][:max_chars]
 
 
 def conclude(kit: Kit, record: RunRecord, steps: dict[str, dict[str, Any]], fingerprint: dict[str, Any]) -> RunOutcome:

@@ -48,6 +48,9 @@ class HostVars(pydantic.BaseModel):
     proxy_jump: str | None = None
     workdir: str = "/var/lib/reprokit"
     connect_timeout_s: float = pydantic.Field(10.0, gt=0)
+    # docker runtime: what `docker run` asks for (NCCL and pinned host memory want memlock unlimited)
+    container_ulimits: dict[str, int] = {"memlock": -1, "stack": 67108864}
+    container_shm_size: str = pydantic.Field("16g", pattern=r"^[0-9]+[bkmg]?$")
 
     @pydantic.field_validator("gpu_arch")
     @classmethod
@@ -76,6 +79,8 @@ class Host:
     key_file: str | None = None
     proxy_jump: str | None = None
     connect_timeout_s: float = 10.0
+    container_ulimits: tuple[tuple[str, int], ...] = (("memlock", -1), ("stack", 67108864))
+    container_shm_size: str = "16g"
     source: str = "built-in"  # file:line where the host is defined
 
     @property
@@ -256,6 +261,8 @@ def load_inventory(path: Path | str | None) -> Inventory:
             key_file=hv.ansible_ssh_private_key_file,
             proxy_jump=hv.proxy_jump,
             connect_timeout_s=hv.connect_timeout_s,
+            container_ulimits=tuple(hv.container_ulimits.items()),
+            container_shm_size=hv.container_shm_size,
             source=doc.where(host_loc[name]),
         )
     for group, members in inventory.groups.items():

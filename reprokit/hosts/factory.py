@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.hosts.executor import LocalNativeExecutor
@@ -20,6 +20,7 @@ class ConnectOptions:
     keep_remote: bool = False
     reconnect_attempts: int = RECONNECT_ATTEMPTS
     io_timeout_s: float = IO_TIMEOUT_S
+    progress: Callable[[str, int], Any] | None = None  # a transfer progress bar factory (the CLI gives rich's)
 
 
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,
@@ -30,5 +31,8 @@ def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: Conn
 
 
 def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> RemoteExecutor:
-    return RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say,
-                          reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s)
+    executor = RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say,
+                              reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s)
+    if options.progress is not None:
+        executor.progress = options.progress
+    return executor

@@ -25,7 +25,10 @@ ip netns add rk-probe-$$ 2>/dev/null && ip netns del rk-probe-$$ || unavailable 
 mkdir -p "$STATE" /run/sshd
 id rkuser >/dev/null 2>&1 || useradd --create-home --shell /bin/bash rkuser
 usermod -p '*' rkuser  # no password, but not locked: sshd refuses locked accounts without PAM
-getent group docker >/dev/null && usermod -aG docker rkuser || true
+# The test hosts run workloads in Docker through this machine's engine (tests/services/up.d/20-docker.sh):
+# create its group now, so the engine's package adopts it and rkuser can reach the socket.
+groupadd -f docker
+usermod -aG docker rkuser
 [ -f "$STATE/id_ed25519" ] || ssh-keygen -q -t ed25519 -N '' -C reprokit-tests -f "$STATE/id_ed25519"
 install -d -m 700 -o rkuser -g rkuser ~rkuser/.ssh
 install -m 600 -o rkuser -g rkuser "$STATE/id_ed25519.pub" ~rkuser/.ssh/authorized_keys
