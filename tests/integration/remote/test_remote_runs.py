@@ -290,7 +290,8 @@ def test_full_remote_disk_gives_a_clear_error_and_a_complete_record(tmp_path):
         manifest = load_manifest(run_dir)
         probe = next(s for s in manifest["steps"] if s["name"] == "probe")
         assert probe["status"] == "error"
-        assert probe["reason"] == f"exit code 1: the workload wrote no result.json; host 'h8' has no space left in {small}"
+        assert probe["reason"] == (f"exit code 1: the workload wrote no result.json; host 'h8' has no space left in {small};"
+                                   " the log ends with: head: error writing 'standard output': No space left on device")
         assert proc.returncode == ExitCode.STEP_ERROR
         assert manifest["status"] == "complete" and verify_record(run_dir) == []
         assert "No space left on device" in (run_dir / "steps" / "probe" / "step.log").read_text()
