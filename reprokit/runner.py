@@ -28,6 +28,7 @@ from reprokit.plan.planner import plan_step
 from reprokit.plan.steps import STEP_KINDS
 from reprokit.records.atomic import sha256_file, write_json_atomic
 from reprokit.records.run import RunRecord, load_manifest, new_run_id, utc_now
+from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
 from reprokit.secrets import collect_secrets
 
@@ -137,7 +138,7 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
 
     steps: dict[str, dict[str, Any]] = {}
     for number, step in enumerate(kit.steps, start=2):
-        planned = plan_step(step, kit, kits_dir, fingerprint, steps)
+        planned = plan_step(step, kit, kits_dir, fingerprint, steps, host_cpu_only=executor.host.cpu_only)
         entry: dict[str, Any] = {"name": step.name, "uses": step.uses, "started": utc_now()}
         if planned.skip_reason:
             entry.update(status="not_run", reason=planned.skip_reason, ended=entry["started"], result=None)
@@ -197,6 +198,7 @@ def conclude(kit: Kit, record: RunRecord, steps: dict[str, dict[str, Any]], fing
     write_json_atomic(record.dir / "verdict.json", verdict)
     record.update(verdict={"verdict": verdict["verdict"], "summary": verdict["summary"]})
     write_report(record.dir, record.manifest, verdict, steps)
+    write_html_report(record.dir, record.manifest, verdict, steps)
     record.finish("complete")
     code = EXIT_BY_VERDICT[verdict["verdict"]]
     if any(e.get("status") in STEP_ERRORS for e in steps.values()) and code != ExitCode.FAIL:

@@ -42,14 +42,16 @@ def load_model_config(name: str, kits_dir: Path) -> dict[str, Any]:
     return doc.data
 
 
-def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any], results: dict[str, Any]) -> PlannedStep:
+def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any], results: dict[str, Any],
+              host_cpu_only: bool = False) -> PlannedStep:
+    """``host_cpu_only``: a host marked CPU-only for testing runs GPU steps anyway (against test doubles)."""
     kind = STEP_KINDS[step.uses]
     planned = PlannedStep(step=step, kind=kind, params=dict(step.with_))
     if not kind.implemented:
         planned.skip_reason = f"not run: {kind.not_implemented_reason}"
         return planned
     devices = fingerprint.get("devices") or []
-    if kind.needs_gpu and not devices:
+    if kind.needs_gpu and not devices and not host_cpu_only:
         planned.skip_reason = f"not run: needs a CUDA GPU; {fingerprint.get('gpu_reason') or 'none found'}"
         return planned
     params = planned.params

@@ -71,12 +71,12 @@ STEP_KINDS: dict[str, StepKind] = {
             summary="sglang server launched with the kit's flags, watched until ready, fatal or timeout",
             needs_gpu=True,
             needs_pins=("sglang", "flashinfer-python", "torch"),
-            implemented=False,
-            not_implemented_reason="the EP8 serve step is not built yet (issue: end-to-end reproduction)",
+            implemented=True,
             default_timeout_s=3600,
             param_keys=(
                 "model", "tp", "ep", "moe_runner_backend", "quantization", "mem_fraction_static",
-                "max_running_requests", "load_format", "env", "extra_args", "ready_timeout_s",
+                "max_running_requests", "load_format", "env", "extra_args", "ready_timeout_s", "port", "bench",
+                "smoke_prompt", "telemetry_interval_s",
             ),
         ),
         StepKind(

@@ -1,0 +1,248 @@
+"""Serve: launch sglang with the kit's flags, watch it come up, smoke-test, benchmark, sample the GPUs, stop it.
+
+Runs on the GPU host (in the serve image). The server's output goes to
+``server.log`` in the step directory, which the control plane's triage reads
+for autotune failures and fatal errors; this workload judges nothing from the
+log itself. It only observes: the process (alive or exited), ``/health``
+(readiness), one generate request (smoke), sglang's own benchmark client at a
+few concurrencies, and ``nvidia-smi`` telemetry sampled throughout.
+
+Standard library only. Usage: ``python -m reprokit.workloads.serve --params P.json --out-dir DIR``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from reprokit.workloads.contract import Exit, WorkloadError, main, progress
+
+DEFAULTS: dict[str, Any] = {
+    "tp": 8,
+    "ep": 8,
+    "moe_runner_backend": "flashinfer_cutlass",
+    "quantization": "modelopt_fp4",
+    "mem_fraction_static": 0.75,
+    "max_running_requests": 512,
+    "load_format": None,
+    "port": 30000,
+    "ready_timeout_s": 3600,
+    "env": {},
+    "extra_args": [],
+    "smoke_prompt": "The capital of France is",
+    "bench": {"concurrencies": [1, 8, 32], "num_prompts_per_concurrency": 4, "input_len": 512, "output_len": 128,
+              "timeout_s": 900},
+    "telemetry_interval_s": 1.0,
+}
+TELEMETRY_FIELDS = ("index", "power.draw", "power.limit", "utilization.gpu", "memory.used", "clocks.sm")
+STOP_GRACE_S = 30
+
+
+def server_command(params: dict[str, Any], python: str) -> list[str]:
+    """The sglang command line of the kit's parameters (flags valid from sglang 0.5.x)."""
+    if not params.get("model"):
+        raise WorkloadError(Exit.BAD_PARAMS, "serve needs 'model': a model path on the host (or a hub id)")
+    argv = [python, "-m", "sglang.launch_server", "--model-path", str(params["model"]),
+            "--tp-size", str(params["tp"]), "--ep-size", str(params["ep"]),
+            "--moe-runner-backend", str(params["moe_runner_backend"]),
+            "--mem-fraction-static", str(params["mem_fraction_static"]),
+            "--max-running-requests", str(params["max_running_requests"]),
+            "--host", "127.0.0.1", "--port", str(params["port"])]
+    if params.get("quantization"):
+        argv += ["--quantization", str(params["quantization"])]
+    if params.get("load_format"):
+        argv += ["--load-format", str(params["load_format"])]
+    return argv + [str(a) for a in params.get("extra_args") or []]
+
+
+def http(method: str, url: str, body: dict | None = None, timeout_s: float = 5.0) -> tuple[int, bytes]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+    except (urllib.error.URLError, OSError):
+        return 0, b""
+
+
+class Telemetry(threading.Thread):
+    """Samples power, utilisation, memory and SM clock of every GPU with nvidia-smi until stopped."""
+
+    def __init__(self, interval_s: float):
+        super().__init__(daemon=True)
+        self.interval_s = interval_s
+        self.samples: list[dict[str, Any]] = []
+        self.stop_event = threading.Event()
+        self.nvidia_smi = shutil.which("nvidia-smi")
+        self.error: str | None = None if self.nvidia_smi else "nvidia-smi is not on the PATH"
+        self.started_at = time.monotonic()
+
+    def run(self) -> None:
+        while self.nvidia_smi and not self.stop_event.is_set():
+            try:
+                out = subprocess.run([self.nvidia_smi, f"--query-gpu={','.join(TELEMETRY_FIELDS)}",
+                                      "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=10)
+                t_s = round(time.monotonic() - self.started_at, 2)
+                for line in out.stdout.strip().splitlines():
+                    values = [v.strip() for v in line.split(",")]
+                    if len(values) == len(TELEMETRY_FIELDS):
+                        self.samples.append({"t_s": t_s, "gpu": int(values[0]), "power_w": _num(values[1]),
+                                             "power_limit_w": _num(values[2]), "util_pct": _num(values[3]),
+                                             "mem_used_mib": _num(values[4]), "sm_clock_mhz": _num(values[5])})
+            except (OSError, subprocess.TimeoutExpired, ValueError) as exc:
+                self.error = f"{type(exc).__name__}: {exc}"
+            self.stop_event.wait(self.interval_s)
+
+    def summary(self) -> dict[str, Any]:
+        per_gpu: dict[int, dict[str, Any]] = {}
+        for sample in self.samples:
+            gpu = per_gpu.setdefault(sample["gpu"], {"gpu": sample["gpu"], "samples": 0, "max_power_w": 0.0,
+                                                      "power_limit_w": sample["power_limit_w"], "util_sum": 0.0})
+            gpu["samples"] += 1
+            gpu["max_power_w"] = max(gpu["max_power_w"], sample["power_w"] or 0.0)
+            gpu["util_sum"] += sample["util_pct"] or 0.0
+        for gpu in per_gpu.values():
+            gpu["mean_util_pct"] = round(gpu.pop("util_sum") / max(gpu["samples"], 1), 1)
+        return {"available": self.nvidia_smi is not None and bool(self.samples), "error": self.error,
+                "interval_s": self.interval_s, "per_gpu": sorted(per_gpu.values(), key=lambda g: g["gpu"]),
+                "samples": self.samples}
+
+
+def _num(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None  # "[N/A]"
+
+
+def wait_ready(proc: subprocess.Popen, port: int, timeout_s: float) -> tuple[str, float]:
+    """'ready' once /health answers 200, 'exited' if the server dies first, 'timeout' otherwise."""
+    started = time.monotonic()
+    last_note = started
+    while time.monotonic() - started < timeout_s:
+        if proc.poll() is not None:
+            return "exited", time.monotonic() - started
+        status, _ = http("GET", f"http://127.0.0.1:{port}/health", timeout_s=5)
+        if status == 200:
+            return "ready", time.monotonic() - started
+        if time.monotonic() - last_note > 30:
+            last_note = time.monotonic()
+            progress(f"serve: waiting for /health ({time.monotonic() - started:.0f} s; it answered {status or 'nothing'})")
+        time.sleep(1.0)
+    return "timeout", time.monotonic() - started
+
+
+def smoke(port: int, prompt: str) -> dict[str, Any]:
+    started = time.monotonic()
+    status, body = http("POST", f"http://127.0.0.1:{port}/generate",
+                        {"text": prompt, "sampling_params": {"max_new_tokens": 32, "temperature": 0}}, timeout_s=300)
+    result: dict[str, Any] = {"http_status": status, "latency_s": round(time.monotonic() - started, 3)}
+    try:
+        answer = json.loads(body)
+        result["text"] = str(answer.get("text", ""))[:500]
+        result["completion_tokens"] = (answer.get("meta_info") or {}).get("completion_tokens")
+    except ValueError:
+        result["text"] = None
+    result["ok"] = status == 200 and bool(result.get("text"))
+    return result
+
+
+def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path) -> list[dict[str, Any]]:
+    """sglang's own benchmark client (random dataset) at each concurrency; its JSON lines are kept as artifacts."""
+    rows = []
+    for concurrency in settings["concurrencies"]:
+        output = out_dir / f"bench-c{concurrency}.jsonl"
+        argv = [python, "-m", "sglang.bench_serving", "--backend", "sglang", "--host", "127.0.0.1", "--port", str(port),
+                "--dataset-name", "random", "--random-input-len", str(settings["input_len"]),
+                "--random-output-len", str(settings["output_len"]),
+                "--num-prompts", str(settings["num_prompts_per_concurrency"] * concurrency),
+                "--max-concurrency", str(concurrency), "--output-file", str(output)]
+        progress(f"serve: benchmark at concurrency {concurrency}")
+        with open(out_dir / f"bench-c{concurrency}.log", "wb") as log:
+            try:
+                code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=settings["timeout_s"]).returncode
+            except subprocess.TimeoutExpired:
+                code = None
+        row: dict[str, Any] = {"concurrency": concurrency, "exit_code": code}
+        if output.exists() and output.read_text().strip():
+            last = json.loads(output.read_text().strip().splitlines()[-1])
+            for key in ("completed", "request_throughput", "output_throughput", "median_ttft_ms", "median_itl_ms",
+                        "median_e2e_latency_ms"):
+                row[key] = last.get(key)
+        rows.append(row)
+    return rows
+
+
+def stop(proc: subprocess.Popen) -> int | None:
+    for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10)):
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait_s)
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.returncode
+
+
+def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+    merged = {**DEFAULTS, **params, "bench": {**DEFAULTS["bench"], **(params.get("bench") or {})}}
+    python = merged.get("python") or sys.executable
+    argv = server_command(merged, python)
+    env = dict(os.environ, **{str(k): str(v) for k, v in (merged.get("env") or {}).items()})
+    progress(f"serve: {' '.join(argv)}")
+    telemetry = Telemetry(float(merged["telemetry_interval_s"]))
+    telemetry.start()
+    started = time.monotonic()
+    with open(out_dir / "server.log", "wb") as log:
+        try:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                    start_new_session=True)
+        except OSError as exc:
+            raise WorkloadError(Exit.MISSING_DEPENDENCY, f"cannot start the server ({argv[0]}): {exc.strerror}") from None
+        try:
+            outcome, ready_after_s = wait_ready(proc, int(merged["port"]), float(merged["ready_timeout_s"]))
+            progress(f"serve: {outcome} after {ready_after_s:.0f} s")
+            smoke_result = bench_rows = None
+            if outcome == "ready":
+                smoke_result = smoke(int(merged["port"]), str(merged["smoke_prompt"]))
+                progress(f"serve: smoke request {'ok' if smoke_result['ok'] else 'failed'} in {smoke_result['latency_s']} s")
+                bench_rows = bench(python, int(merged["port"]), merged["bench"], out_dir)
+        finally:
+            server_exit = proc.returncode if proc.poll() is not None else None
+            stopped_exit = stop(proc)
+            telemetry.stop_event.set()
+            telemetry.join(timeout=15)
+    return {
+        "command": argv,
+        "env": sorted((merged.get("env") or {}).keys()),
+        "outcome": outcome,
+        "ready": outcome == "ready",
+        "ready_after_s": round(ready_after_s, 1),
+        "server_exit_code_before_stop": server_exit,
+        "server_exit_code": stopped_exit,
+        "smoke": smoke_result,
+        "bench": bench_rows,
+        "telemetry": telemetry.summary(),
+        "duration_s": round(time.monotonic() - started, 1),
+        "server_log": "server.log",
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main("serve", run))
