@@ -26,8 +26,9 @@ from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosts.remote import PULL_REPORT_BYTES
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.triage import render_table, triage_files
 from reprokit.runner import RunOutcome, collect_run, run_kit, step_kinds_table
+from reprokit.triage import render_table, triage_files
+
 
 def _console(stderr: bool) -> Console:
     probe = Console(stderr=stderr)

@@ -12,15 +12,16 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit, load_kit_file
 from reprokit.errors import ConfigError, ExitCode, HostError
-from reprokit.hosts.factory import ConnectOptions, executor_for, remote_executor
 from reprokit.hosts.executor import read_result
+from reprokit.hosts.factory import ConnectOptions, executor_for, remote_executor
 from reprokit.hosts.remote import Detached
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
 from reprokit.plan.control_steps import CONTROL_STEPS

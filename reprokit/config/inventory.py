@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import pydantic
 
-from reprokit.config.yamlfile import LoadedYaml, PathKey, load_yaml
 from reprokit.config.validation import describe_first_error
+from reprokit.config.yamlfile import LoadedYaml, PathKey, load_yaml
 from reprokit.errors import ConfigError
 
 LOCAL_HOST = "local"
@@ -265,7 +265,7 @@ def load_inventory(path: Path | str | None) -> Inventory:
             container_shm_size=hv.container_shm_size,
             source=doc.where(host_loc[name]),
         )
-    for group, members in inventory.groups.items():
+    for group in inventory.groups:
         if group in inventory.hosts:
             raise ConfigError(f"{path}: '{group}' is both a group and a host name; rename one")
     return inventory

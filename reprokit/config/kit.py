@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pydantic
 
@@ -50,7 +50,7 @@ class Step(_Strict):
         return value
 
     @pydantic.model_validator(mode="after")
-    def _params_known(self) -> "Step":
+    def _params_known(self) -> Step:
         accepted = STEP_KINDS[self.uses].param_keys
         for key in self.with_:
             if key not in accepted:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from reprokit.errors import HostError
 from reprokit.records.run import utc_now

@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import socket
 import io
 import posixpath
 import shlex
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import paramiko
 from fabric import Connection
 from invoke.exceptions import CommandTimedOut
-
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.errors import HostError
@@ -163,7 +162,7 @@ class RemoteExecutor:
             result = self.conn.run(command, hide=True, warn=True, in_stream=False,
                                    timeout=timeout_s if timeout_s is not None else self.io_timeout_s)
         except CommandTimedOut:
-            raise socket.timeout(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
+            raise TimeoutError(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
         except (OSError, EOFError, paramiko.SSHException) as exc:
             if not retry:
                 raise

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.run import utc_now

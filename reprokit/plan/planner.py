@@ -73,7 +73,7 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
         if len(limits) == 1:
             params["optin_limit_bytes"] = limits.pop()
     if step.uses == "tile-sweep":
-        for name, entry in results.items():
+        for entry in results.values():
             if entry.get("uses") == "static-smem" and entry.get("result_path"):
                 params.setdefault("predicted", entry["result_path"])
     return planned

@@ -34,11 +34,11 @@ FINAL_STATUSES = ("complete", "failed", "interrupted")
 
 
 def utc_now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def new_run_id(kit: str, host: str) -> str:
-    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-{kit}-{host}-{secrets.token_hex(2)}"
 
 
@@ -62,7 +62,7 @@ class RunRecord:
         self.manifest = manifest
 
     @classmethod
-    def create(cls, runs_dir: Path | str, run_id: str, **fields: Any) -> "RunRecord":
+    def create(cls, runs_dir: Path | str, run_id: str, **fields: Any) -> RunRecord:
         runs_dir = Path(runs_dir)
         run_dir = runs_dir / run_id
         run_dir.mkdir(parents=True, exist_ok=False)
@@ -83,7 +83,7 @@ class RunRecord:
         return record
 
     @classmethod
-    def open_existing(cls, run_dir: Path | str) -> "RunRecord":
+    def open_existing(cls, run_dir: Path | str) -> RunRecord:
         """Reopen a record (for ``invoke collect``); its manifest is read as written, not re-judged."""
         run_dir = Path(run_dir)
         manifest = load_manifest(run_dir)

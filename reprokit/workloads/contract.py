@@ -7,9 +7,10 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from enum import IntEnum
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 SCHEMA_VERSION = 1
 

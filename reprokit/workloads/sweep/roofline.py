@@ -10,7 +10,8 @@ an argument so this module imports nothing outside the standard library.
 from __future__ import annotations
 
 import statistics
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 COPY_BYTES = 2 << 30  # source size of the copy: 2 GiB read + 2 GiB written, ~35x an H200's L2
 READ_BYTES = 2 << 30

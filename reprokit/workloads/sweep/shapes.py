@@ -38,7 +38,7 @@ class MoeDims:
     num_experts_per_tok: int
 
     @classmethod
-    def from_model_config(cls, model_config: dict) -> "MoeDims":
+    def from_model_config(cls, model_config: dict) -> MoeDims:
         missing = [key for key in REQUIRED_MODEL_KEYS if key not in model_config]
         if missing:
             raise ValueError(f"model_config lacks {', '.join(missing)} (needed to derive the MoE GEMM shapes)")

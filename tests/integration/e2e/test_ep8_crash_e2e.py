@@ -14,7 +14,8 @@ from reprokit.errors import ExitCode
 from reprokit.records.run import load_manifest, verify_record
 from tests.conftest import REPO
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
-from tests.integration.remote.test_remote_docker import BASE, REASON as DOCKER_REASON, containers_of
+from tests.integration.remote.test_remote_docker import BASE, containers_of
+from tests.integration.remote.test_remote_docker import REASON as DOCKER_REASON
 from tests.integration.remote.test_remote_runs import invoke_repro, runs_in
 
 pytestmark = pytest.mark.skipif(DOCKER_REASON is not None, reason=DOCKER_REASON or "")

@@ -13,8 +13,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
@@ -23,7 +21,12 @@ from reprokit.records.run import load_manifest, verify_record
 from reprokit.runner import collect_run, run_kit
 from tests.conftest import REPO, run_invoke
 from tests.integration.remote.conftest import (
-    alive, fake_python, host_workdir, known_hosts_for, sshd_master_pid, write_inventory,
+    alive,
+    fake_python,
+    host_workdir,
+    known_hosts_for,
+    sshd_master_pid,
+    write_inventory,
 )
 
 RESULT_OK = ('printf \'{"workload": "smem-probe", "schema_version": 1, "status": "ok", "devices": []}\' > result.json;'

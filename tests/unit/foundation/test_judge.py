@@ -1,7 +1,7 @@
 import pytest
 
 from reprokit.config.kit import Kit
-from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge, resolve, PathMissing
+from reprokit.judge import FAIL, INCONCLUSIVE, PASS, PathMissing, judge, resolve
 
 H200 = {"devices": [{"index": 0, "name": "NVIDIA H200", "gpu_arch": "sm90"}], "gpu_reason": None}
 RTX = {"devices": [{"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "gpu_arch": "sm120"} for i in range(8)]}

@@ -134,7 +134,7 @@ def test_table_marks_each_outcome(glm5):
     }
     text = table.render(body)
     assert "copy 4000 GB/s" in text
-    line = next(l for l in text.splitlines() if l.startswith("ep8-gemm1-t1 "))
+    line = next(row for row in text.splitlines() if row.startswith("ep8-gemm1-t1 "))
     assert line.split()[1:] == ["0.40", "OOR"]  # 1.61 GB of weights in 1 ms at 4000 GB/s
-    assert "skip" in next(l for l in text.splitlines() if l.startswith("ep8-gemm2-t1 "))
+    assert "skip" in next(row for row in text.splitlines() if row.startswith("ep8-gemm2-t1 "))
     assert "DISAGREE triton:b fits: predicted True, observed False" in text

@@ -6,7 +6,12 @@ import pytest
 import yaml
 
 from reprokit.workloads.sweep.shapes import (
-    DEFAULT_TOKENS_PER_EXPERT, GemmProblem, MoeDims, derive_problems, parse_parallelism, per_rank_gemms,
+    DEFAULT_TOKENS_PER_EXPERT,
+    GemmProblem,
+    MoeDims,
+    derive_problems,
+    parse_parallelism,
+    per_rank_gemms,
 )
 
 

@@ -58,11 +58,11 @@ def test_specialization_is_shared_by_all_glm5_shapes():
 def test_ahead_of_time_source_is_the_one_the_jit_builds():
     torch = pytest.importorskip("torch", reason="torch is needed to bind tensor arguments")
     from triton import knobs
+    from triton._C.libtriton import get_cache_invalidating_env_vars
     from triton.backends.compiler import GPUTarget
     from triton.compiler import make_backend
     from triton.runtime.cache import get_cache_key
     from triton.runtime.jit import create_function_from_signature
-    from triton._C.libtriton import get_cache_invalidating_env_vars
 
     fn = triton_kernel.grouped_gemm_kernel
     backend = make_backend(GPUTarget("cuda", 90, 32))

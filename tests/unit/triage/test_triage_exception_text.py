@@ -1,8 +1,9 @@
 """What an exception's text says: CUTLASS status, tile, fusion, swap, op, Python exception, cause."""
 
+from triage_logs import INIT_FAILURE, dispatch_frame, stage_frame
+
 from reprokit.triage.exception_text import analyse
 from reprokit.triage.formats import PATTERNS_BY_KIND
-from triage_logs import INIT_FAILURE, dispatch_frame, stage_frame
 
 TILE_DISPATCH = PATTERNS_BY_KIND["moe_tile_dispatch_frame"].example
 

@@ -1,7 +1,8 @@
 """The parser: records and their continuation lines, streams, ranks, times, line counts by format."""
 
-from reprokit.triage.parser import _time_key, parse_lines
 from triage_logs import INIT_FAILURE, RUNNER, flashinfer, parse_bytes, sglang, skip_record
+
+from reprokit.triage.parser import _time_key, parse_lines
 
 
 def kinds(events):

@@ -7,9 +7,9 @@ import tracemalloc
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from triage_logs import RUNNER, lines_bytes, parse_bytes, sglang, skip_record
 
 from reprokit.triage import formats, triage_files
-from triage_logs import RUNNER, lines_bytes, parse_bytes, sglang, skip_record
 
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
 EXAMPLES = [p.example for p in formats.PATTERNS]
@@ -95,7 +95,7 @@ def test_ranks_interleaved_line_by_line_in_sglang_are_counted_unattributed(tmp_p
     """sglang's FlashInfer lines carry no rank: the counts stay exact, the ranks stay unknown."""
     rng = random.Random(7)
     records = [skip_record(t) for t in (2, 3) for _ in range(8)]
-    lines = [sglang(f"Prefill batch, #new-seq: 1", f"TP{r} EP{r}") for r in range(8)]
+    lines = [sglang("Prefill batch, #new-seq: 1", f"TP{r} EP{r}") for r in range(8)]
     for record in rng.sample(records, len(records)):
         lines += record + [sglang("Decode batch, #running-req: 3", f"TP{rng.randrange(8)} EP0")]
     path = tmp_path / "sglang.log"

@@ -4,11 +4,11 @@ import json
 from pathlib import Path
 
 import pytest
+from triage_logs import INIT_FAILURE, RUNNER, dispatch_frame, flashinfer, lines_bytes, sglang
 
 from reprokit.errors import ConfigError
 from reprokit.triage import tactics, triage_files
 from reprokit.triage.tactics import load_tactic_table
-from triage_logs import INIT_FAILURE, RUNNER, dispatch_frame, flashinfer, lines_bytes, sglang
 
 GEMM1, GEMM2 = "trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"

@@ -4,10 +4,10 @@ import re
 from pathlib import Path
 
 import pytest
+from triage_logs import flashinfer, lines_bytes, sglang, skip_record
 
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.triage import EXIT_CODES, Verdict, triage_files
-from triage_logs import flashinfer, lines_bytes, sglang, skip_record
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "triage.md"
 READY = sglang("The server is fired up and ready to roll!", ts="2026-02-19 10:07:49")

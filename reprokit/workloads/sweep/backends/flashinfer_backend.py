@@ -94,8 +94,8 @@ def _inputs(torch: Any, problem: GemmProblem, hidden: int, intermediate: int, to
 def run(ctx: SweepContext) -> dict[str, Any]:
     torch = ctx.torch
     model_config = ctx.model_config
-    from flashinfer.fused_moe import core  # noqa: PLC0415
     import flashinfer  # noqa: PLC0415
+    from flashinfer.fused_moe import core  # noqa: PLC0415
 
     arch = f"{ctx.device['capability'][0] * 10 + ctx.device['capability'][1]}"
     started = time.perf_counter()
