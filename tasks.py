@@ -5,6 +5,8 @@
     invoke collect runs/<id>                 bring back a run whose connection was lost
     invoke unlock --host NAME                remove a stale host lock
     invoke triage LOG|DIR|GLOB [--also ...]  readiness, autotune failures by tile, fatal errors in server logs
+    invoke provision --host NAME [--check]   Ansible: driver, Docker, container toolkit, verified GPU in a container
+    invoke build [--kit KIT] [--host NAME]   build a kit's pinned images on a host; invoke lock: resolve base digests
     invoke kits | invoke hosts               what the kits and the inventory declare
     invoke check-record runs/<id>            verify a record's artifacts against its manifest
     invoke check-pins [--kit KIT]            compare a kit's pins with the pinned wheels' metadata
@@ -112,6 +114,29 @@ def summary(c, runs_dir=RUNS, out=None):
 def lint(c):
     """Lint the Python sources (ruff)."""
     _run(cli.lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
+
+
+@task(help={"kit": "kit whose images to build (default ep8-crash)", "host": "inventory host to build on (default: local)",
+            "image": "build only this image of the kit (e.g. workload)", "push": "registry to push to, e.g. 127.0.0.1:5000",
+            "docker-host": "a Docker engine to build with (DOCKER_HOST form)", "inventory": "inventory file", **SSH_HELP})
+def build(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None, inventory=INVENTORY,
+          known_hosts=str(DEFAULT_KNOWN_HOSTS), accept_new_host_key=False):
+    """Build a kit's pinned images on a host (bases from docker/images.lock.yml); prints each image's digest."""
+    _run(cli.build, kit, host, inventory, KITS, image, push, docker_host, _options(known_hosts, accept_new_host_key))
+
+
+@task(help={"only": "resolve only this build argument (e.g. CUDA_DEVEL_IMAGE)"}, iterable=["only"])
+def lock(c, only=None):
+    """Resolve every pinned base's tag to its digest now and rewrite docker/images.lock.yml."""
+    _run(cli.lock, list(only or []) or None)
+
+
+@task(help={"host": "inventory host to provision", "check": "show what would change, change nothing",
+            "inventory": "inventory file", "user": "SSH user for Ansible (default: the inventory's)", **SSH_HELP})
+def provision(c, host, check=False, inventory=INVENTORY, user=None, known_hosts=str(DEFAULT_KNOWN_HOSTS),
+              accept_new_host_key=False):
+    """Provision a GPU host with Ansible (driver, Docker, NVIDIA Container Toolkit, reprokit), then verify a GPU in a container."""
+    _run(cli.provision, host, inventory, check, known_hosts, accept_new_host_key, user)
 
 
 @task

@@ -229,6 +229,31 @@ def lint(paths: list[str]) -> int:
     return subprocess.run([sys.executable, "-m", "ruff", "check", *paths]).returncode
 
 
+def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, image: str | None,
+          push: str | None, docker_host: str | None, options: ConnectOptions) -> int:
+    from reprokit.hosts.commands import SSHCommandRunner  # noqa: PLC0415 - only builds need it
+    from reprokit.images import build_cli  # noqa: PLC0415
+
+    say, _ = _printers(False, False)
+    inventory = load_inventory(inventory_path)
+    return build_cli(kit_name, host_name, inventory_path, kits_dir, image=image, push=push, docker_host=docker_host,
+                     runner_for=lambda host: SSHCommandRunner(host, inventory, options, say), say=say)
+
+
+def lock(only: list[str] | None) -> int:
+    from reprokit.images import lock_cli  # noqa: PLC0415
+
+    return lock_cli(only=only, say=lambda m: console.print(m, markup=False))
+
+
+def provision(host_name: str, inventory_path: str, check: bool, known_hosts: str, accept_new_host_key: bool,
+              user: str | None) -> int:
+    from reprokit.provision import provision_cli  # noqa: PLC0415
+
+    return provision_cli(host_name, inventory_path, check=check, known_hosts=known_hosts,
+                         accept_new_host_key=accept_new_host_key, user=user, say=lambda m: console.print(m, markup=False))
+
+
 def list_kits(kits_dir: str) -> int:
     table = Table(title="kits", title_justify="left")
     for column in ("kit", "steps", "pins"):

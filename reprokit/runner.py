@@ -13,7 +13,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from reprokit.errors import ConfigError, ExitCode, HostError
 from reprokit.hosts.executor import read_result
 from reprokit.hosts.factory import ConnectOptions, executor_for, remote_executor
 from reprokit.hosts.remote import Detached
+from reprokit.images.build import built_images
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
 from reprokit.plan.control_steps import CONTROL_STEPS
 from reprokit.plan.planner import plan_step
@@ -66,6 +67,8 @@ def run_kit(
 ) -> RunOutcome:
     options = options or ConnectOptions()
     inventory = inventory or Inventory(path=None, hosts={host.name: host})
+    built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
+    options = replace(options, images={**built, **options.images})
     executor = executor_for(host, inventory, runs_dir, options, say)
     secrets = collect_secrets(kit.secrets)
     for name in kit.secrets:
@@ -81,8 +84,7 @@ def run_kit(
             kit={"name": kit.kit, "path": str(kit_path), "sha256": sha256_file(kit_path), "description": kit.description.strip()},
             pins=dict(kit.pins),
             host=host.describe(),
-            images={name: {"dockerfile": img.dockerfile, "ref": options.images.get(name), "digest": None}
-                    for name, img in kit.images.items()},
+            images={name: image_entry(img.dockerfile, options.images.get(name), host) for name, img in kit.images.items()},
             secrets=sorted(secrets),  # names only
             fingerprint=None,
             verdict=None,
@@ -163,6 +165,14 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
         record.manifest.pop("in_flight", None)
         record.set_step({k: v for k, v in entry.items() if k not in ("result", "result_path")})
     return conclude(kit, record, steps, fingerprint)
+
+
+def image_entry(dockerfile: str, ref: str | None, host: Host) -> dict[str, Any]:
+    """The manifest's record of an image: its reference and, when the reference pins one, its digest."""
+    digest = ref.split("@", 1)[1] if ref and "@sha256:" in ref else None
+    if host.runtime != "docker":
+        return {"dockerfile": dockerfile, "ref": None, "digest": None, "note": "native runtime: no image ran"}
+    return {"dockerfile": dockerfile, "ref": ref, "digest": digest}
 
 
 def step_entry(run, step_name: str, timeout_s: int, out_dir: Path) -> dict[str, Any]:

@@ -282,6 +282,7 @@ class RemoteExecutor:
             *[arg for name, value in self.host.container_ulimits for arg in ("--ulimit", f"{name}={value}")],
             "--user", "$(id -u):$(id -g)", "-v", f"{remote_dir}:/out", "-v", f"{self.code_dir}:/opt/reprokit:ro",
             "-w", "/out", "-e", "PYTHONPATH=/opt/reprokit", "-e", "PYTHONUNBUFFERED=1",
+            "-e", "HOME=/tmp",  # the host's uid may have no home in the image; FlashInfer and Triton cache under $HOME
         ]
         if not self.host.cpu_only:
             docker += ["--gpus", "all"]

@@ -1,0 +1,321 @@
+"""Build a kit's image on a host, from what is in the repository, and say which image it is.
+
+The build context is made here, as a tar of exactly the files the Dockerfile copies (tracked or new, never
+git-ignored ones), and fed to ``docker build -`` on the host: nothing needs to be checked out there, and the
+same commands work locally, through ``DOCKER_HOST`` or over SSH. Every base comes from
+``docker/images.lock.yml`` as ``tag@digest``; the kit's pins, the kit and the git revision become labels;
+the host's CA bundle, if it has one, is a build secret for pip (mounted for one ``RUN``, in no layer).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import tarfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from packaging.utils import canonicalize_name
+
+from reprokit.config.inventory import Host
+from reprokit.config.kit import Kit
+from reprokit.errors import ConfigError, HostError
+from reprokit.images import dockerfile as dockerfile_rules
+from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, load_lock
+from reprokit.images.runner import CommandResult, LocalRunner, Runner
+from reprokit.records.atomic import write_json_atomic
+
+REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # Debian's and Ubuntu's; passed as the build secret `ca_bundle`
+STATE_DIR = Path(".reprokit/images")  # what `invoke build` built, per host: kit -> image -> reference
+BUILD_TIMEOUT_S = 3 * 3600  # a cold workload build downloads several GB of CUDA wheels
+SHORT_TIMEOUT_S = 120
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def docker_cli() -> str:
+    """The docker client to run: ``REPROKIT_DOCKER`` if set (it must have BuildKit), else ``docker`` on the PATH."""
+    return os.environ.get("REPROKIT_DOCKER", "docker")
+
+
+@dataclass
+class BuiltImage:
+    """One image as built on one host: what the run manifest records of it."""
+
+    kit: str
+    image: str
+    host: str
+    dockerfile: str
+    tag: str
+    image_id: str  # sha256 of the image config: the identity of the image on the host
+    revision: str
+    bases: dict[str, str] = field(default_factory=dict)  # build argument -> tag@digest
+    repo_digest: str | None = None  # registry/name@sha256:... once pushed
+    build_s: float = 0.0
+
+    @property
+    def reference(self) -> str:
+        """What `docker run` should name: the pushed digest when there is one, else the local image id."""
+        return self.repo_digest or self.image_id
+
+    @property
+    def digest(self) -> str:
+        return self.repo_digest.rsplit("@", 1)[1] if self.repo_digest else self.image_id
+
+    def manifest_entry(self) -> dict:
+        return {"dockerfile": self.dockerfile, "digest": self.digest, "reference": self.reference, "tag": self.tag,
+                "image_id": self.image_id, "repo_digest": self.repo_digest, "bases": dict(self.bases),
+                "revision": self.revision}
+
+
+# -- what goes into the build ------------------------------------------------------------------------
+
+def _expand(text: str, values: dict[str, str]) -> str:
+    return _VAR.sub(lambda m: values.get(m.group(1) or m.group(2), ""), text)
+
+
+def arg_defaults(text: str) -> dict[str, str]:
+    """Defaults of the Dockerfile's ARGs (the last declaration wins, as in a build)."""
+    values: dict[str, str] = {}
+    for ins in dockerfile_rules.parse(text):
+        if ins.keyword == "ARG":
+            name, eq, default = ins.text.partition("=")
+            if eq:
+                values[name.strip()] = default.strip().strip('"').strip("'")
+    return values
+
+
+def copy_sources(text: str, build_args: dict[str, str]) -> list[str]:
+    """The context paths that COPY and ADD read (not those copied from other stages), with build arguments expanded."""
+    values = {**arg_defaults(text), **build_args}
+    sources: list[str] = []
+    for ins in dockerfile_rules.parse(text):
+        if ins.keyword not in ("COPY", "ADD") or "--from=" in ins.text:
+            continue
+        words = [w for w in ins.text.split() if not w.startswith("--")]
+        for word in words[:-1]:
+            path = _expand(word, values)
+            path = path[2:] if path.startswith("./") else path
+            if path not in sources:
+                sources.append(path)
+    return sources
+
+
+def context_files(repo_root: Path, paths: list[str]) -> list[str]:
+    """Files under ``paths`` that git tracks or would track (ignored ones and caches never go in)."""
+    try:
+        out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z", "--", *paths], cwd=repo_root,
+                             capture_output=True, check=True).stdout.decode()
+        files = sorted({f for f in out.split("\0") if f})
+    except (OSError, subprocess.CalledProcessError):
+        files = sorted(str(p.relative_to(repo_root)) for path in paths for p in
+                       ([repo_root / path] if (repo_root / path).is_file() else (repo_root / path).rglob("*")) if p.is_file())
+    files = [f for f in files if "__pycache__" not in f.split("/") and not f.endswith(".pyc") and (repo_root / f).is_file()]
+    for path in paths:
+        if not any(f == path or f.startswith(path.rstrip("/") + "/") for f in files):
+            raise ConfigError(f"the Dockerfile copies '{path}', which is not in the repository (or is git-ignored)")
+    return files
+
+
+def context_tar(repo_root: Path, files: list[str]) -> bytes:
+    """A deterministic tar of ``files``: same files, same bytes, so the engine's cache hits."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for rel in sorted(files):
+            path = repo_root / rel
+            info = tarfile.TarInfo(rel)
+            info.size = path.stat().st_size
+            info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
+            info.mtime = 0
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            with open(path, "rb") as fh:
+                tar.addfile(info, fh)
+    return buf.getvalue()
+
+
+def git_revision(repo_root: Path, paths: list[str]) -> str:
+    """HEAD's commit, with ``-dirty`` when any of ``paths`` differs from it (the image is then not HEAD's)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo_root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=repo_root, capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head}-dirty" if status else head
+
+
+def requirement_pins(path: Path) -> dict[str, str]:
+    """``name==version`` lines of a requirements file, by canonical name."""
+    pins = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", line.strip())
+        if match:
+            pins[canonicalize_name(match.group(1))] = match.group(2)
+    return pins
+
+
+def check_requirements_match_pins(kit: Kit, path: Path, shown: str) -> None:
+    installed = requirement_pins(path)
+    for name, version in kit.pins.items():
+        have = installed.get(canonicalize_name(name))
+        if have is not None and have != version:
+            raise ConfigError(f"{shown}: pins {name}=={have}, but kit '{kit.kit}' pins {name} {version};"
+                              " re-lock the requirements (command in its header) or change the kit")
+
+
+# -- the build -------------------------------------------------------------------------------------
+
+def _fail(host_name: str, what: str, result: CommandResult) -> HostError:
+    text = result.output
+    if result.returncode == 127:
+        hint = f"docker is not installed on host '{host_name}'; `invoke provision --host {host_name}` installs it"
+    elif "buildx component is missing" in text or "BuildKit is enabled but" in text:
+        hint = ("this docker client has no BuildKit (buildx); install docker-buildx-plugin, or set REPROKIT_DOCKER to a"
+                " client that has it (Debian's /usr/bin/docker does)")
+    elif "Cannot connect to the Docker daemon" in text or "permission denied while trying to connect" in text:
+        hint = f"the Docker daemon on host '{host_name}' is not running or not reachable for this user"
+    else:
+        hint = f"last lines:\n{result.tail()}"
+    return HostError(f"host '{host_name}': {what} failed (exit {result.returncode}): {hint}")
+
+
+def build_image(
+    kit: Kit,
+    image_name: str,
+    host: Host,
+    *,
+    repo_root: Path = REPO_ROOT,
+    lock_path: Path = LOCK_PATH,
+    runner: Runner | None = None,
+    docker: str | None = None,
+    docker_host: str | None = None,
+    base_overrides: dict[str, str] | None = None,
+    requirements: str | None = None,
+    push_to: str | None = None,
+    say: Callable[[str], None] = print,
+    stream: Callable[[str], None] | None = None,
+    record: bool = True,
+) -> BuiltImage:
+    """Build ``kit``'s image ``image_name`` on ``host`` and return what was built (its digest included).
+
+    ``runner`` runs each command on the host (``LocalRunner`` for the local host; a remote host needs one from
+    the SSH executor). ``docker_host`` targets another engine from here (``DOCKER_HOST``). ``base_overrides``
+    replaces bases of the lock (build argument -> ``name@sha256:...``, digest-pinned too); ``requirements``
+    replaces the Dockerfile's requirements file (tests use a tiny one). ``push_to`` (``registry[:port]``)
+    pushes the image and returns its registry digest.
+    """
+    spec = kit.images.get(image_name)
+    if spec is None:
+        known = ", ".join(kit.images) or "(none)"
+        raise ConfigError(f"kit '{kit.kit}' declares no image '{image_name}'; images: {known}")
+    if runner is None:
+        if not host.is_local:
+            raise HostError(f"host '{host.name}': building on a remote host needs its SSH runner (reprokit.hosts);"
+                            " or build here against its engine with docker_host=ssh://...")
+        runner = LocalRunner()
+    docker = docker or docker_cli()
+    dockerfile = spec.dockerfile
+    text = (repo_root / dockerfile).read_text(encoding="utf-8")
+    lock = load_lock(repo_root / lock_path)
+    broken = dockerfile_rules.problems(dockerfile, text, lock)
+    if broken:
+        raise ConfigError("; ".join(broken))
+
+    overrides = dict(base_overrides or {})
+    bases: dict[str, str] = {}
+    for arg in dockerfile_rules.from_args(text):
+        ref = overrides.pop(arg, None) or lock[arg].reference
+        if not re.search(r"@" + DIGEST_RE.pattern + "$", ref):
+            raise ConfigError(f"base override {arg}={ref} is not pinned by digest; give name@sha256:...")
+        bases[arg] = ref
+    if overrides:
+        raise ConfigError(f"{dockerfile} takes no base from {', '.join(overrides)}; its bases: {', '.join(bases)}")
+
+    build_args = dict(bases)
+    build_args.update(spec.build_args)
+    if requirements:
+        build_args["REQUIREMENTS"] = requirements
+    defaults = arg_defaults(text)
+    if "REQUIREMENTS" in defaults and not requirements:
+        check_requirements_match_pins(kit, repo_root / defaults["REQUIREMENTS"], defaults["REQUIREMENTS"])
+    sources = copy_sources(text, build_args)
+    files = context_files(repo_root, [dockerfile, *sources])
+    revision = git_revision(repo_root, [dockerfile, *sources])
+    build_args.update(GIT_REVISION=revision, KIT=kit.kit, PINS=",".join(f"{k}={v}" for k, v in kit.pins.items()))
+    tag = f"reprokit/{image_name}:{kit.kit}-{revision[:12]}" + ("-dirty" if revision.endswith("-dirty") else "")
+
+    env = {"DOCKER_BUILDKIT": "1"}
+    if docker_host:
+        env["DOCKER_HOST"] = docker_host
+    argv = [docker, "build", "--progress=plain", "-f", dockerfile, "-t", tag]
+    if spec.target:
+        argv += ["--target", spec.target]
+    for key, value in build_args.items():
+        argv += ["--build-arg", f"{key}={value}"]
+    if runner(["test", "-s", CA_BUNDLE], env=env, timeout_s=SHORT_TIMEOUT_S).returncode == 0:
+        argv += ["--secret", f"id=ca_bundle,src={CA_BUNDLE}"]
+    argv.append("-")
+
+    say(f"building {image_name} of kit {kit.kit} on {host.name}: {dockerfile}, {len(files)} files, bases "
+        + ", ".join(f"{k}={v}" for k, v in bases.items()))
+    started = time.monotonic()
+    result = runner(argv, stdin=context_tar(repo_root, files), env=env, timeout_s=BUILD_TIMEOUT_S, on_line=stream)
+    if result.returncode != 0:
+        raise _fail(host.name, f"docker build of {image_name}", result)
+    build_s = time.monotonic() - started
+    inspect = runner([docker, "image", "inspect", "--format", "{{.Id}}", tag], env=env, timeout_s=SHORT_TIMEOUT_S)
+    if inspect.returncode != 0:
+        raise _fail(host.name, f"docker image inspect {tag}", inspect)
+    built = BuiltImage(kit.kit, image_name, host.name, dockerfile, tag, inspect.output.strip().splitlines()[-1], revision,
+                       bases, build_s=round(build_s, 3))
+    if push_to:
+        built.repo_digest = push_image(built, push_to, runner, docker, env)
+    say(f"built {tag} ({built.image_id}) in {build_s:.1f} s" + (f", pushed as {built.repo_digest}" if built.repo_digest else ""))
+    if record:
+        record_built(repo_root / STATE_DIR, built)
+    return built
+
+
+def push_image(built: BuiltImage, registry: str, runner: Runner, docker: str, env: dict[str, str]) -> str:
+    """Push to ``registry`` and return ``registry/name@sha256:...``, the reference any host can pull by."""
+    name = f"{registry}/{built.tag.split(':', 1)[0]}"
+    remote_tag = f"{name}:{built.tag.split(':', 1)[1]}"
+    for argv, what in (([docker, "tag", built.image_id, remote_tag], "docker tag"),
+                       ([docker, "push", remote_tag], f"docker push to {registry}")):
+        result = runner(argv, env=env, timeout_s=BUILD_TIMEOUT_S)
+        if result.returncode != 0:
+            raise _fail(built.host, what, result)
+    inspect = runner([docker, "image", "inspect", "--format", "{{json .RepoDigests}}", remote_tag], env=env,
+                     timeout_s=SHORT_TIMEOUT_S)
+    if inspect.returncode != 0:
+        raise _fail(built.host, f"docker image inspect {remote_tag}", inspect)
+    for ref in json.loads(inspect.output.strip().splitlines()[-1]):
+        if ref.startswith(name + "@"):
+            return ref
+    raise HostError(f"pushed {remote_tag}, but the engine records no digest for {name}")
+
+
+# -- what was built where ---------------------------------------------------------------------------
+
+def record_built(state_dir: Path, built: BuiltImage) -> None:
+    """Remember the image per host and kit (``.reprokit/images/<host>.json``) for later runs there."""
+    path = state_dir / f"{built.host}.json"
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.setdefault(built.kit, {})[built.image] = asdict(built) | {"reference": built.reference}
+    write_json_atomic(path, data)
+
+
+def built_images(host_name: str, kit_name: str, repo_root: Path = REPO_ROOT) -> dict[str, str]:
+    """The references `invoke build --host` last built for ``kit_name`` on ``host_name``: image name -> reference."""
+    path = repo_root / STATE_DIR / f"{host_name}.json"
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {name: entry["reference"] for name, entry in (data.get(kit_name) or {}).items()}

@@ -1,0 +1,138 @@
+"""Real ansible-playbook (ansible/site.yml, through reprokit.provision) against real SSH test hosts.
+
+Each host is a container with its own filesystem, systemd and sshd (tests/integration/provision/
+testhost.Dockerfile), so provisioning never touches this machine. The hosts have no GPU: marked
+``cpu_only`` they skip the GPU roles, each saying why; unmarked they are refused before any change.
+Docker comes from the distribution there (Docker's own repository is not reachable in CI).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from reprokit.config.inventory import load_inventory
+from reprokit.errors import ConfigError, ExitCode
+from reprokit.provision import provision, provision_cli
+from tests.integration.docker_env import REASON, ContainerHost, start_test_host
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
+
+TEST_VARS = {"docker_install_source": "distro"}
+GPU_ROLES = ("nvidia_driver", "nvidia_container_toolkit", "gpu_verify")
+# What nvidia-ctk writes into daemon.json on a GPU host; the docker role must keep it (two writers, one file).
+NVIDIA_RUNTIME = {"runtimes": {"nvidia": {"args": [], "path": "nvidia-container-runtime"}}}
+
+
+@pytest.fixture(scope="module")
+def ssh_key(tmp_path_factory) -> Path:
+    key = tmp_path_factory.mktemp("ssh") / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "reprokit-provision-tests", "-f", str(key)],
+                   check=True)
+    return key
+
+
+def write_inventory(path: Path, host: ContainerHost, key: Path, cpu_only: bool = True) -> Path:
+    path.write_text(
+        "all:\n  children:\n    testhosts:\n      vars:\n        runtime: docker\n        workdir: /var/lib/reprokit\n"
+        f"      hosts:\n        testhost:\n          ansible_host: 127.0.0.1\n          ansible_port: {host.port}\n"
+        f"          ansible_user: admin\n          ansible_ssh_private_key_file: {key}\n"
+        f"          cpu_only: {str(cpu_only).lower()}\n"
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def fresh_host(ssh_key):
+    host = start_test_host(ssh_key.with_suffix(".pub"))
+    yield host
+    host.remove()
+
+
+def run(host: ContainerHost, key: Path, tmp: Path, check: bool, cpu_only: bool = True, **kwargs):
+    inventory_path = write_inventory(tmp / "inventory.yml", host, key, cpu_only)
+    known_hosts = tmp / "known_hosts"
+    if not known_hosts.exists():
+        known_hosts.write_text(host.known_hosts_line())
+    inventory = load_inventory(inventory_path)
+    options = {"extra_vars": TEST_VARS, **kwargs}
+    return provision(inventory.host("testhost"), check, inventory=inventory, inventory_path=inventory_path,
+                     known_hosts=known_hosts, **options)
+
+
+def test_converges_then_a_second_run_changes_nothing(fresh_host, ssh_key, tmp_path):
+    host = fresh_host
+    # Before: no reprokit user, no Docker; daemon.json already holds a key another tool wrote (nvidia-ctk's runtime).
+    assert host.sh("id reprokit", check=False).returncode != 0
+    assert host.sh("command -v dockerd", check=False).returncode != 0
+    host.sh(f"mkdir -p /etc/docker && echo '{json.dumps(NVIDIA_RUNTIME)}' > /etc/docker/daemon.json")
+
+    check = run(host, ssh_key, tmp_path, check=True)
+    assert check.succeeded, check.output[-3000:]
+    assert check.changed > 0
+    assert host.sh("id reprokit", check=False).returncode != 0, "check mode created the user"
+    assert host.sh("command -v dockerd", check=False).returncode != 0, "check mode installed Docker"
+
+    first = run(host, ssh_key, tmp_path, check=False)
+    assert first.succeeded, first.output[-3000:]
+    assert first.changed > 0
+    for role in GPU_ROLES:
+        assert f"{role} skipped: testhost is marked cpu_only in the inventory" in " ".join(first.output.split())
+
+    # The host as provisioned: the kit's user with the images' uid, in the docker group; its directories; a running
+    # Docker managed by systemd; daemon.json with our log settings and the runtime written before kept.
+    assert host.sh("id -u reprokit").stdout.strip() == "10001"
+    assert "docker" in host.sh("id -nG reprokit").stdout.split()
+    for directory in ("/var/lib/reprokit", "/var/lib/reprokit/runs", "/var/lib/reprokit/cache", "/models"):
+        assert host.sh(f"stat -c '%U %a' {directory}").stdout.strip() == "reprokit 755", directory
+    assert host.sh("systemctl is-active docker").stdout.strip() == "active"
+    assert host.sh("docker info --format '{{.ServerVersion}}'").returncode == 0
+    daemon = json.loads(host.sh("cat /etc/docker/daemon.json").stdout)
+    assert daemon == {**NVIDIA_RUNTIME, "log-driver": "json-file", "log-opts": {"max-size": "100m", "max-file": "3"}}
+
+    second = run(host, ssh_key, tmp_path, check=False)
+    assert second.succeeded, second.output[-3000:]
+    assert second.recap["changed"] == 0, [line for line in second.output.splitlines() if line.startswith("changed")]
+
+    again_check = run(host, ssh_key, tmp_path, check=True)
+    assert again_check.succeeded and again_check.recap["changed"] == 0
+
+
+def test_gpu_roles_refuse_a_host_without_a_gpu(fresh_host, ssh_key, tmp_path):
+    result = run(fresh_host, ssh_key, tmp_path, check=True, cpu_only=False)
+    assert not result.succeeded
+    assert result.recap["failed"] == 1 and result.recap["changed"] == 0
+    [message] = result.failure_messages()
+    assert message.startswith("testhost has no NVIDIA GPU: no PCI device with vendor 0x10de")
+    assert "set `cpu_only: true` for it in inventory.yml" in message
+
+
+def test_an_unknown_host_key_is_refused_and_accept_new_saves_it(fresh_host, ssh_key, tmp_path):
+    (tmp_path / "known_hosts").write_text("")
+    refused = run(fresh_host, ssh_key, tmp_path, check=True)
+    assert refused.recap["unreachable"] == 1
+    assert "Host key verification failed" in refused.output
+
+    accepted = run(fresh_host, ssh_key, tmp_path, check=True, accept_new_host_key=True)
+    assert accepted.succeeded, accepted.output[-2000:]
+    assert (tmp_path / "known_hosts").read_text().split()[1:3] == fresh_host.host_key.split()
+
+
+def test_cli_exit_codes(fresh_host, ssh_key, tmp_path):
+    inventory_path = write_inventory(tmp_path / "inventory.yml", fresh_host, ssh_key, cpu_only=False)
+    (tmp_path / "known_hosts").write_text(fresh_host.known_hosts_line())
+    said: list[str] = []
+    code = provision_cli("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
+                         say=said.append)
+    assert code == ExitCode.FAIL
+    assert said[-2].startswith("testhost: testhost has no NVIDIA GPU")
+
+    (tmp_path / "known_hosts").write_text("")
+    assert provision_cli("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
+                         say=said.append) == ExitCode.HOST_ERROR
+
+    with pytest.raises(ConfigError, match="built-in host 'local' is not provisioned"):
+        provision_cli("local", str(inventory_path), check=True, say=said.append)

@@ -1,0 +1,51 @@
+"""The SSH command runner image builds use: binary stdin, streamed output, exit codes, timeouts."""
+
+import io
+import tarfile
+
+from reprokit.config.inventory import load_inventory
+from reprokit.hosts.commands import SSHCommandRunner
+from reprokit.hosts.factory import ConnectOptions
+from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
+from tests.integration.remote.test_remote_docker import BASE, REASON as DOCKER_REASON
+
+
+def runner_for(tmp_path, name="h3"):
+    inventory = load_inventory(write_inventory(tmp_path / "inv.yml", {name: {"workdir": host_workdir(name, "cmd")}}))
+    known = known_hosts_for(tmp_path / "known_hosts", name)
+    return SSHCommandRunner(inventory.host(name), inventory, ConnectOptions(known_hosts=known), say=lambda m: None)
+
+
+def test_binary_stdin_env_streaming_and_exit_codes(tmp_path):
+    run = runner_for(tmp_path)
+    payload = bytes(range(256)) * 4096  # 1 MiB, every byte value
+    result = run(["sh", "-c", "sha256sum | cut -c1-16; echo \"$GREETING\"; exit 3"], stdin=payload, env={"GREETING": "hi"})
+    import hashlib
+    assert result.returncode == 3
+    assert result.output.splitlines() == [hashlib.sha256(payload).hexdigest()[:16], "hi"]
+    lines = []
+    assert run(["sh", "-c", "echo one; echo two >&2"], on_line=lines.append).returncode == 0
+    assert lines == ["one", "two"]
+    slow = run(["sleep", "30"], timeout_s=1)
+    assert slow.returncode == 124 and slow.output.endswith("timed out after 1 s on h3")
+    run.close()
+
+
+def test_docker_build_over_ssh_from_a_context_on_stdin(tmp_path):
+    import pytest
+
+    if DOCKER_REASON:
+        pytest.skip(DOCKER_REASON)
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        data = f"FROM {BASE}\nRUN echo built-over-ssh > /built\n".encode()
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    run = runner_for(tmp_path, "h4")
+    result = run(["docker", "build", "-q", "-t", "reprokit-test/over-ssh:1", "-"], stdin=buf.getvalue(), timeout_s=300)
+    assert result.returncode == 0, result.output
+    assert result.output.strip().splitlines()[-1].startswith("sha256:")
+    check = run(["docker", "run", "--rm", "reprokit-test/over-ssh:1", "cat", "/built"])
+    assert check.output.strip() == "built-over-ssh"
+    run.close()
