@@ -203,6 +203,11 @@ def stop(proc: subprocess.Popen) -> int | None:
 def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     merged = {**DEFAULTS, **params, "bench": {**DEFAULTS["bench"], **(params.get("bench") or {})}}
     python = merged.get("python") or sys.executable
+    check = subprocess.run([python, "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('sglang') is None)"],
+                           capture_output=True)
+    if check.returncode != 0:
+        raise WorkloadError(Exit.MISSING_DEPENDENCY, f"sglang is not installed for {python}; run this step in the kit's"
+                            " serve image (runtime: docker) or install the pinned sglang on the host")
     argv = server_command(merged, python)
     env = dict(os.environ, **{str(k): str(v) for k, v in (merged.get("env") or {}).items()})
     progress(f"serve: {' '.join(argv)}")

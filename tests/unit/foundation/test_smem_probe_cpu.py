@@ -53,3 +53,18 @@ def test_probe_ptx_assembles_for_hopper_and_blackwell(tmp_path):
         proc = subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(tmp_path / f"{arch}.cubin")],
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
+
+
+def test_serve_without_sglang_says_so(tmp_path):
+    import importlib.util
+
+    if importlib.util.find_spec("sglang") is not None:
+        pytest.skip("sglang is installed here")
+    params = tmp_path / "p.json"
+    params.write_text('{"model": "/models/GLM-5-NVFP4"}')
+    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.serve", "--params", str(params), "--out-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == Exit.MISSING_DEPENDENCY
+    result = json.loads((tmp_path / "result.json").read_text())
+    assert result["status"] == "missing_dependency"
+    assert result["error"].startswith(f"sglang is not installed for {sys.executable}; run this step in the kit's serve image")
