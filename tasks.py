@@ -7,6 +7,7 @@
     invoke triage LOG|DIR|GLOB [--also ...]  readiness, autotune failures by tile, fatal errors in server logs
     invoke provision --host NAME [--check]   Ansible: driver, Docker, container toolkit, verified GPU in a container
     invoke build [--kit KIT] [--host NAME]   build a kit's pinned images on a host; invoke lock: resolve base digests
+    invoke compare runs/<a> runs/<b>         what changed between two runs; invoke bisect: FlashInfer release of a verdict change
     invoke kits | invoke hosts               what the kits and the inventory declare
     invoke check-record runs/<id>            verify a record's artifacts against its manifest
     invoke check-pins [--kit KIT]            compare a kit's pins with the pinned wheels' metadata
@@ -18,7 +19,9 @@ from pathlib import Path
 
 from invoke import Exit, task
 
+from reprokit import bisect as bisect_search
 from reprokit import cli, pins
+from reprokit.report.compare import compare_cli
 from reprokit.errors import ReprokitError
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
@@ -137,6 +140,21 @@ def provision(c, host, check=False, inventory=INVENTORY, user=None, known_hosts=
               accept_new_host_key=False):
     """Provision a GPU host with Ansible (driver, Docker, NVIDIA Container Toolkit, reprokit), then verify a GPU in a container."""
     _run(cli.provision, host, inventory, check, known_hosts, accept_new_host_key, user)
+
+
+@task(positional=["run_a", "run_b"], help={"run-a": "first run record, runs/<id>", "run-b": "second run record",
+                                          "json": "print the differences as JSON"})
+def compare(c, run_a, run_b, json=False):
+    """What changed between two runs: pins, verdict, expectations, tiles newly fitting/failing, sweep and triage deltas."""
+    _run(compare_cli, run_a, run_b, json)
+
+
+@task(help={"flashinfer": "OLD..NEW, e.g. 0.6.3..0.6.8", "tile": "MxNxK in elements, e.g. 128x256x128",
+            "arch": "sm120|sm121|sm100|sm90", "json": "print as JSON", "jobs": "parallel nvcc jobs",
+            "work-dir": "keep each version's analysis here (default: a temporary directory)"})
+def bisect(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_dir=None):
+    """First FlashInfer release where a tile's static shared-memory verdict changes (no GPU needed)."""
+    _run(bisect_search.bisect_cli, flashinfer, tile, arch, json, int(jobs) if jobs else None, work_dir)
 
 
 @task

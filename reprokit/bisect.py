@@ -1,0 +1,150 @@
+"""``invoke bisect --flashinfer V1..V2 --tile T --arch A``: the first FlashInfer release where a tile's verdict changes.
+
+No GPU: each version probed runs the static shared-memory analysis (nvcc on the
+CPU) as its own process, as a kit step would (``python -m
+reprokit.workloads.static_smem --params P --out-dir D``), limited to the one
+tile. The releases between V1 and V2 come from the package index (``pip index
+versions``; pre-releases and dev builds are left out unless named as an end).
+The search is binary, so it assumes the verdict changes once between the ends;
+every probed version and its verdict are reported so a second change shows.
+Results are cached per wheel by the workload: a second bisect compiles nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from reprokit.errors import ConfigError, ExitCode, HostError, StepError
+from reprokit.plan.steps import STEP_KINDS
+from reprokit.report.compare import tile_status
+
+PACKAGE = "flashinfer-python"
+PIP_TIMEOUT_S = 120
+TILE = re.compile(r"^\d+x\d+x\d+$")
+
+
+def parse_range(text: str) -> tuple[str, str]:
+    """``"0.6.3..0.6.8"`` -> ("0.6.3", "0.6.8")."""
+    first, sep, last = text.partition("..")
+    try:
+        if not sep or Version(first) >= Version(last):
+            raise InvalidVersion(text)
+    except InvalidVersion:
+        raise ConfigError(f"--flashinfer {text!r}: expected OLD..NEW, two versions oldest first (e.g. 0.6.3..0.6.8)") from None
+    return first, last
+
+
+def parse_pip_index(text: str) -> list[str]:
+    """The versions of ``pip index versions`` output (its "Available versions:" line)."""
+    for line in text.splitlines():
+        if line.startswith("Available versions:"):
+            return [v.strip() for v in line.split(":", 1)[1].split(",") if v.strip()]
+    return []
+
+
+def available_versions(package: str = PACKAGE) -> list[str]:
+    command = [sys.executable, "-m", "pip", "index", "versions", "--disable-pip-version-check", package]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise HostError(f"`pip index versions {package}` did not answer in {PIP_TIMEOUT_S} s; check the package index") from None
+    versions = parse_pip_index(done.stdout)
+    if done.returncode != 0 or not versions:
+        detail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise HostError(f"`pip index versions {package}` listed no versions (exit {done.returncode}): {detail}")
+    return versions
+
+
+def versions_between(available: list[str], first: str, last: str) -> list[str]:
+    """The releases from ``first`` to ``last`` inclusive, oldest first; post releases in, pre/dev out."""
+    known = {str(Version(v)): v for v in available}
+    for end in (first, last):
+        if str(Version(end)) not in known:
+            raise ConfigError(f"--flashinfer: {PACKAGE} {end} is not on the package index; "
+                              f"newest there: {', '.join(available[:8])}")
+    lo, hi = Version(first), Version(last)
+    chosen = [v for v in available if lo <= Version(v) <= hi and not (Version(v).is_prerelease or Version(v).is_devrelease)]
+    chosen += [known[str(Version(end))] for end in (first, last) if known[str(Version(end))] not in chosen]
+    return sorted(set(chosen), key=Version)
+
+
+def bisect(versions: list[str], verdict_of: Callable[[str], str]) -> dict[str, Any]:
+    """Binary search for the first version whose verdict differs from the oldest one's."""
+    probed: dict[str, str] = {}
+
+    def verdict(index: int) -> str:
+        version = versions[index]
+        if version not in probed:
+            probed[version] = verdict_of(version)
+        return probed[version]
+
+    old, new = verdict(0), verdict(len(versions) - 1)
+    result: dict[str, Any] = {"versions": versions, "from": old, "to": new, "first_changed": None, "last_unchanged": None}
+    if old != new:
+        lo, hi = 0, len(versions) - 1  # verdict(lo) == old, verdict(hi) != old
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if verdict(mid) == old:
+                lo = mid
+            else:
+                hi = mid
+        result.update(first_changed=versions[hi], last_unchanged=versions[lo], to=verdict(hi))
+    result["probed"] = {v: probed[v] for v in versions if v in probed}
+    return result
+
+
+# contract.Exit of the workload -> the error a person gets
+WORKLOAD_ERRORS: dict[int, type] = {2: ConfigError, 6: HostError}
+
+
+def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int | None = None) -> str:
+    """The static-smem verdict of ``tile`` in FlashInfer ``version`` on ``arch``: fails, fits, unsupported or absent."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    params: dict[str, Any] = {"flashinfer": version, "arch": arch, "variants": [tile]}
+    if jobs is not None:
+        params["jobs"] = jobs
+    (run_dir / "params.json").write_text(json.dumps(params, indent=2) + "\n")
+    module = STEP_KINDS["static-smem"].module
+    done = subprocess.run([sys.executable, "-m", str(module), "--params", str(run_dir / "params.json"), "--out-dir", str(run_dir)],
+                          stdout=subprocess.DEVNULL)  # progress and the one-line error go to stderr, as they come
+    try:
+        result = json.loads((run_dir / "result.json").read_text())
+    except (OSError, ValueError):
+        result = {}
+    if done.returncode != 0 or result.get("status") != "ok":
+        error = WORKLOAD_ERRORS.get(done.returncode, StepError)
+        raise error(f"flashinfer {version} ({arch}): the static analysis failed (exit {done.returncode}): "
+                    f"{result.get('error', 'no result.json')}; its run directory: {run_dir}")
+    return tile_status(result, tile)
+
+
+def bisect_cli(flashinfer: str, tile: str, arch: str, as_json: bool, jobs: int | None = None, work_dir: str | None = None) -> int:
+    """Print the first version where the tile's verdict changes (or that it does not); 0 unless something failed."""
+    first, last = parse_range(flashinfer)
+    if not TILE.match(tile):
+        raise ConfigError(f"--tile {tile!r}: expected MxNxK in elements, e.g. 128x256x128")
+    versions = versions_between(available_versions(), first, last)
+    root = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
+    print(f"bisect {tile} on {arch} over {len(versions)} {PACKAGE} releases: {', '.join(versions)} (runs in {root})",
+          file=sys.stderr)
+    result = bisect(versions, lambda v: static_verdict(v, arch, tile, root / v, jobs))
+    result.update(tile=tile, arch=arch, work_dir=str(root))
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return ExitCode.PASS
+    probed = ", ".join(f"{v}: {s}" for v, s in result["probed"].items())
+    if result["first_changed"] is None:
+        print(f"{tile} on {arch}: '{result['from']}' at both {first} and {last}; no change to find (probed {probed}).")
+    else:
+        print(f"{tile} on {arch}: '{result['from']}' up to {result['last_unchanged']}, "
+              f"'{result['to']}' from {result['first_changed']} (probed {probed}).")
+    return ExitCode.PASS
