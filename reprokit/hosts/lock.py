@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from reprokit.errors import HostError
-from reprokit.records.run import utc_now
+from reprokit.records.run import pid_alive, utc_now
 
 
 class LockFS(Protocol):
@@ -26,16 +26,6 @@ class LockFS(Protocol):
     def write_text(self, path: str, text: str) -> None: ...
     def read_text(self, path: str) -> str | None: ...
     def remove_tree(self, path: str) -> None: ...
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @dataclass
@@ -77,7 +67,7 @@ class HostLock:
 
 def is_stale(owner: dict[str, Any] | None) -> bool:
     return bool(owner and owner.get("control_host") == socket.gethostname() and isinstance(owner.get("pid"), int)
-                and not _pid_alive(owner["pid"]))
+                and not pid_alive(owner["pid"]))
 
 
 def describe_held(host_name: str, owner: dict[str, Any] | None) -> str:

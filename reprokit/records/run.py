@@ -42,7 +42,8 @@ def new_run_id(kit: str, host: str) -> str:
     return f"{stamp}-{kit}-{host}-{secrets.token_hex(2)}"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this machine still exists (a zombie counts as alive until reaped)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -144,7 +145,7 @@ def load_manifest(run_dir: Path | str) -> dict[str, Any]:
         manifest.get("status") == "running"
         and owner.get("hostname") == socket.gethostname()
         and isinstance(owner.get("pid"), int)
-        and not _pid_alive(owner["pid"])
+        and not pid_alive(owner["pid"])
     ):
         manifest["status"] = "killed"
         manifest["status_detail"] = f"the run's process (pid {owner['pid']}) is gone and never finalised the manifest"

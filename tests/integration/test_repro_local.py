@@ -19,6 +19,7 @@ from reprokit.records.run import load_manifest, verify_record
 from reprokit.runner import run_kit
 from reprokit.workloads import smem_probe
 from tests.conftest import REPO, run_invoke
+from tests.integration.remote.conftest import alive
 
 
 def no_gpu() -> bool:
@@ -131,16 +132,6 @@ def wait_for(path: Path, timeout_s: float = 60) -> None:
     while not path.exists() or not path.read_text().strip():
         assert time.monotonic() < deadline, f"{path} did not appear"
         time.sleep(0.1)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # a zombie is not alive for our purpose
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
 def test_sigterm_ends_the_workload_and_marks_the_run_interrupted(tmp_path):
