@@ -22,6 +22,7 @@ from invoke import Exit, task
 from reprokit import bisect as bisect_search
 from reprokit import cli, pins
 from reprokit.report.compare import compare_cli
+from reprokit.smem_cli import run_smem
 from reprokit.errors import ReprokitError
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
@@ -94,6 +95,15 @@ def collect(c, run_dir, inventory=INVENTORY, wait=3600, known_hosts=str(DEFAULT_
 def unlock(c, host, inventory=INVENTORY, runs_dir=RUNS, known_hosts=str(DEFAULT_KNOWN_HOSTS), accept_new_host_key=False):
     """Remove a host's lock whose owner is gone (a live owner's lock is refused)."""
     _run(cli.unlock, host, inventory, runs_dir, _options(known_hosts, accept_new_host_key))
+
+
+@task(help={"flashinfer": "flashinfer-python version whose wheel to analyse (default: the ep8-crash kit's pin)",
+            "arch": "target architecture(s), comma-separated: sm120, sm121, sm100, sm90",
+            "json": "print the result as JSON", "optin-limit": "also judge against this opt-in limit in bytes (e.g. from a probe)",
+            "jobs": "parallel nvcc compiles (default 2)"})
+def smem(c, flashinfer="0.6.3", arch="sm120", json=False, optin_limit=None, jobs=None):
+    """Static shared memory of FlashInfer's CUTLASS MoE kernels per tactic, with verdicts; needs nvcc, no GPU."""
+    _run(run_smem, flashinfer, arch, json, int(optin_limit) if optin_limit else None, int(jobs) if jobs else None)
 
 
 @task(positional=["path"], iterable=["also"],

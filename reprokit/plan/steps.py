@@ -48,10 +48,9 @@ STEP_KINDS: dict[str, StepKind] = {
             module="reprokit.workloads.static_smem",
             summary="shared memory of FlashInfer's SM120 CUTLASS MoE kernels, computed with nvcc and no GPU",
             needs_pins=("flashinfer-python",),
-            implemented=False,
-            not_implemented_reason="the static shared-memory analysis is not built yet (issue: static SMEM analysis)",
+            implemented=True,
             default_timeout_s=900,
-            param_keys=("arch", "flashinfer", "variants"),
+            param_keys=("arch", "flashinfer", "variants", "dtype", "output_dtypes", "jobs", "optin_limit_bytes"),
         ),
         StepKind(
             name="tile-sweep",

@@ -118,6 +118,8 @@ namespace reprokit_probe {
   template <class T> struct has_##NAME<T, std::void_t<typename T::NAME>> : std::true_type {};
 REPROKIT_HAS_TYPE(TensorStorage)
 REPROKIT_HAS_TYPE(PipelineStorage)
+REPROKIT_HAS_TYPE(DispatchPolicy)
+REPROKIT_HAS_TYPE(Schedule)
 #define REPROKIT_HAS_MEMBER(NAME)                                                     \
   template <class T, class = void> struct has_member_##NAME : std::false_type {};      \
   template <class T>                                                                   \
@@ -135,35 +137,56 @@ struct is_sm120_blockscaled_builder<
                    typename B::SmemLayoutAtomSFA, typename B::SmemLayoutAtomSFB,
                    decltype(B::PipelineStages)>> : std::true_type {};
 
-// The stage arithmetic of the SM120 block-scaled builder, term by term, recomputed
-// with the builder's own types and its own function
-// (cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled).
+template <class B, class = void>
+struct is_sm100_blockscaled_builder : std::false_type {};
+template <class B>
+struct is_sm100_blockscaled_builder<
+    B, std::void_t<typename B::ElementAMma_SmemAllocType, typename B::ElementBMma_SmemAllocType,
+                   typename B::SmemTileShape, typename B::SmemLayoutAtomSFA, typename B::SmemLayoutAtomSFB,
+                   decltype(B::Sm100ReducedSmemCapacityBytes), decltype(B::KernelSmemCarveout),
+                   decltype(B::PipelineStages)>> : std::true_type {};
+
+// Per-stage bytes, term by term, as the block-scaled builders' own stage function sums them, and
+// that function (cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled)
+// called again with the builder's types: its result must equal the builder's PipelineStages.
+template <int Capacity, class AllocA, class AllocB, class TileShape, class SFA, class SFB, int Carveout>
+void blockscaled_stages(Json& j) {
+  using namespace cute;
+  constexpr long long a = cutlass::bits_to_bytes(cute::sizeof_bits_v<AllocA> * size<0>(TileShape{}) * size<2>(TileShape{}));
+  constexpr long long b = cutlass::bits_to_bytes(cute::sizeof_bits_v<AllocB> * size<1>(TileShape{}) * size<2>(TileShape{}));
+  constexpr long long sfa = size(filter_zeros(SFA{}));
+  constexpr long long sfb = size(filter_zeros(SFB{}));
+  constexpr long long barrier = sizeof(typename cutlass::PipelineTmaUmmaAsync<1>::SharedStorage);
+  constexpr int stages = cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled<
+      Capacity, AllocA, AllocB, TileShape, SFA, SFB>(cutlass::gemm::collective::StageCountAutoCarveout<Carveout>{});
+  j.str("stage_formula", "cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled");
+  j.num("builder_capacity_bytes", Capacity);
+  j.num("stage_a_bytes", a);
+  j.num("stage_b_bytes", b);
+  j.num("stage_sfa_bytes", sfa);
+  j.num("stage_sfb_bytes", sfb);
+  j.num("stage_barrier_bytes", barrier);
+  j.num("stage_bytes", a + b + sfa + sfb + barrier);
+  j.num("stages_recomputed", stages);
+  j.str("smem_alloc_type_a", type_name<AllocA>());
+  j.str("smem_alloc_type_b", type_name<AllocB>());
+}
+
 template <class Builder, class TileShape, int Capacity, int Carveout>
 void stage_arithmetic(Json& j) {
   if constexpr (is_sm120_blockscaled_builder<Builder>::value) {
-    using namespace cute;
-    constexpr long long a = cutlass::bits_to_bytes(cute::sizeof_bits_v<typename Builder::SmemAllocTypeA> *
-                                                   size<0>(TileShape{}) * size<2>(TileShape{}));
-    constexpr long long b = cutlass::bits_to_bytes(cute::sizeof_bits_v<typename Builder::SmemAllocTypeB> *
-                                                   size<1>(TileShape{}) * size<2>(TileShape{}));
-    constexpr long long sfa = size(filter_zeros(typename Builder::SmemLayoutAtomSFA{}));
-    constexpr long long sfb = size(filter_zeros(typename Builder::SmemLayoutAtomSFB{}));
-    constexpr long long barrier = sizeof(typename cutlass::PipelineTmaUmmaAsync<1>::SharedStorage);
-    constexpr int stages = cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled<
-        Capacity, typename Builder::SmemAllocTypeA, typename Builder::SmemAllocTypeB, TileShape,
-        typename Builder::SmemLayoutAtomSFA, typename Builder::SmemLayoutAtomSFB>(
-        cutlass::gemm::collective::StageCountAutoCarveout<Carveout>{});
-    j.str("stage_formula", "cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled");
-    j.num("stage_a_bytes", a);
-    j.num("stage_b_bytes", b);
-    j.num("stage_sfa_bytes", sfa);
-    j.num("stage_sfb_bytes", sfb);
-    j.num("stage_barrier_bytes", barrier);
-    j.num("stage_bytes", a + b + sfa + sfb + barrier);
-    j.num("stages_recomputed", stages);
+    // SM120: the builder sizes stages against the arch capacity minus the epilogue carveout only.
+    blockscaled_stages<Capacity, typename Builder::SmemAllocTypeA, typename Builder::SmemAllocTypeB, TileShape,
+                       typename Builder::SmemLayoutAtomSFA, typename Builder::SmemLayoutAtomSFB, Carveout>(j);
+    j.num("builder_kernel_carveout_bytes", 0);
     j.num("builder_pipeline_stages", Builder::PipelineStages);
-    j.str("smem_alloc_type_a", type_name<typename Builder::SmemAllocTypeA>());
-    j.str("smem_alloc_type_b", type_name<typename Builder::SmemAllocTypeB>());
+  } else if constexpr (is_sm100_blockscaled_builder<Builder>::value) {
+    // SM100: the builder also reserves the kernel's own storage (KernelSmemCarveout) first.
+    blockscaled_stages<Builder::Sm100ReducedSmemCapacityBytes, typename Builder::ElementAMma_SmemAllocType,
+                       typename Builder::ElementBMma_SmemAllocType, typename Builder::SmemTileShape,
+                       typename Builder::SmemLayoutAtomSFA, typename Builder::SmemLayoutAtomSFB, Carveout>(j);
+    j.num("builder_kernel_carveout_bytes", Builder::KernelSmemCarveout);
+    j.num("builder_pipeline_stages", Builder::PipelineStages);
   }
 }
 
@@ -226,10 +249,12 @@ void record_kernel(char const* act, char const* weight, char const* output, bool
   j.num("alignment_d", alignment_d);
   j.str("tensor_op", type_name<TensorOp>());
   j.str("kernel_schedule_requested", type_name<KernelScheduleRequested>());
-  j.str("kernel_schedule", type_name<typename CollectiveMainloop::DispatchPolicy::Schedule>());
+  if constexpr (has_Schedule<typename CollectiveMainloop::DispatchPolicy>::value)
+    j.str("kernel_schedule", type_name<typename CollectiveMainloop::DispatchPolicy::Schedule>());
   j.str("mainloop_dispatch_policy", type_name<typename CollectiveMainloop::DispatchPolicy>());
   j.str("epilogue_schedule", type_name<EpilogueSchedule>());
-  j.str("epilogue_dispatch_policy", type_name<typename CollectiveEpilogue::DispatchPolicy>());
+  if constexpr (has_DispatchPolicy<CollectiveEpilogue>::value)
+    j.str("epilogue_dispatch_policy", type_name<typename CollectiveEpilogue::DispatchPolicy>());
   j.str("epilogue_fusion_op", finalize ? type_name<EpilogueFusionOp>() : type_name<EpilogueOp>());
   j.str("gemm_kernel", type_name<GemmKernel>().substr(0, 120));
   std::printf("%s\n", j.done().c_str());

@@ -216,12 +216,12 @@ def tactic_indexing(core_py: str, binding_cu: str) -> TacticIndexing:
     concatenated = ("mAllProfiles = gemm1_tactics;" in binding
                     and "mAllProfiles.insert(mAllProfiles.end(), gemm2_tactics.begin(), gemm2_tactics.end());" in binding)
     if concatenated:
-        evidence.append(f"{BINDING}: mAllProfiles = gemm1 tactics, then gemm2 tactics")
+        evidence.append(f"flashinfer/{BINDING}: mAllProfiles = gemm1 tactics, then gemm2 tactics")
     if "return list(range(gemm1_count, gemm1_count + gemm2_count))" in flat:
         evidence.append(f"flashinfer/{FUSED_MOE_CORE}: MoERunner.get_valid_tactics gives gemm2 "
                         "range(gemm1_count, gemm1_count + gemm2_count)")
     if not concatenated:
-        raise SourceError(f"{BINDING}: cannot find how gemm1 and gemm2 tactics are combined (mAllProfiles)")
+        raise SourceError(f"flashinfer/{BINDING}: cannot find how gemm1 and gemm2 tactics are combined (mAllProfiles)")
     return TacticIndexing(rule="gemm1 tactics are 0..n1-1; gemm2 tactics are n1..n1+n2-1 (one list, gemm1 first)",
                           evidence=evidence)
 
@@ -422,3 +422,16 @@ def _path_expr(node: ast.AST, names: dict[str, list[Path]], package: Path) -> li
             out += value
         return out
     return None
+
+
+CAPACITY_HEADERS = (CUTLASS_ARCH_H, "data/cutlass/include/cutlass/gemm/collective/builders/sm90_common.inl")
+
+
+def capacity_from_headers(package: Path, symbol: str) -> int:
+    """The value of a CUTLASS ``smX_smem_capacity_bytes`` constant, read from the bundled headers."""
+    name = symbol.rsplit("::", 1)[-1]
+    for relative in CAPACITY_HEADERS:
+        match = re.search(rf"constexpr\s+int\s+{name}\s*=\s*(\d+)\s*;", strip_comments(read(package, relative)))
+        if match:
+            return int(match.group(1))
+    raise SourceError(f"no 'constexpr int {name} = ...' in {', '.join(CAPACITY_HEADERS)}")

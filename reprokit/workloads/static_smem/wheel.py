@@ -133,9 +133,13 @@ def _extract(wheel_path: Path, digest: str, cache_dir: Path) -> Path:
                                     "this flashinfer-python does not ship the CUTLASS MoE sources")
             zf.extractall(tmp, members)
         (tmp / ".complete").write_text(digest + "\n")
-        if root.exists():
-            shutil.rmtree(root)
-        os.replace(tmp, root)
+        if root.exists():  # an interrupted extraction: no .complete in it
+            shutil.rmtree(root, ignore_errors=True)
+        try:
+            os.replace(tmp, root)
+        except OSError:
+            if not (root / ".complete").is_file():  # else another run extracted it at the same time
+                raise
     except zipfile.BadZipFile as exc:
         raise WorkloadError(Exit.MISSING_DEPENDENCY, f"{wheel_path}: not a valid wheel ({exc}); delete it and retry") from None
     finally:
