@@ -100,7 +100,7 @@ def unlock(c, host, inventory=INVENTORY, runs_dir=RUNS, known_hosts=str(DEFAULT_
 @task(help={"flashinfer": "flashinfer-python version whose wheel to analyse (default: the ep8-crash kit's pin)",
             "arch": "target architecture(s), comma-separated: sm120, sm121, sm100, sm90",
             "json": "print the result as JSON", "optin-limit": "also judge against this opt-in limit in bytes (e.g. from a probe)",
-            "jobs": "parallel nvcc compiles (default 2)"})
+            "jobs": "parallel nvcc compiles (default one per core, at most 8)"})
 def smem(c, flashinfer="0.6.3", arch="sm120", json=False, optin_limit=None, jobs=None):
     """Static shared memory of FlashInfer's CUTLASS MoE kernels per tactic, with verdicts; needs nvcc, no GPU."""
     _run(run_smem, flashinfer, arch, json, int(optin_limit) if optin_limit else None, int(jobs) if jobs else None)

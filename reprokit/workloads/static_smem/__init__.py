@@ -24,7 +24,7 @@ Parameters (JSON object):
   numbers, or ops (``"gemm1"``, ``"gemm2"``); default all;
 - ``dtype`` (``nvfp4``), ``output_dtypes`` (``["bf16", "f16"]``);
 - ``cache_dir`` (default ``$REPROKIT_CACHE`` or ``~/.cache/reprokit``),
-  ``jobs`` (parallel nvcc, default 2), ``nvcc`` (its path), ``wheel`` (a local
+  ``jobs`` (parallel nvcc, default one per core, at most 8), ``nvcc`` (its path), ``wheel`` (a local
   wheel file instead of the package index).
 
 Results are cached by (wheel sha256, arch, dtype, variant) and probe version,

@@ -21,7 +21,7 @@ from reprokit.workloads.static_smem.sources import SourceError
 from reprokit.workloads.static_smem.targets import ARCHES, DTYPES, GEMM_OPS, OUTPUT_DTYPES, ArchTarget, MoeDtype
 from reprokit.workloads.static_smem.units import parse_tile
 
-MAX_JOBS = 2  # nvcc jobs at once by default; each CUTLASS probe takes one core and ~2 GB
+MAX_JOBS = 8  # nvcc jobs at once at most by default (one per core up to this); each CUTLASS probe takes ~2 GB
 MIN_KERNELS_PER_PROGRAM = 8  # below this, a second compile costs more (one more parse) than it saves
 PARAM_KEYS = {"flashinfer", "arch", "dtype", "output_dtypes", "variants", "probe_result", "optin_limit_bytes",
               "cache_dir", "jobs", "nvcc", "wheel"}
