@@ -122,6 +122,7 @@ class LocalNativeExecutor:
         image: str | None = None,
         step_name: str | None = None,
     ) -> WorkloadRun:
+        out_dir = out_dir.resolve()
         out_dir.mkdir(parents=True, exist_ok=True)
         params_path = out_dir / "params.json"
         write_json_atomic(params_path, params)

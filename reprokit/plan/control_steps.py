@@ -16,9 +16,10 @@ def triage_step(params: dict[str, Any], record_dir: Path, steps: dict[str, dict[
     """Triage the logs of the step named by ``logs_from`` (its ``*.log`` and ``*.log.gz`` files)."""
     source = params.get("logs_from", "serve")
     earlier = steps.get(source)
-    if earlier is None or earlier.get("status") == "not_run":
+    if earlier is None or earlier.get("status") != "ok":
         reason = (earlier or {}).get("reason") or f"no step '{source}' ran before it"
-        return {"status": "not_run", "reason": f"not run: no logs from '{source}' ({reason})", "result": None}
+        state = (earlier or {}).get("status", "absent")
+        return {"status": "not_run", "reason": f"not run: '{source}' did not serve ({state}: {reason})", "result": None}
     source_dir = record_dir / "steps" / source
     paths = sorted(p for p in source_dir.rglob("*") if p.is_file() and (p.name.endswith(".log") or p.name.endswith(".log.gz")))
     if not paths:

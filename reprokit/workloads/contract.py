@@ -80,7 +80,7 @@ def main(name: str, run: Callable[[dict[str, Any], Path], dict[str, Any]], argv:
     parser.add_argument("--params", type=Path, help="JSON file with the step's parameters")
     parser.add_argument("--out-dir", type=Path, required=True, help="directory for result.json and artifacts")
     args = parser.parse_args(argv)
-    out_dir: Path = args.out_dir
+    out_dir: Path = args.out_dir.resolve()  # workloads may change directory (compilers, servers): never relative
     out_dir.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"workload": name, "schema_version": SCHEMA_VERSION}
     try:

@@ -68,3 +68,19 @@ def test_serve_without_sglang_says_so(tmp_path):
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["status"] == "missing_dependency"
     assert result["error"].startswith(f"sglang is not installed for {sys.executable}; run this step in the kit's serve image")
+
+
+def test_relative_out_dir_is_made_absolute(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.smem_probe", "--out-dir", "rel/out"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 3, 4, 5)
+    assert (tmp_path / "rel" / "out" / "result.json").exists()
+
+
+def test_triage_step_waits_for_a_server_that_served(tmp_path):
+    from reprokit.plan.control_steps import triage_step
+
+    steps = {"serve": {"status": "missing_dependency", "reason": "sglang is not installed"}}
+    entry = triage_step({"logs_from": "serve"}, tmp_path, steps, tmp_path / "steps" / "triage")
+    assert entry == {"status": "not_run", "result": None,
+                     "reason": "not run: 'serve' did not serve (missing_dependency: sglang is not installed)"}
