@@ -6,7 +6,6 @@ Binary-safe stdin (a build context tar), output streamed line by line, a timeout
 from __future__ import annotations
 
 import shlex
-import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -45,7 +44,7 @@ class SSHCommandRunner:
                 return CommandResult(124, "\n".join(lines + [f"timed out after {timeout_s:.0f} s on {self.executor.host.name}"]))
             try:
                 chunk = channel.recv(1 << 16)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError as exc:
                 raise HostError(f"host '{self.executor.host.name}': the connection broke during `{argv[0]}`: {exc}") from None
