@@ -133,6 +133,12 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
     for name, versions in drift.items():
         say(f"      note: {name} is pinned to {versions['pinned']} but {versions['installed'] or 'not installed'} on the host")
     gpus = fingerprint.get("devices") or []
+    host = executor.host
+    if host.gpu_count is not None and not host.cpu_only and len(gpus) != host.gpu_count:
+        note = (f"the inventory says {host.gpu_count} GPU(s) on {host.name}, the workloads see {len(gpus)}"
+                + (" in their container: check the NVIDIA Container Toolkit (`invoke provision --check`)" if host.runtime == "docker" else ""))
+        record.update(preflight_notes=[note])
+        say(f"      warning: {note}")
     if gpus:
         names = sorted({f"{d['name']} ({d['gpu_arch']}, {d['multiprocessor_count']} SMs)" for d in gpus})
         say(f"      {len(gpus)} GPU(s): {', '.join(names)}")

@@ -231,6 +231,11 @@ class RemoteExecutor:
             if code != 0:
                 raise HostError(f"host '{self.host.name}': runtime is docker but `docker version` failed: "
                                 f"{err.strip().splitlines()[-1] if err.strip() else 'no output'}; run `invoke provision --host {self.host.name}`")
+            for name, ref in sorted(self.images.items()):
+                code, _, _ = self.sh(f"docker image inspect --format '{{{{.Id}}}}' {shlex.quote(ref)}", check=False)
+                if code != 0:
+                    raise HostError(f"host '{self.host.name}': image '{name}' ({ref}) is not on the host; build it with"
+                                    f" `invoke build --host {self.host.name}` (or pass --image {name}=REF of one that is)")
         self.lock = HostLock(self, self.host.name, f"{self.workdir}/lock", run_id)
         self.lock.acquire()
         try:

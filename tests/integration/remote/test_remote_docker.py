@@ -133,3 +133,12 @@ def test_ctrl_c_removes_the_container(tmp_path, hanging_image):
     assert proc.returncode == ExitCode.INTERRUPTED, err
     assert containers_of(run_id) == []
     assert load_manifest(tmp_path / "runs" / run_id)["status"] == "interrupted"
+
+
+def test_an_image_missing_on_the_host_stops_before_anything_is_written(tmp_path):
+    _, inventory, known = docker_host(tmp_path, "h6", "docker-missing")
+    proc = invoke_repro(tmp_path, inventory, known, "--host", "h6", "--image", "workload=reprokit-test/not-built:0")
+    assert proc.returncode == ExitCode.HOST_ERROR
+    assert proc.stderr.strip() == ("error: host 'h6': image 'workload' (reprokit-test/not-built:0) is not on the host; build it"
+                                   " with `invoke build --host h6` (or pass --image workload=REF of one that is)")
+    assert runs_in(tmp_path / "runs") == []
