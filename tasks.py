@@ -21,11 +21,11 @@ from invoke import Exit, task
 
 from reprokit import bisect as bisect_search
 from reprokit import cli, pins
-from reprokit.report.compare import compare_cli
-from reprokit.smem_cli import run_smem
 from reprokit.errors import ReprokitError
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
+from reprokit.report.compare import compare_cli
+from reprokit.smem_cli import run_smem
 
 INVENTORY = "inventory.yml"
 KITS = "kits"

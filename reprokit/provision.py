@@ -16,9 +16,9 @@ import shlex
 import shutil
 import subprocess
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from reprokit.config.inventory import Host, Inventory, load_inventory
 from reprokit.errors import ConfigError, ExitCode, HostError

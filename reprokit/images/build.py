@@ -16,9 +16,9 @@ import re
 import subprocess
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from packaging.utils import canonicalize_name
 

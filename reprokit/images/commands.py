@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from reprokit.config.inventory import Host, load_inventory
 from reprokit.config.kit import load_kit

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable
 
 from reprokit.errors import ConfigError
 from reprokit.images.lockfile import LOCK_PATH, load_lock, parse_reference, with_digest, write_lock
@@ -39,7 +39,7 @@ def lock_images(
     unknown = [arg for arg in only or [] if arg not in images]
     if unknown:
         raise ConfigError(f"{lock_path}: no entry {', '.join(unknown)}; entries: {', '.join(images)}")
-    day = today or datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    day = today or datetime.now(UTC).strftime("%Y-%m-%d")
     changes = []
     updated = dict(images)
     for arg in only or list(images):

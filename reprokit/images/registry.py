@@ -16,7 +16,7 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Callable
+from collections.abc import Callable
 
 from reprokit.errors import HostError
 from reprokit.images.lockfile import DIGEST_RE, parse_reference

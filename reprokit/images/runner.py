@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol, Sequence
+from typing import Protocol
 
 from reprokit.errors import HostError
 

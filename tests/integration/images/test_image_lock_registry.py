@@ -3,7 +3,6 @@ build from the lock it wrote: the same path as with Docker Hub, without the inte
 
 from __future__ import annotations
 
-
 import pytest
 
 from reprokit.config.inventory import local_host

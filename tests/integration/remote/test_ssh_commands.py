@@ -7,7 +7,8 @@ from reprokit.config.inventory import load_inventory
 from reprokit.hosts.commands import SSHCommandRunner
 from reprokit.hosts.factory import ConnectOptions
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
-from tests.integration.remote.test_remote_docker import BASE, REASON as DOCKER_REASON
+from tests.integration.remote.test_remote_docker import BASE
+from tests.integration.remote.test_remote_docker import REASON as DOCKER_REASON
 
 
 def runner_for(tmp_path, name="h3"):
