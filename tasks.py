@@ -2,6 +2,7 @@
 
     invoke repro ep8-crash [--host NAME | --group NAME]   run a kit, write runs/<id>/, judge it, report
     invoke probe [--host NAME]               the SMEM probe kit (shared-memory limits, boundary launches)
+    invoke sweep [--host NAME]               the tile-sweep kit (MoE GEMM tiles on the GPU, cross-checked)
     invoke collect runs/<id>                 bring back a run whose connection was lost
     invoke unlock --host NAME                remove a stale host lock
     invoke triage LOG|DIR|GLOB [--also ...]  readiness, autotune failures by tile, fatal errors in server logs
@@ -80,6 +81,15 @@ def probe(c, host=None, group=None, inventory=INVENTORY, runs_dir=RUNS, json=Fal
           accept_new_host_key=False):
     """The SMEM probe: shared-memory limits from torch and the driver, launches at and past the opt-in limit."""
     _run(cli.repro, "smem-probe", host, inventory, KITS, runs_dir, as_json=json, group=group,
+         options=_options(known_hosts, accept_new_host_key))
+
+
+@task(help={"host": "inventory host (default: local)", "group": "inventory group, in parallel", "inventory": "inventory file",
+            "runs-dir": "where records go", "json": "print the verdict as JSON", **SSH_HELP})
+def sweep(c, host=None, group=None, inventory=INVENTORY, runs_dir=RUNS, json=False, known_hosts=str(DEFAULT_KNOWN_HOSTS),
+          accept_new_host_key=False):
+    """The tile-sweep kit: the model's MoE GEMM shapes through every tile on the GPU, cross-checked with the prediction."""
+    _run(cli.repro, "tile-sweep", host, inventory, KITS, runs_dir, as_json=json, group=group,
          options=_options(known_hosts, accept_new_host_key))
 
 

@@ -216,3 +216,13 @@ def test_summary_appends_every_report_for_the_job_summary(tmp_path):
     empty = run_invoke("summary", "--runs-dir", str(tmp_path / "none"))
     assert empty.returncode == 1
     assert "Nothing was recorded under" in empty.stdout
+
+
+def test_sweep_task_on_a_machine_without_gpu_says_why(tmp_path):
+    proc = run_invoke("sweep", "--runs-dir", str(tmp_path), "--json")
+    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
+    out = json.loads(proc.stdout)
+    steps = {s["name"]: s for s in load_manifest(out["run_dir"])["steps"]}
+    assert steps["sweep"]["status"] == "not_run"
+    assert steps["sweep"]["reason"].startswith("not run: needs a CUDA GPU; no NVIDIA driver")
+    assert steps["static-smem"]["reason"].startswith("not run: arch 'host' needs one GPU architecture on the host")
