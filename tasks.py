@@ -38,6 +38,12 @@ SSH_HELP = {
 }
 
 
+# `invoke probe` and `invoke sweep` are `invoke repro <kit>` for one kit each.
+KIT_SHORTCUT_HELP = {"host": "inventory host (default: local)", "group": "inventory group, in parallel",
+                     "inventory": "inventory file", "runs-dir": "where records go", "json": "print the verdict as JSON",
+                     **SSH_HELP}
+
+
 def _run(fn, *args, **kwargs) -> None:
     try:
         code = int(fn(*args, **kwargs))
@@ -75,8 +81,7 @@ def repro(c, kit, host=None, group=None, inventory=INVENTORY, runs_dir=RUNS, jso
          options=_options(known_hosts, accept_new_host_key, image, keep_remote))
 
 
-@task(help={"host": "inventory host (default: local)", "group": "inventory group, in parallel", "inventory": "inventory file",
-            "runs-dir": "where records go", "json": "print the verdict as JSON", **SSH_HELP})
+@task(help=KIT_SHORTCUT_HELP)
 def probe(c, host=None, group=None, inventory=INVENTORY, runs_dir=RUNS, json=False, known_hosts=str(DEFAULT_KNOWN_HOSTS),
           accept_new_host_key=False):
     """The SMEM probe: shared-memory limits from torch and the driver, launches at and past the opt-in limit."""
@@ -84,8 +89,7 @@ def probe(c, host=None, group=None, inventory=INVENTORY, runs_dir=RUNS, json=Fal
          options=_options(known_hosts, accept_new_host_key))
 
 
-@task(help={"host": "inventory host (default: local)", "group": "inventory group, in parallel", "inventory": "inventory file",
-            "runs-dir": "where records go", "json": "print the verdict as JSON", **SSH_HELP})
+@task(help=KIT_SHORTCUT_HELP)
 def sweep(c, host=None, group=None, inventory=INVENTORY, runs_dir=RUNS, json=False, known_hosts=str(DEFAULT_KNOWN_HOSTS),
           accept_new_host_key=False):
     """The tile-sweep kit: the model's MoE GEMM shapes through every tile on the GPU, cross-checked with the prediction."""
