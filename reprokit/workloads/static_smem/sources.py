@@ -41,6 +41,8 @@ COMPILATION_CONTEXT = "compilation_context.py"
 CUTLASS_VERSION_H = "data/cutlass/include/cutlass/version.h"
 CUTLASS_ARCH_H = "data/cutlass/include/cutlass/arch/arch.h"
 BUILD_META = "_build_meta.py"
+# Up to 0.5.2 the system includes and CUDA flags were built inline in this function of jit/cpp_ext.py.
+OLD_NINJA_BUILDER = "generate_ninja_build_for_op"
 COMMON_SOURCES = ("tllmException.cpp", "logger.cpp", "stringUtils.cpp")  # nv_internal/cpp/common
 
 # The files whose text decides the result; their sha256 goes into every result.
@@ -254,11 +256,13 @@ def _parse(package: Path, relative: str) -> ast.Module:
         raise SourceError(f"{relative}: cannot parse it ({exc.msg} at line {exc.lineno})") from None
 
 
-def _function(module: ast.Module, name: str) -> ast.FunctionDef:
-    for node in ast.walk(module):
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    raise SourceError(f"no function {name}()")
+def _function(module: ast.Module, name: str, *older_names: str) -> ast.FunctionDef:
+    """The function ``name``, or where releases before it was split out kept its code (``older_names``)."""
+    for wanted in (name, *older_names):
+        for node in ast.walk(module):
+            if isinstance(node, ast.FunctionDef) and node.name == wanted:
+                return node
+    raise SourceError(f"no function {' or '.join(f'{n}()' for n in (name, *older_names))}")
 
 
 def _module_lists(module: ast.Module) -> dict[str, list[str]]:
@@ -352,7 +356,7 @@ def jit_common_flags(package: Path, cuda_version: tuple[int, int]) -> list[str]:
                     flags.insert(0, value)
 
     visit(spec.body)
-    build = _function(_parse(package, JIT_CPP_EXT), "build_cuda_cflags")
+    build = _function(_parse(package, JIT_CPP_EXT), "build_cuda_cflags", OLD_NINJA_BUILDER)
     for node in ast.walk(build):
         if isinstance(node, ast.AugAssign) and ast.unparse(node.target) == "cuda_cflags":
             constant = _string_list(node.value, {}, cuda_version)  # None when it holds a variable (-ccbin $CC)
@@ -385,7 +389,7 @@ def include_dirs(package: Path) -> list[Path]:
         if keyword.arg == "extra_include_paths" and isinstance(keyword.value, ast.List):
             for element in keyword.value.elts:
                 dirs += _path_expr(element, paths, package) or []  # output_dir: reprokit's own generated dir
-    system = _function(_parse(package, JIT_CPP_EXT), "get_system_includes")
+    system = _function(_parse(package, JIT_CPP_EXT), "get_system_includes", OLD_NINJA_BUILDER)
     for node in ast.walk(system):
         if isinstance(node, (ast.Attribute, ast.Call)):
             for name in re.findall(r"jit_env\.(\w+)", ast.unparse(node)):

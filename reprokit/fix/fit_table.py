@@ -1,0 +1,180 @@
+"""The fit table: the static shared-memory analysis over every FlashInfer release and arch, as data.
+
+One cell per (release, arch, dtype): the tactics FlashInfer's autotuner would try, which of them cannot start
+(``SharedStorage`` over the arch's capacity), their tiles and bytes, and the tactics the dispatcher rejects
+(``Unsupported tile shape config``). A release the analysis cannot read gets its reason in its cell, never a
+silent gap. Cells are computed in this process by the static-smem workload (``workload.run``), which caches
+per wheel sha256, so a second generation compiles nothing. The table is written after every cell (atomically),
+so an interrupted generation keeps what it finished and resumes from there.
+
+    python -m reprokit.fix.fit_table [--versions 0.6.3,0.6.15] [--arch sm120,sm90] [--dtype nvfp4] [--docs]
+
+``invoke bisect`` and ``invoke fix`` read the table (``load`` / ``cell``) before they compile anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
+
+from reprokit.workloads.contract import WorkloadError, write_json_atomic
+from reprokit.workloads.static_smem import wheel as wheels
+from reprokit.workloads.static_smem import workload
+from reprokit.workloads.static_smem.targets import ARCHES
+
+DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "fit-table.json"
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "fit-table.md"
+OLDEST = "0.5.0"
+TABLE_ARCHES = ("sm120", "sm121", "sm90", "sm100")
+OUTPUT_DTYPE = "bf16"  # the kits' models serve bf16; f16 kernels have the same tiles (docs/static-smem.md)
+SCHEMA = 1
+
+
+def table_releases(available: list[str], oldest: str = OLDEST) -> list[str]:
+    """Final releases from ``oldest`` on, oldest first; ``.postN`` rebuilds, pre- and dev releases left out."""
+    chosen = {Version(v) for v in available}
+    return [str(v) for v in sorted(chosen) if v >= Version(oldest) and not (v.is_prerelease or v.is_devrelease
+                                                                              or v.is_postrelease)]
+
+
+def summarize(result: dict[str, Any]) -> dict[str, Any]:
+    """The cell of one workload result: what fails, by how much, and what the dispatcher rejects."""
+    rows = result["rows"]
+    failing = [r for r in rows if r["verdict"] == "exceeds"]
+    rejected = [r for r in rows if r["verdict"] == "unsupported"]
+    counts = result["tactic_counts"]
+    cell: dict[str, Any] = {
+        "status": "ok",
+        "tactics": sum(counts.values()),
+        "tactic_counts": counts,
+        "failing_tactics": result["failing_tactics"],
+        "failing_tiles": result["failing_tiles"],
+        "fitting_tiles": result["fitting_tiles"],
+        "dispatch_rejected_tiles": result["unsupported_tiles"],
+        "dispatch_rejected_tactics": sorted(r["tactic"] for r in rejected),
+        "capacity_bytes": result["capacity_bytes"],
+        "failing": [{"op": r["op"], "tactic": r["tactic"], "tile": r["tile"], "fusion": r["fusion"],
+                     "swap_ab": r["swap_ab"], "kernel_smem_bytes": r["kernel_smem_bytes"],
+                     "over_capacity_bytes": r["over_capacity_bytes"], "explanation": r["explanation"]}
+                    for r in failing],
+        "largest_fitting_bytes": max((r["kernel_smem_bytes"] for r in rows if r["verdict"] == "fits"), default=None),
+        "cutlass": result["sources"]["cutlass"]["version"],
+        "wheel_sha256": result["sources"]["wheel"]["sha256"],
+        "flashinfer_git_commit": result["sources"]["flashinfer_git_commit"],
+        "notes": result["notes"],
+    }
+    if not rows:
+        cell["status"] = "no_kernels"
+        cell["reason"] = (result["notes"] or [f"no {result['dtype']} tactics for {result['arch']}"])[0]
+    return cell
+
+
+def compute_cell(version: str, arch: str, dtype: str, cache_dir: Path, jobs: int | None, work_root: Path) -> dict[str, Any]:
+    """Analyse one cell; a release the analysis cannot read becomes a cell with status and reason."""
+    started = time.monotonic()
+    params: dict[str, Any] = {"flashinfer": version, "arch": arch, "dtype": dtype, "output_dtypes": [OUTPUT_DTYPE],
+                              "cache_dir": str(cache_dir)}
+    if jobs:
+        params["jobs"] = jobs
+    out_dir = work_root / f"{version}-{arch}-{dtype}"
+    try:
+        cell = summarize(workload.run(params, out_dir))
+        shutil.rmtree(out_dir, ignore_errors=True)  # a failed cell keeps its compiler logs there
+    except WorkloadError as exc:
+        cell = {"status": "unreadable", "reason": str(exc), "exit_code": int(exc.code), "work_dir": str(out_dir)}
+    cell.update(flashinfer=version, arch=arch, dtype=dtype, elapsed_s=round(time.monotonic() - started, 2))
+    return cell
+
+
+def cell_key(version: str, arch: str, dtype: str) -> str:
+    return f"{version}/{arch}/{dtype}"
+
+
+def load(path: Path = DATA_FILE) -> dict[str, Any]:
+    """The table as written by ``generate`` (an empty one when there is none yet)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"schema": SCHEMA, "cells": {}}
+    if data.get("schema") != SCHEMA:
+        raise ValueError(f"{path}: fit table schema {data.get('schema')!r}, expected {SCHEMA}; regenerate it")
+    return data
+
+
+def cell(version: str, arch: str, dtype: str = "nvfp4", path: Path = DATA_FILE) -> dict[str, Any] | None:
+    """One cell of the table, or None when the table does not have it."""
+    return load(path)["cells"].get(cell_key(version, arch, dtype))
+
+
+def generate(versions: list[str], arches: list[str], dtypes: list[str], cache_dir: Path, jobs: int | None,
+             path: Path = DATA_FILE, refresh: bool = False, log=print) -> dict[str, Any]:
+    """Fill the table's cells for ``versions`` x ``arches`` x ``dtypes``; cells already there are kept unless ``refresh``."""
+    table = load(path)
+    timings: list[float] = []
+    started = time.monotonic()
+    work_root = cache_dir / "fit_table" / "work"
+    for dtype in dtypes:
+        for arch in arches:
+            for version in versions:
+                key = cell_key(version, arch, dtype)
+                if key in table["cells"] and not refresh and table["cells"][key]["status"] != "unreadable":
+                    continue
+                found = compute_cell(version, arch, dtype, cache_dir, jobs, work_root)
+                timings.append(found["elapsed_s"])
+                table["cells"][key] = found
+                table["schema"] = SCHEMA
+                write_json_atomic(path, _sorted(table))
+                log(f"fit-table: {key}: {found['status']} {_brief(found)} ({found['elapsed_s']:.1f} s)")
+    table = _sorted(table)
+    table["generation"] = {"cells_computed": len(timings), "computed_s": round(sum(timings), 1),
+                           "wall_s": round(time.monotonic() - started, 1)}
+    write_json_atomic(path, table)
+    return table
+
+
+def _brief(found: dict[str, Any]) -> str:
+    if found["status"] != "ok":
+        return found.get("reason", "")[:160]
+    failing = sum(len(v) for v in found["failing_tactics"].values())
+    return f"{failing}/{found['tactics']} failing, tiles {','.join(found['failing_tiles']) or 'none'}"
+
+
+def _sorted(table: dict[str, Any]) -> dict[str, Any]:
+    def order(key: str) -> tuple:
+        version, arch, dtype = key.split("/")
+        return (dtype, TABLE_ARCHES.index(arch) if arch in TABLE_ARCHES else 99, Version(version))
+    return {**table, "cells": {k: table["cells"][k] for k in sorted(table["cells"], key=order)}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reprokit.fix.fit_table", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--versions", help="comma-separated releases (default: every final release from 0.5.0 on the index)")
+    parser.add_argument("--arch", default=",".join(TABLE_ARCHES), help="comma-separated archs")
+    parser.add_argument("--dtype", default="nvfp4", help="comma-separated MoE dtypes")
+    parser.add_argument("--jobs", type=int, help="parallel nvcc jobs")
+    parser.add_argument("--refresh", action="store_true", help="recompute cells already in the table")
+    parser.add_argument("--out", type=Path, default=DATA_FILE, help=f"the table (default {DATA_FILE})")
+    args = parser.parse_args(argv)
+    from reprokit.bisect import available_versions  # the package index, only when no versions are given
+
+    versions = args.versions.split(",") if args.versions else table_releases(available_versions())
+    arches = args.arch.split(",")
+    unknown = [a for a in arches if a not in ARCHES]
+    if unknown:
+        print(f"fit-table: --arch {','.join(unknown)}: not analysed; known: {', '.join(ARCHES)}", file=sys.stderr)
+        return 2
+    table = generate(versions, arches, args.dtype.split(","), wheels.default_cache_dir(), args.jobs, args.out,
+                     args.refresh, log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"fit-table: {len(table['cells'])} cells in {args.out}; {table['generation']}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
