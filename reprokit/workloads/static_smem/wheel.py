@@ -62,8 +62,9 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("REPROKIT_CACHE") or Path.home() / ".cache" / "reprokit")
 
 
-def wheel_file_name(version: str) -> str:
-    return f"flashinfer_python-{version}-py3-none-any.whl"
+def wheel_file_name(version: str, package: str = PACKAGE) -> str:
+    """The file name pip gives a pure-Python wheel (``flashinfer_python-0.6.3-py3-none-any.whl``)."""
+    return f"{re.sub(r'[-_.]+', '_', package).lower()}-{version}-py3-none-any.whl"
 
 
 def fetch(version: str, cache_dir: Path, wheel_path: Path | None = None) -> Wheel:
@@ -79,14 +80,17 @@ def fetch(version: str, cache_dir: Path, wheel_path: Path | None = None) -> Whee
     elif cached.is_file():
         path = cached
     else:
-        path = _download(version, wheels_dir)
+        path = download(PACKAGE, version, wheels_dir)
     digest = sha256_file(path)
     return Wheel(version=version, path=path, sha256=digest, root=_extract(path, digest, cache_dir))
 
 
-def _download(version: str, wheels_dir: Path) -> Path:
-    spec = f"{PACKAGE}=={version}"
-    progress(f"static-smem: downloading {spec} (pip download --no-deps)")
+def download(package: str, version: str, wheels_dir: Path) -> Path:
+    """``pip download`` one pure-Python wheel into ``wheels_dir`` (atomically: a half download never has its name)."""
+    if not VERSION_PATTERN.match(version):
+        raise WorkloadError(Exit.BAD_PARAMS, f"{package}: {version!r} is not a version number (e.g. \"0.6.3\")")
+    spec = f"{package}=={version}"
+    progress(f"downloading {spec} (pip download --no-deps)")
     wheels_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=wheels_dir, prefix=".download-") as tmp:
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
@@ -99,10 +103,10 @@ def _download(version: str, wheels_dir: Path) -> Path:
                                 f"check the package index, or pass the wheel file as param `wheel`") from None
         if done.returncode != 0:
             raise WorkloadError(Exit.MISSING_DEPENDENCY, _pip_failure(spec, done.stderr + done.stdout))
-        found = sorted(Path(tmp).glob("flashinfer_python-*.whl"))
+        found = sorted(Path(tmp).glob("*.whl"))
         if not found:
             raise WorkloadError(Exit.MISSING_DEPENDENCY, f"{spec}: pip download produced no wheel")
-        target = wheels_dir / wheel_file_name(version)
+        target = wheels_dir / wheel_file_name(version, package)
         os.replace(found[0], target)
     return target
 

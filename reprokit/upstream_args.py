@@ -1,0 +1,195 @@
+"""The command-line options an upstream release really accepts, read from its own wheel.
+
+A flag a kit passes to sglang (``--moe-runner-backend``) or to its benchmark
+client (``--dataset-name``) is right when the pinned release's own argparse
+code declares it: ``sglang/srt/server_args.py`` and ``sglang/bench_serving.py``
+of the sglang wheel. The wheel comes from the cache (``<cache>/wheels``, shared
+with the static analysis) or from the package index, once. The option strings
+and literal ``choices`` are read from the source with ``ast``, never by
+importing it (importing sglang needs torch and a GPU stack).
+
+Checking follows argparse: an exact option string, or an unambiguous prefix of
+one (``allow_abbrev``, on in both parsers), ``--flag=value`` or ``--flag value``,
+and a value outside literal ``choices`` is refused as argparse refuses it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from reprokit.errors import HostError
+from reprokit.workloads.contract import WorkloadError
+from reprokit.workloads.static_smem.wheel import default_cache_dir, download, sha256_file, wheel_file_name
+
+SGLANG = "sglang"
+SERVER_ARGS = "sglang/srt/server_args.py"  # ServerArgs.add_cli_args: `python -m sglang.launch_server`
+BENCH_SERVING = "sglang/bench_serving.py"  # `python -m sglang.bench_serving`
+# argparse actions that take no value on the command line
+NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count", "help", "version", "append_const"}
+
+
+@dataclass(frozen=True)
+class Option:
+    strings: tuple[str, ...]  # every spelling, e.g. ("--tp-size", "--tp")
+    takes_value: bool
+    value_optional: bool  # nargs "?" or "*"
+    choices: tuple[str, ...] | None  # literal choices, when the source gives them as strings
+    line: int  # where the source declares it
+
+
+@dataclass(frozen=True)
+class OptionTable:
+    """The options one upstream file declares, and where they came from."""
+
+    origin: str  # e.g. "sglang 0.5.9 sglang/srt/server_args.py"
+    options: dict[str, Option]  # by option string
+
+    def resolve(self, flag: str) -> tuple[Option | None, str | None]:
+        """The option ``flag`` names (argparse's prefix rule), or why none does."""
+        if flag in self.options:
+            return self.options[flag], None
+        matches = sorted({o.strings[0]: o for s, o in self.options.items() if s.startswith(flag)}.items())
+        if len(matches) == 1:
+            return matches[0][1], None
+        if matches:
+            return None, f"{flag} is ambiguous in {self.origin} (could be {', '.join(m[0] for m in matches)})"
+        return None, f"{flag} is not an option of {self.origin}"
+
+    def problems(self, argv: list[str]) -> list[str]:
+        """What argparse of that release would refuse in ``argv`` (options only; positionals are not checked)."""
+        found = []
+        index = 0
+        while index < len(argv):
+            token = argv[index]
+            index += 1
+            if not token.startswith("-") or token == "-":
+                continue
+            flag, has_inline, inline = token.partition("=")
+            option, problem = self.resolve(flag)
+            if option is None:
+                found.append(problem)
+                continue
+            if not option.takes_value:
+                if has_inline:
+                    found.append(f"{flag} of {self.origin} takes no value (got {token!r})")
+                continue
+            if has_inline:
+                value = inline
+            elif index < len(argv) and not argv[index].startswith("--"):
+                value = argv[index]
+                index += 1
+            else:
+                if not option.value_optional:
+                    found.append(f"{flag} of {self.origin} needs a value")
+                continue
+            if option.choices is not None and value not in option.choices:
+                found.append(f"{flag} {value!r} is not one of {self.origin}'s choices: {', '.join(option.choices)}")
+        return found
+
+    def to_json(self) -> dict:
+        """A small file for test doubles that cannot read a wheel: the same table, as data."""
+        return {"origin": self.origin, "options": [
+            {"strings": list(o.strings), "takes_value": o.takes_value, "value_optional": o.value_optional,
+             "choices": list(o.choices) if o.choices is not None else None}
+            for o in sorted({o.strings: o for o in self.options.values()}.values(), key=lambda o: o.line)]}
+
+
+def wheel_path(package: str, version: str, cache_dir: Path | None = None) -> Path:
+    """The pinned wheel in the cache, downloaded once (``pip download --no-deps``) when it is not there."""
+    wheels_dir = (cache_dir or default_cache_dir()) / "wheels"
+    cached = wheels_dir / wheel_file_name(version, package)
+    if cached.is_file():
+        return cached
+    try:
+        return download(package, version, wheels_dir)
+    except WorkloadError as exc:
+        raise HostError(f"cannot read {package} {version}'s own options: {exc}; put {cached.name} in {wheels_dir}") from None
+
+
+def read_wheel_member(wheel: Path, member: str) -> str:
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            return zf.read(member).decode("utf-8")
+    except KeyError:
+        raise HostError(f"{wheel}: has no {member}; this release keeps its options elsewhere") from None
+    except zipfile.BadZipFile as exc:
+        raise HostError(f"{wheel}: not a valid wheel ({exc}); delete it and run again") from None
+
+
+def parse_options(source: str, origin: str) -> OptionTable:
+    """Every ``*.add_argument("--x", ...)`` call of a Python source, with literal choices resolved.
+
+    ``choices=NAME`` is resolved when NAME is a module-level list or tuple of string literals
+    (sglang's ``QUANTIZATION_CHOICES``); anything computed is left unchecked (``choices`` None).
+    """
+    tree = ast.parse(source)
+    constants: dict[str, tuple[str, ...]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            strings = _string_list(node.value)
+            if strings is not None:
+                constants[node.targets[0].id] = strings
+    valueless_actions = {node.name for node in tree.body if isinstance(node, ast.ClassDef) and _nargs_default(node) == 0}
+    options: dict[str, Option] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument"):
+            continue
+        strings = tuple(a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+        if not strings or not strings[0].startswith("-"):
+            continue  # a positional argument
+        keywords = {k.arg: k.value for k in node.keywords if k.arg}
+        action = keywords.get("action")
+        action_name = action.value if isinstance(action, ast.Constant) else None
+        nargs = keywords.get("nargs")
+        nargs_value = nargs.value if isinstance(nargs, ast.Constant) else None
+        if isinstance(action, ast.Name) and action.id in valueless_actions:
+            nargs_value = 0  # e.g. sglang's DeprecatedAction (nargs=0)
+        takes_value = action_name not in NO_VALUE_ACTIONS and nargs_value != 0
+        choices_node = keywords.get("choices")
+        choices = None
+        if isinstance(choices_node, ast.Name):
+            choices = constants.get(choices_node.id)
+        elif choices_node is not None:
+            choices = _string_list(choices_node)
+        option = Option(strings=strings, takes_value=takes_value, value_optional=nargs_value in ("?", "*"),
+                        choices=choices, line=node.lineno)
+        for string in strings:
+            options[string] = option
+    return OptionTable(origin=origin, options=options)
+
+
+def _nargs_default(cls: ast.ClassDef) -> object:
+    """The default of ``nargs`` in a custom argparse Action's ``__init__`` (None when it has none)."""
+    for item in cls.body:
+        if isinstance(item, ast.FunctionDef) and item.name == "__init__":
+            args = item.args.args[-len(item.args.defaults):] if item.args.defaults else []
+            for arg, default in zip(args, item.args.defaults):
+                if arg.arg == "nargs" and isinstance(default, ast.Constant):
+                    return default.value
+    return None
+
+
+def _string_list(node: ast.AST) -> tuple[str, ...] | None:
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return None
+
+
+def upstream_options(package: str, version: str, member: str, cache_dir: Path | None = None) -> OptionTable:
+    """The options ``member`` of ``package``'s ``version`` wheel declares."""
+    wheel = wheel_path(package, version, cache_dir)
+    table = parse_options(read_wheel_member(wheel, member), f"{package} {version} {member}")
+    if not table.options:
+        raise HostError(f"{wheel}: {member} declares no options; this release parses its flags some other way")
+    return table
+
+
+def write_option_tables(tables: dict[str, OptionTable], path: Path, wheel: Path) -> None:
+    """The tables as one JSON file (``{name: table}``) with the wheel's sha256, for doubles baked into images."""
+    doc = {"wheel": wheel.name, "wheel_sha256": sha256_file(wheel), **{k: t.to_json() for k, t in tables.items()}}
+    path.write_text(json.dumps(doc, indent=1) + "\n")
