@@ -19,7 +19,8 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.table import Table
 
 from reprokit.config.inventory import load_inventory
-from reprokit.config.kit import kit_names, load_kit
+from reprokit.config.kit import apply_overrides, kit_names, load_kit, select_steps
+from reprokit.dry_run import describe_plan, render_plan
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.executor import LocalFS
 from reprokit.hosts.factory import ConnectOptions, remote_executor
@@ -96,21 +97,33 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
 
 
 def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,
-          quiet: bool = False, group: str | None = None, options: ConnectOptions | None = None) -> int:
+          quiet: bool = False, group: str | None = None, options: ConnectOptions | None = None, only: list[str] | None = None,
+          skip: list[str] | None = None, sets: list[str] | None = None, dry: bool = False) -> int:
+    """Run a kit; ``only``/``skip``/``sets`` select steps and override parameters (recorded); ``dry`` only shows the plan."""
     kits = Path(kits_dir)
     kit, kit_path = load_kit(kit_name, kits)
+    kit = select_steps(kit, only or [], skip or [])
+    kit, overrides = apply_overrides(kit, sets or [])
+    selection = {"only": list(only or []), "skip": list(skip or []), "set": overrides}
     inventory = load_inventory(inventory_path)
+    _warn(inventory)
     options = options or ConnectOptions()
+    if group and host_name:
+        raise ConfigError("give --host or --group, not both")
+    if dry:
+        hosts = inventory.group(group) if group else [inventory.host(host_name)]
+        plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection)
+        print(json.dumps(plan, indent=2) if as_json else render_plan(plan))
+        return ExitCode.PASS
     if options.progress is None and not group:
         options.progress = transfer_progress
     if group:
-        if host_name:
-            raise ConfigError("give --host or --group, not both")
-        return _fan_out(kit, kit_path, inventory.group(group), inventory, Path(runs_dir), kits, as_json, quiet, options)
+        return _fan_out(kit, kit_path, inventory.group(group), inventory, Path(runs_dir), kits, as_json, quiet, options,
+                        selection)
     host = inventory.host(host_name)
     say, stream = _printers(as_json, quiet)
     outcome = run_kit(kit, kit_path, host, Path(runs_dir), kits, say=say, stream=stream, inventory=inventory,
-                      options=options)
+                      options=options, selection=selection)
     if as_json:
         print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **outcome.verdict}, indent=2))
     else:
@@ -119,14 +132,14 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
 
 
 def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_json: bool, quiet: bool,
-             options: ConnectOptions) -> int:
+             options: ConnectOptions, selection: dict | None = None) -> int:
     """Run the kit on every host of a group in parallel; one bad host does not stop the others."""
 
     def one(host):
         say, stream = _printers(as_json, quiet, prefix=f"[{host.name}] ")
         try:
             outcome = run_kit(kit, kit_path, host, runs_dir, kits, say=say, stream=stream, inventory=inventory,
-                              options=options)
+                              options=options, selection=selection)
             return host.name, int(outcome.exit_code), outcome.verdict.get("verdict"), str(outcome.run_dir), ""
         except ReprokitError as exc:
             return host.name, int(exc.exit_code), "ERROR", "", str(exc)
@@ -151,28 +164,41 @@ def _severity(code: int) -> int:
     return order.index(code) if code in order else len(order)
 
 
-def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float) -> int:
-    say, _ = _printers(False, True)
+def _warn(inventory) -> None:
+    """The inventory's warnings (a misspelt reprokit variable) go to stderr, never into --json output."""
+    for warning in getattr(inventory, "warnings", ()):
+        err_console.print(f"warning: {warning}", markup=False)
+
+
+def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float,
+            as_json: bool = False) -> int:
+    say, _ = _printers(as_json, True)
     outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, Path(kits_dir), say=say, wait_s=wait_s)
     manifest = load_manifest(run_dir)
-    _print_verdict(manifest["kit"]["name"], manifest["host"]["name"], outcome)
+    if as_json:
+        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **outcome.verdict}, indent=2))
+    else:
+        _print_verdict(manifest["kit"]["name"], manifest["host"]["name"], outcome)
     return outcome.exit_code
 
 
-def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectOptions) -> int:
+def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectOptions, as_json: bool = False) -> int:
     inventory = load_inventory(inventory_path)
     host = inventory.host(host_name)
-    say, _ = _printers(False, True)
+    said: list[str] = []
+    say = said.append if as_json else _printers(False, True)[0]
     if host.is_local:
         lock = HostLock(LocalFS(), host.name, str(Path(runs_dir) / ".locks" / host.name), run_id="")
         break_lock(lock, say)
-        return ExitCode.PASS
-    executor = remote_executor(host, inventory, options, say)
-    executor.connect()
-    try:
-        break_lock(HostLock(executor, host.name, f"{executor.workdir}/lock", run_id=""), say)
-    finally:
-        executor.close_connection()
+    else:
+        executor = remote_executor(host, inventory, options, say)
+        executor.connect()
+        try:
+            break_lock(HostLock(executor, host.name, f"{executor.workdir}/lock", run_id=""), say)
+        finally:
+            executor.close_connection()
+    if as_json:
+        print(json.dumps({"host": host.name, "messages": said, "exit_code": int(ExitCode.PASS)}, indent=2))
     return ExitCode.PASS
 
 
@@ -246,15 +272,24 @@ def lock(only: list[str] | None) -> int:
     return lock_cli(only=only, say=lambda m: console.print(m, markup=False))
 
 
-def provision(host_name: str, inventory_path: str, check: bool, known_hosts: str, accept_new_host_key: bool,
-              user: str | None) -> int:
+def provision(host_name: str | None, inventory_path: str, check: bool, known_hosts: str, accept_new_host_key: bool,
+              user: str | None, **flags) -> int:
+    """``flags``: group, limit, diff, tags, skip_tags, extra_vars, as_json, dry (see ``provision_cli``)."""
     from reprokit.provision import provision_cli  # noqa: PLC0415
 
+    say = (lambda m: err_console.print(m, markup=False)) if flags.get("as_json") else (lambda m: console.print(m, markup=False))
     return provision_cli(host_name, inventory_path, check=check, known_hosts=known_hosts,
-                         accept_new_host_key=accept_new_host_key, user=user, say=lambda m: console.print(m, markup=False))
+                         accept_new_host_key=accept_new_host_key, user=user, say=say, **flags)
 
 
-def list_kits(kits_dir: str) -> int:
+def list_kits(kits_dir: str, as_json: bool = False) -> int:
+    if as_json:
+        loaded = [load_kit(name, kits_dir)[0] for name in kit_names(Path(kits_dir))]
+        print(json.dumps({"kits": [{"kit": k.kit, "steps": [{"name": s.name, "uses": s.uses} for s in k.steps],
+                                    "pins": dict(k.pins)} for k in loaded],
+                          "step_kinds": [dict(zip(("kind", "runs_on", "implemented", "summary"), row))
+                                         for row in step_kinds_table()]}, indent=2))
+        return ExitCode.PASS
     table = Table(title="kits", title_justify="left")
     for column in ("kit", "steps", "pins"):
         table.add_column(column, overflow="fold")
@@ -271,8 +306,13 @@ def list_kits(kits_dir: str) -> int:
     return ExitCode.PASS
 
 
-def list_hosts(inventory_path: str) -> int:
+def list_hosts(inventory_path: str, as_json: bool = False) -> int:
     inventory = load_inventory(inventory_path)
+    _warn(inventory)
+    if as_json:
+        print(json.dumps({"inventory": inventory_path, "hosts": [host.describe() for host in inventory.hosts.values()],
+                          "groups": inventory.groups}, indent=2))
+        return ExitCode.PASS
     table = Table(title=f"hosts ({inventory_path})", title_justify="left")
     for column in ("host", "connection", "address", "user", "runtime", "gpu", "groups"):
         table.add_column(column, overflow="fold")
@@ -284,9 +324,14 @@ def list_hosts(inventory_path: str) -> int:
     return ExitCode.PASS
 
 
-def check_record(run_dir: str) -> int:
+def check_record(run_dir: str, as_json: bool = False) -> int:
     manifest = load_manifest(run_dir)
     problems = verify_record(run_dir)
+    code = ExitCode.FAIL if problems or manifest["status"] != "complete" else ExitCode.PASS
+    if as_json:
+        print(json.dumps({"run_dir": run_dir, "status": manifest["status"], "artifacts": len(manifest.get("artifacts") or {}),
+                          "problems": problems, "exit_code": int(code)}, indent=2))
+        return code
     detail = manifest.get("status_detail")
     console.print(f"{run_dir}: status {manifest['status']}" + (f" ({detail})" if detail else ""), markup=False)
     for problem in problems:

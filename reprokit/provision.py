@@ -1,9 +1,10 @@
-"""``invoke provision --host NAME [--check]``: run ansible/site.yml on one inventory host.
+"""``invoke provision --host NAME | --group NAME | --limit PATTERN``: run ansible/site.yml on inventory hosts.
 
 ansible-playbook gets the same ``inventory.yml`` as reprokit's own SSH connections and the same
 known_hosts file (``.reprokit/known_hosts`` by default), with strict host key checking: a host whose
 key is not there is refused, as Fabric refuses it. ``--check`` asks Ansible what would change without
-changing anything. The result is read from the play recap (ok / changed / unreachable / failed per host).
+changing anything; ``--diff``, ``--tags``, ``--skip-tags`` and ``--extra-vars`` go to ansible-playbook as they are.
+The result is read from the play recap (ok / changed / unreachable / failed per host).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class ProvisionResult:
     recap: dict[str, int] = field(default_factory=dict)  # ok, changed, unreachable, failed, skipped, rescued, ignored
     output: str = ""
     command: list[str] = field(default_factory=list)
+    recaps: dict[str, dict[str, int]] = field(default_factory=dict)  # every host of the play recap (--group, --limit)
 
     @property
     def changed(self) -> int:
@@ -50,10 +52,11 @@ class ProvisionResult:
     def succeeded(self) -> bool:
         return self.returncode == 0 and self.recap.get("failed", 0) == 0 and self.recap.get("unreachable", 0) == 0
 
-    def failure_messages(self) -> list[str]:
+    def failure_messages(self, host: str | None = None) -> list[str]:
         """The ``msg`` of each failed task that was not ignored (what the roles say went wrong and what to do)."""
         messages = []
-        for match in re.finditer(r"^fatal: \[[^\]]+\]: FAILED! =>(.*(?:\n[ \t]+.*)*)(\n\.\.\.ignoring)?", self.output, re.M):
+        name = re.escape(host) if host else r"[^\]]+"
+        for match in re.finditer(r"^fatal: \[" + name + r"\]: FAILED! =>(.*(?:\n[ \t]+.*)*)(\n\.\.\.ignoring)?", self.output, re.M):
             if match.group(2):
                 continue
             text = match.group(1).strip()
@@ -67,16 +70,22 @@ class ProvisionResult:
         return messages
 
 
-def parse_recap(output: str, host: str) -> dict[str, int]:
+def parse_recaps(output: str) -> dict[str, dict[str, int]]:
+    recaps = {}
     for line in output.splitlines():
         match = _RECAP.match(line.strip())
-        if match and match.group("host") == host:
-            return {k: int(v) for k, v in match.groupdict().items() if k != "host"}
-    return {}
+        if match:
+            recaps[match.group("host")] = {k: int(v) for k, v in match.groupdict().items() if k != "host"}
+    return recaps
 
 
-def _ssh_options(host: Host, known_hosts: Path, strict: str) -> list[str]:
-    return ["-o", f"UserKnownHostsFile={known_hosts}", "-o", f"StrictHostKeyChecking={strict}",
+def parse_recap(output: str, host: str) -> dict[str, int]:
+    return parse_recaps(output).get(host, {})
+
+
+def _ssh_options(host: Host, known_hosts: Path, strict: str, ssh_config: str | None = None) -> list[str]:
+    config = ["-F", "/dev/null" if ssh_config == "none" else str(Path(ssh_config).expanduser())] if ssh_config else []
+    return [*config, "-o", f"UserKnownHostsFile={known_hosts}", "-o", f"StrictHostKeyChecking={strict}",
             "-o", f"ConnectTimeout={int(host.connect_timeout_s)}"]
 
 
@@ -106,21 +115,36 @@ def ansible_command(
     extra_vars: dict | None = None,
     playbook: Path = PLAYBOOK,
     ansible_playbook: str = "ansible-playbook",
+    limit: str | None = None,
+    diff: bool = False,
+    tags: list[str] | None = None,
+    skip_tags: list[str] | None = None,
+    extra_args: list[str] | None = None,
+    ssh_config: str | None = None,
 ) -> list[str]:
-    """The ansible-playbook command line for one host (``--limit``), with reprokit's known_hosts and gateways."""
+    """The ansible-playbook command line for ``host`` (or the hosts ``limit`` names, all with ``host``'s gateways),
+    with reprokit's known_hosts; ``extra_args`` are --extra-vars as the user wrote them (KEY=VALUE, JSON, @FILE)."""
     strict = "accept-new" if accept_new_host_key else "yes"
-    ssh_args = _ssh_options(host, known_hosts.resolve(), strict)
+    ssh_args = _ssh_options(host, known_hosts.resolve(), strict, ssh_config)
     if host.proxy_jump:
         ssh_args += ["-o", "ProxyCommand=" + _proxy_command(inventory.host(host.proxy_jump), inventory,
                                                            known_hosts.resolve(), strict, (host.name,))]
-    argv = [ansible_playbook, "-i", str(inventory_path), "--limit", host.name, str(playbook),
+    argv = [ansible_playbook, "-i", str(inventory_path), "--limit", limit or host.name, str(playbook),
             "--ssh-common-args", shlex.join(ssh_args)]
     if user:
         argv += ["--user", user]
     if extra_vars:
         argv += ["--extra-vars", json.dumps(extra_vars)]
+    for value in extra_args or []:
+        argv += ["--extra-vars", value]
+    if tags:
+        argv += ["--tags", ",".join(tags)]
+    if skip_tags:
+        argv += ["--skip-tags", ",".join(skip_tags)]
     if check:
-        argv += ["--check", "--diff"]
+        argv.append("--check")
+    if diff:
+        argv.append("--diff")
     return argv
 
 
@@ -137,11 +161,13 @@ def provision(
     playbook: Path = PLAYBOOK,
     on_line: Callable[[str], None] | None = None,
     timeout_s: float = 3600,
+    **flags,
 ) -> ProvisionResult:
     """Run the playbook on ``host`` (``check``: only say what would change) and return its recap.
 
     The same known_hosts file as the SSH executor; ``accept_new_host_key`` trusts a first-seen key and saves
-    it there (OpenSSH's accept-new), otherwise an unknown key is refused.
+    it there (OpenSSH's accept-new), otherwise an unknown key is refused. ``flags``: limit, diff, tags,
+    skip_tags, extra_args, ssh_config (see ``ansible_command``).
     """
     inventory_path = Path(inventory_path)
     inventory = inventory or load_inventory(inventory_path)
@@ -157,9 +183,9 @@ def provision(
     known_hosts = Path(known_hosts)
     known_hosts.parent.mkdir(parents=True, exist_ok=True)
     known_hosts.touch(exist_ok=True)
-    argv = ansible_command(host, inventory, inventory_path, check=check, known_hosts=known_hosts,
+    argv = ansible_command(host, inventory, inventory_path.resolve(), check=check, known_hosts=known_hosts,
                            accept_new_host_key=accept_new_host_key, user=user, extra_vars=extra_vars,
-                           playbook=playbook, ansible_playbook=ansible_playbook)
+                           playbook=playbook, ansible_playbook=ansible_playbook, **flags)
     # Ansible keeps SSH connections open for reuse (ControlPersist); a reused connection skips the host key check,
     # so connections are shared only between runs that trust the same known_hosts file with the same keys in it.
     trust = hashlib.sha256(str(known_hosts.resolve()).encode() + b"\0" + known_hosts.read_bytes()).hexdigest()[:12]
@@ -181,33 +207,91 @@ def provision(
         proc.wait()
         raise
     output = "\n".join(lines)
-    return ProvisionResult(host.name, check, proc.returncode, parse_recap(output, host.name), output, argv)
+    recaps = parse_recaps(output)
+    return ProvisionResult(host.name, check, proc.returncode, recaps.get(host.name, {}), output, argv, recaps)
+
+
+def target_hosts(inventory: Inventory, host_name: str | None, group: str | None, limit: str | None,
+                 inventory_path: str) -> list[Host]:
+    """The hosts one of --host, --group or --limit names; a --limit pattern is matched by Ansible itself."""
+    given = [flag for flag, value in (("--host", host_name), ("--group", group), ("--limit", limit)) if value]
+    if len(given) != 1:
+        raise ConfigError("give one of --host NAME, --group NAME or --limit PATTERN" + (f" (got {', '.join(given)})" if given else ""))
+    if host_name:
+        return [inventory.host(host_name)]
+    if group:
+        return [h for h in inventory.group(group) if not h.is_local]
+    ansible = shutil.which("ansible")
+    if not ansible:
+        raise HostError("ansible is not installed here; install ansible-core")
+    proc = subprocess.run([ansible, "-i", inventory_path, "--list-hosts", limit], capture_output=True, text=True,
+                          env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0"), timeout=120)
+    names = [line.strip() for line in proc.stdout.splitlines()[1:] if line.strip()]
+    if proc.returncode != 0 or not names:
+        raise ConfigError(f"--limit {limit!r} matches no host of {inventory_path}; `invoke hosts` lists them")
+    return [inventory.host(name) for name in names]
 
 
 def provision_cli(
-    host_name: str,
+    host_name: str | None,
     inventory_path: str,
     check: bool = False,
     known_hosts: str = str(DEFAULT_KNOWN_HOSTS),
     accept_new_host_key: bool = False,
     user: str | None = None,
     say: Callable[[str], None] = print,
+    group: str | None = None,
+    limit: str | None = None,
+    as_json: bool = False,
+    dry: bool = False,
+    **flags,
 ) -> int:
-    """What `invoke provision` does: stream Ansible's output, then one line of verdict; returns an exit code."""
+    """What `invoke provision` does: stream Ansible's output, then one line of verdict per host; returns an exit code.
+
+    Hosts behind different gateways get one ansible-playbook run each (the gateway is in the SSH arguments).
+    ``flags``: diff, tags, skip_tags, extra_vars (a list of --extra-vars values), ssh_config.
+    """
     inventory = load_inventory(inventory_path)
-    host = inventory.host(host_name)
-    result = provision(host, check, inventory=inventory, inventory_path=inventory_path, known_hosts=known_hosts,
-                       accept_new_host_key=accept_new_host_key, user=user, on_line=say)
-    recap = result.recap
+    targets = target_hosts(inventory, host_name, group, limit, inventory_path)
+    flags["extra_args"] = flags.pop("extra_vars", None) or []
+    runs: dict[str | None, list[Host]] = {}
+    for host in targets:
+        runs.setdefault(host.proxy_jump, []).append(host)
+    codes: list[int] = []
+    report: list[dict] = []
+    for hosts in runs.values():
+        run_limit = ",".join(h.name for h in hosts)
+        if dry:
+            argv = ansible_command(hosts[0], inventory, Path(inventory_path).resolve(), check=check,
+                                   known_hosts=Path(known_hosts), accept_new_host_key=accept_new_host_key, user=user,
+                                   limit=run_limit, **flags)
+            report.append({"hosts": [h.name for h in hosts], "command": argv})
+            if not as_json:
+                say(f"would run: {shlex.join(argv)}")
+            continue
+        result = provision(hosts[0], check, inventory=inventory, inventory_path=inventory_path, known_hosts=known_hosts,
+                           accept_new_host_key=accept_new_host_key, user=user, on_line=None if as_json else say,
+                           limit=run_limit, **flags)
+        for host in hosts:
+            code, line = _host_verdict(result, host.name, check, known_hosts)
+            codes.append(code)
+            report.append({"host": host.name, "exit_code": int(code), "recap": result.recaps.get(host.name, {}),
+                           "message": line, "command": result.command})
+            if not as_json:
+                say(line)
+    if as_json:
+        print(json.dumps({"check": check, "dry_run": dry, "runs": report}, indent=2))
+    return max(codes, default=ExitCode.PASS)
+
+
+def _host_verdict(result: ProvisionResult, host: str, check: bool, known_hosts: str) -> tuple[int, str]:
+    recap = result.recaps.get(host, {})
     mode = "would change" if check else "changed"
-    if result.succeeded:
-        say(f"{host.name}: provisioned{' (check mode, nothing was changed)' if check else ''}:"
-            f" {recap.get('changed', 0)} task(s) {mode}, {recap.get('ok', 0)} ok, {recap.get('skipped', 0)} skipped")
-        return ExitCode.PASS
+    if recap and recap.get("failed", 0) == 0 and recap.get("unreachable", 0) == 0 and (result.returncode == 0 or len(result.recaps) > 1):
+        return ExitCode.PASS, (f"{host}: provisioned{' (check mode, nothing was changed)' if check else ''}:"
+                               f" {recap.get('changed', 0)} task(s) {mode}, {recap.get('ok', 0)} ok, {recap.get('skipped', 0)} skipped")
     if recap.get("unreachable") or not recap:
-        say(f"{host.name}: unreachable over SSH (see above); check the address, the key and {known_hosts}")
-        return ExitCode.HOST_ERROR
-    for message in result.failure_messages():
-        say(f"{host.name}: {message}")
-    say(f"{host.name}: provisioning failed ({recap.get('failed', 0)} task(s) failed); the messages above say what to do")
-    return ExitCode.FAIL
+        return ExitCode.HOST_ERROR, f"{host}: unreachable over SSH (see above); check the address, the key and {known_hosts}"
+    messages = [m for m in result.failure_messages(host)]
+    detail = "; ".join(messages) + "; " if messages else ""
+    return ExitCode.FAIL, f"{host}: {detail}provisioning failed ({recap.get('failed', 0)} task(s) failed); the messages above say what to do"

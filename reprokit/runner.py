@@ -64,7 +64,9 @@ def run_kit(
     stream: Say | None = None,
     inventory: Inventory | None = None,
     options: ConnectOptions | None = None,
+    selection: dict[str, Any] | None = None,
 ) -> RunOutcome:
+    """``selection``: the steps chosen and parameters overridden on the command line (--only/--skip/--set), recorded."""
     options = options or ConnectOptions()
     inventory = inventory or Inventory(path=None, hosts={host.name: host})
     built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
@@ -86,6 +88,7 @@ def run_kit(
             host=host.describe(),
             images={name: image_entry(img.dockerfile, options.images.get(name), host) for name, img in kit.images.items()},
             secrets=sorted(secrets),  # names only
+            selection=selection or {"only": [], "skip": [], "set": {}},
             fingerprint=None,
             verdict=None,
         )

@@ -213,3 +213,54 @@ def load_kit(name: str, kits_dir: Path | str = "kits") -> tuple[Kit, Path]:
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
         raise ConfigError(f"{kits_dir}: unknown kit '{name}'{did_you_mean}; known kits: {', '.join(known) or '(none)'}")
     return load_kit_file(path), path
+
+
+def select_steps(kit: Kit, only: list[str], skip: list[str]) -> Kit:
+    """The kit with only the steps ``--only`` names (all by default) minus those ``--skip`` names.
+
+    Expectations on a step left out stay in the kit: the judge finds no result and says INCONCLUSIVE.
+    """
+    names = [step.name for step in kit.steps]
+    for flag, given in (("--only", only), ("--skip", skip)):
+        for name in given:
+            if name not in names:
+                hint = difflib.get_close_matches(name, names, n=1)
+                did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
+                raise ConfigError(f"{flag} {name}: kit '{kit.kit}' has no such step{did_you_mean}; steps: {', '.join(names)}")
+    kept = [step for step in kit.steps if (not only or step.name in only) and step.name not in skip]
+    if not kept:
+        raise ConfigError(f"--only/--skip leave no step of kit '{kit.kit}' to run; steps: {', '.join(names)}")
+    return kit.model_copy(update={"steps": kept})
+
+
+def apply_overrides(kit: Kit, sets: list[str]) -> tuple[Kit, dict[str, dict[str, Any]]]:
+    """Apply ``--set STEP.KEY=VALUE`` (VALUE read as YAML) to the steps' ``with:``; returns the kit and what was set."""
+    import yaml  # noqa: PLC0415
+
+    overrides: dict[str, dict[str, Any]] = {}
+    steps = {step.name: step for step in kit.steps}
+    for spec in sets:
+        target, sep, text = spec.partition("=")
+        step_name, dot, key = target.partition(".")
+        if not sep or not dot or not step_name or not key:
+            raise ConfigError(f"--set {spec!r}: write STEP.KEY=VALUE, e.g. --set sweep.backends=[triton]")
+        if step_name not in steps:
+            raise ConfigError(f"--set {spec!r}: no step '{step_name}' in kit '{kit.kit}' (after --only/--skip);"
+                              f" steps: {', '.join(steps)}")
+        try:
+            value = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"--set {spec!r}: VALUE is not YAML ({str(exc).splitlines()[0]}); quote it") from None
+        overrides.setdefault(step_name, {})[key] = value
+    new_steps = []
+    for step in kit.steps:
+        if step.name in overrides:
+            data = step.model_dump(by_alias=True, exclude_unset=True)
+            data["with"] = {**step.with_, **overrides[step.name]}
+            try:
+                step = Step.model_validate(data)
+            except pydantic.ValidationError as exc:
+                err = exc.errors(include_url=False)[0]
+                raise ConfigError(f"--set {step.name}.*: {err['msg'].removeprefix('Value error, ')}") from None
+        new_steps.append(step)
+    return kit.model_copy(update={"steps": new_steps}), overrides

@@ -22,6 +22,7 @@ class ConnectOptions:
     reconnect_attempts: int = RECONNECT_ATTEMPTS
     io_timeout_s: float = IO_TIMEOUT_S
     progress: Callable[[str, int], Any] | None = None  # a transfer progress bar factory (the CLI gives rich's)
+    ssh_config: str | None = None  # OpenSSH client config to honour; None: ~/.ssh/config if it exists; "none": no file
 
 
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,

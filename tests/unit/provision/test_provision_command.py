@@ -39,7 +39,7 @@ def inventory(tmp_path):
 def test_the_command_for_a_host_behind_a_gateway(inventory, tmp_path):
     path, inv = inventory
     known = tmp_path / "kh"
-    argv = ansible_command(inv.host("gpu1"), inv, path, check=True, known_hosts=known, user="root",
+    argv = ansible_command(inv.host("gpu1"), inv, path, check=True, diff=True, known_hosts=known, user="root",
                            extra_vars={"docker_install_source": "distro"})
     assert argv[:6] == ["ansible-playbook", "-i", str(path), "--limit", "gpu1", str(PLAYBOOK)]
     assert argv[argv.index("--user") + 1] == "root"

@@ -1,0 +1,174 @@
+"""reprokit's Invoke front end: the parser fixes, the task class, the config and the ``reprokit`` console command.
+
+Invoke 2's parser (Fabric 3.2 keeps Invoke below 3) eats a core flag as the value of a task's missing positional
+argument: ``invoke repro --help`` ran the kit ``--help`` and ``invoke triage --dry x.log`` triaged ``--dry``
+(pyinvoke/invoke issues 982 and 1084). ``ReprokitParseMachine`` reads a core flag as a core flag first, and lets a
+task's last positional take any number of values (``invoke triage logs/*.log`` after the shell expanded the glob).
+It replaces Invoke's own machine when this module is imported, which ``tasks.py`` does before Invoke parses the
+task arguments, so the ``invoke`` command and the ``reprokit`` command parse alike. The fix follows the upstream
+proposals (pyinvoke/invoke pull requests 1078 and 1085), which no released Invoke 2 carries.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import invoke
+from invoke import Collection, Config, Exit, Program
+from invoke.parser import parser as invoke_parser
+from invoke.tasks import Task
+
+from reprokit import __version__
+
+# One short flag per long flag, the same in every task; `-h` stays Invoke's --help.
+SHORT_FLAGS = {
+    "host": "H", "group": "g", "inventory": "i", "runs-dir": "r", "kits-dir": "K", "json": "j", "quiet": "q",
+    "kit": "k", "image": "I", "only": "o", "skip": "s", "set": "S", "arch": "a", "flashinfer": "f",
+    "tags": "t", "skip-tags": "T", "extra-vars": "e", "limit": "l", "check": "C", "diff": "D", "user": "u",
+}
+
+# Where reprokit's files are, unless invoke.yaml / reprokit.yaml (project, user, system) or the environment
+# (INVOKE_REPROKIT_RUNS_DIR for `invoke`, REPROKIT_REPROKIT_RUNS_DIR for `reprokit`) say otherwise.
+CONFIG_DEFAULTS = {
+    "kits_dir": "kits",
+    "inventory": "inventory.yml",
+    "runs_dir": "runs",
+    "known_hosts": ".reprokit/known_hosts",
+    "ssh_config": None,  # None: ~/.ssh/config when it exists
+}
+
+
+_ORIGINAL_HANDLE = invoke_parser.ParseMachine.handle
+_ORIGINAL_COMPLETE_CONTEXT = invoke_parser.ParseMachine.complete_context
+
+
+def _handle(machine: Any, token: str) -> None:
+    """Invoke's ``ParseMachine.handle``, with core flags read before positionals and a variadic last positional."""
+    context = machine.context
+    free = machine.current_state != "unknown" and context is not None and not machine.waiting_for_flag_value
+    if free and token not in context.flags and token not in context.inverse_flags:
+        if machine.initial and token in machine.initial.flags:
+            flag = machine.initial.flags[token]
+            if flag.name == "help":
+                flag.value = context.name
+            else:
+                machine.switch_to_flag(token)
+            return
+        variadic = _variadic_arg(context)
+        if variadic is not None and not token.startswith("-") and token not in machine.contexts:
+            variadic.value = token  # a list argument appends
+            return
+    _ORIGINAL_HANDLE(machine, token)
+
+
+def _complete_context(machine: Any) -> None:
+    context = machine.context
+    if context is not None and machine.initial is not None and machine.initial.flags["--help"].value:
+        return  # help was asked for: missing positionals do not matter
+    variadic = _variadic_arg(context) if context is not None else None
+    if variadic is not None and not variadic.value:
+        raise invoke_parser.ParseError(
+            f"'{context.name}' needs at least one {variadic.name.replace('_', '-')}; see `invoke {context.name} --help`",
+            context)
+    _ORIGINAL_COMPLETE_CONTEXT(machine)
+
+
+def _variadic_arg(context: Any) -> Any:
+    positional = context.positional_args
+    if positional and positional[-1].kind is list:
+        return positional[-1]
+    return None
+
+
+def install_parser() -> None:
+    """Patch Invoke's parse machine (a fluidity state machine, which cannot be subclassed); idempotent."""
+    invoke_parser.ParseMachine.handle = _handle  # type: ignore[method-assign]
+    invoke_parser.ParseMachine.complete_context = _complete_context  # type: ignore[method-assign]
+
+
+class ReprokitTask(Task):
+    """A task whose flags take their short names from ``SHORT_FLAGS``; a positional listed as iterable takes many values."""
+
+    def arg_opts(self, name: str, default: Any, taken_names: set[str]) -> dict[str, Any]:
+        opts = super().arg_opts(name, default, taken_names)
+        long_name = opts["names"][0]
+        short = SHORT_FLAGS.get(long_name)
+        opts["names"] = [long_name] + ([short] if short and short not in taken_names else [])
+        if opts["positional"] and opts.get("kind") is list:
+            opts["default"] = []
+        return opts
+
+
+def task(*args: Any, **kwargs: Any) -> Callable | Task:
+    """``invoke.task`` with ``ReprokitTask`` and no automatic short flags."""
+    kwargs.setdefault("klass", ReprokitTask)
+    kwargs.setdefault("auto_shortflags", False)
+    return invoke.task(*args, **kwargs)
+
+
+def settings(c: invoke.Context) -> dict[str, Any]:
+    """The reprokit section of the merged Invoke config (defaults < system < user < project < env < runtime)."""
+    section = c.config.get("reprokit") or {}
+    return {key: section.get(key, default) for key, default in CONFIG_DEFAULTS.items()}
+
+
+def is_dry(c: invoke.Context) -> bool:
+    """``invoke --dry`` (anywhere on the line): show the plan, touch nothing."""
+    return bool(c.config.run.dry)
+
+
+def guard_output(fn: Callable[[], int]) -> int:
+    """Run ``fn``; a reader that went away (``--json | head``) ends the command quietly with 141 (128 + SIGPIPE)."""
+    try:
+        code = fn()
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        pass
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+    # Python would report the pipe again when it flushes stdout at exit: point stdout at /dev/null first.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise Exit(code=141)
+
+
+class ReprokitConfig(Config):
+    """Config files named reprokit.yaml (./reprokit.yaml, ~/.reprokit.yaml, /etc/reprokit.yaml), env REPROKIT_*."""
+
+    prefix = "reprokit"
+
+
+class ReprokitProgram(Program):
+    """``reprokit TASK ...``: the same tasks as ``invoke TASK ...`` in this repository, from any directory."""
+
+    def parse_collection(self) -> None:
+        super().parse_collection()
+        # A bundled namespace has no project directory of its own: the directory it runs in is the project.
+        self.config.set_project_location(os.getcwd())
+        self.config.load_project()
+
+    def _make_parser(self) -> invoke_parser.Parser:
+        install_parser()
+        return super()._make_parser()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The ``reprokit`` console entry point (pyproject.toml: [project.scripts])."""
+    from reprokit.tasks import ns  # noqa: PLC0415 - the tasks import the whole control plane
+
+    program = ReprokitProgram(namespace=ns, name="reprokit", binary="reprokit", version=__version__,
+                              config_class=ReprokitConfig)
+    program.run(argv)
+
+
+def collection(*tasks: Task) -> Collection:
+    """The tasks as one collection, with reprokit's config defaults (so env variables can override them)."""
+    ns = Collection(*tasks)
+    ns.configure({"reprokit": dict(CONFIG_DEFAULTS)})
+    return ns

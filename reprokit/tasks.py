@@ -1,0 +1,234 @@
+"""The Invoke tasks, thin on purpose: every behaviour lives in the package (``reprokit.cli`` and friends).
+
+``tasks.py`` at the repository root imports ``ns`` from here for ``invoke TASK``; the ``reprokit`` console command
+(``reprokit.program.main``) runs the same collection from any directory. Paths (kits, inventory, runs, known_hosts,
+ssh_config) come from the ``reprokit`` section of the Invoke config unless a flag gives them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from invoke import Exit
+
+from reprokit import bisect as bisect_search
+from reprokit import cli, pins
+from reprokit.errors import ReprokitError
+from reprokit.hosts.factory import ConnectOptions
+from reprokit.program import collection, guard_output, install_parser, is_dry, settings, task
+from reprokit.report.compare import compare_cli
+from reprokit.smem_cli import run_smem
+
+install_parser()
+
+SSH_HELP = {
+    "known-hosts": "known_hosts file that host keys are verified against (default: config reprokit.known_hosts,"
+                   " .reprokit/known_hosts)",
+    "accept-new-host-key": "trust a host seen for the first time and save its key (a changed key still fails)",
+    "ssh-config": "OpenSSH client config to honour (default: config reprokit.ssh_config, else ~/.ssh/config);"
+                  " 'none' ignores every file",
+}
+INVENTORY_HELP = {"inventory": "Ansible inventory: YAML or INI file, or a directory (default: config reprokit.inventory)"}
+JSON_HELP = {"json": "print the result as JSON on stdout"}
+RUN_HELP = {
+    "host": "inventory host to run on (default: local, this machine)",
+    "group": "inventory group: run on all its hosts in parallel",
+    "runs-dir": "where run records are written (default: config reprokit.runs_dir)",
+    "kits-dir": "directory of kit files (default: config reprokit.kits_dir)",
+    "quiet": "do not echo the workloads' output",
+    "only": "run only this step (repeatable); the others are recorded as not selected",
+    "skip": "do not run this step (repeatable)",
+    "set": "STEP.KEY=VALUE: override one `with:` parameter of a step (repeatable; VALUE is YAML)",
+    **INVENTORY_HELP, **JSON_HELP, **SSH_HELP,
+}
+
+
+def _run(fn, *args, **kwargs) -> None:
+    def call() -> int:
+        try:
+            return int(fn(*args, **kwargs))
+        except ReprokitError as exc:
+            raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
+
+    code = guard_output(call)
+    if code:
+        raise Exit(code=code)
+
+
+def _paths(c, **given):
+    """Flags given on the command line win over the config's paths."""
+    merged = settings(c)
+    merged.update({key: value for key, value in given.items() if value is not None})
+    return merged
+
+
+def _options(paths, accept_new_host_key, image=None, keep_remote=False):
+    return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
+                          images=cli.parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"])
+
+
+def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, image, keep_remote, known_hosts,
+           accept_new_host_key, ssh_config, only, skip, set_):
+    paths = _paths(c, inventory=inventory, runs_dir=runs_dir, kits_dir=kits_dir, known_hosts=known_hosts,
+                   ssh_config=ssh_config)
+    _run(cli.repro, kit, host, paths["inventory"], paths["kits_dir"], paths["runs_dir"], as_json=json, quiet=quiet,
+         group=group, options=_options(paths, accept_new_host_key, image, keep_remote), only=list(only or []),
+         skip=list(skip or []), sets=list(set_ or []), dry=is_dry(c))
+
+
+@task(positional=["kit"], iterable=["image", "only", "skip", "set_"],
+      help={"kit": "kit name (a file <kits-dir>/<kit>.yml); `invoke kits` lists them",
+            "image": "NAME=REFERENCE of a kit image on the host (repeatable)",
+            "keep-remote": "keep the run directory on the host after the pull-back is verified", **RUN_HELP})
+def repro(c, kit, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
+          image=None, keep_remote=False, known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None,
+          skip=None, set_=None):
+    """Run a kit on a host (or a group): fingerprint, steps, expectations, report. `invoke --dry repro KIT` shows the plan."""
+    _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, image, keep_remote, known_hosts,
+           accept_new_host_key, ssh_config, only, skip, set_)
+
+
+@task(iterable=["only", "skip", "set_"], help=RUN_HELP)
+def probe(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
+          known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None):
+    """The SMEM probe kit: shared-memory limits from torch and the driver, launches at and past the opt-in limit."""
+    _repro(c, "smem-probe", host, group, inventory, runs_dir, kits_dir, json, quiet, None, False, known_hosts,
+           accept_new_host_key, ssh_config, only, skip, set_)
+
+
+@task(iterable=["only", "skip", "set_"], help=RUN_HELP)
+def sweep(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
+          known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None):
+    """The tile-sweep kit: the model's MoE GEMM shapes through every tile on the GPU, cross-checked with the prediction."""
+    _repro(c, "tile-sweep", host, group, inventory, runs_dir, kits_dir, json, quiet, None, False, known_hosts,
+           accept_new_host_key, ssh_config, only, skip, set_)
+
+
+@task(positional=["run_dir"], help={"run-dir": "the detached run's record, runs/<id>",
+                                     "wait": "seconds to wait for the step still running on the host",
+                                     "kits-dir": RUN_HELP["kits-dir"], **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
+def collect(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, known_hosts=None, accept_new_host_key=False,
+            ssh_config=None):
+    """Bring back a run whose connection was lost: wait for its step on the host, pull, verify, judge, report."""
+    paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
+    _run(cli.collect, run_dir, paths["inventory"], paths["kits_dir"], _options(paths, accept_new_host_key), float(wait),
+         as_json=json)
+
+
+@task(help={"host": "inventory host whose lock to remove", "runs-dir": RUN_HELP["runs-dir"], **INVENTORY_HELP,
+            **JSON_HELP, **SSH_HELP})
+def unlock(c, host, inventory=None, runs_dir=None, json=False, known_hosts=None, accept_new_host_key=False,
+           ssh_config=None):
+    """Remove a host's lock whose owner is gone (a live owner's lock is refused)."""
+    paths = _paths(c, inventory=inventory, runs_dir=runs_dir, known_hosts=known_hosts, ssh_config=ssh_config)
+    _run(cli.unlock, host, paths["inventory"], paths["runs_dir"], _options(paths, accept_new_host_key), as_json=json)
+
+
+@task(help={"flashinfer": "flashinfer-python version whose wheel to analyse (default: the ep8-crash kit's pin)",
+            "arch": "target architecture(s), comma-separated: sm120, sm121, sm100, sm90",
+            "optin-limit": "also judge against this opt-in limit in bytes (e.g. from a probe)",
+            "jobs": "parallel nvcc compiles (default one per core, at most 8)", **JSON_HELP})
+def smem(c, flashinfer="0.6.3", arch="sm120", json=False, optin_limit=None, jobs=None):
+    """Static shared memory of FlashInfer's CUTLASS MoE kernels per tactic, with verdicts; needs nvcc, no GPU."""
+    _run(run_smem, flashinfer, arch, json, int(optin_limit) if optin_limit else None, int(jobs) if jobs else None)
+
+
+@task(positional=["paths"], iterable=["paths", "also"],
+      help={"paths": "server logs (plain or .gz), directories of logs, or globs such as 'logs/rank*.log' (one or more)",
+            "also": "another log, directory or glob (repeatable; ranks may be separate files)",
+            "flashinfer": "FlashInfer version, for the tactic -> tile table (e.g. 0.6.3)", **JSON_HELP})
+def triage(c, paths, also=None, flashinfer=None, json=False):
+    """Triage server logs: readiness, autotune failures by tile, fatal errors; exit code per verdict (docs/triage.md)."""
+    _run(cli.triage, [*paths, *(also or [])], flashinfer, json)
+
+
+@task(help={"runs-dir": "a run record, or a directory of them (e.g. one CI job's)",
+            "out": "append to this file (e.g. $GITHUB_STEP_SUMMARY) instead of printing"})
+def summary(c, runs_dir=None, out=None):
+    """Print (or append to a file) the report of each run: verdict first, then the tables."""
+    _run(cli.summary, _paths(c, runs_dir=runs_dir)["runs_dir"], out)
+
+
+@task
+def lint(c):
+    """Lint the Python sources (ruff)."""
+    _run(cli.lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
+
+
+@task(help={"kit": "kit whose images to build (default ep8-crash)", "host": "inventory host to build on (default: local)",
+            "image": "build only this image of the kit (e.g. workload)", "push": "registry to push to, e.g. 127.0.0.1:5000",
+            "docker-host": "a Docker engine to build with (DOCKER_HOST form)", "kits-dir": RUN_HELP["kits-dir"],
+            **INVENTORY_HELP, **SSH_HELP})
+def build(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None, inventory=None, kits_dir=None,
+          known_hosts=None, accept_new_host_key=False, ssh_config=None):
+    """Build a kit's pinned images on a host (bases from docker/images.lock.yml); prints each image's digest."""
+    paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
+    _run(cli.build, kit, host, paths["inventory"], paths["kits_dir"], image, push, docker_host,
+         _options(paths, accept_new_host_key))
+
+
+@task(help={"only": "resolve only this build argument (e.g. CUDA_DEVEL_IMAGE)"}, iterable=["only"])
+def lock(c, only=None):
+    """Resolve every pinned base's tag to its digest now and rewrite docker/images.lock.yml."""
+    _run(cli.lock, list(only or []) or None)
+
+
+@task(iterable=["tags", "skip_tags", "extra_vars"],
+      help={"host": "inventory host to provision", "group": "provision every host of this inventory group",
+            "limit": "an Ansible host pattern (e.g. 'blackwell:!rtx-pro-6000-02'), as ansible-playbook --limit",
+            "check": "show what would change, change nothing (ansible-playbook --check)",
+            "diff": "show the changes in files and templates (ansible-playbook --diff)",
+            "tags": "run only the tasks and roles with this tag (repeatable)",
+            "skip-tags": "skip the tasks and roles with this tag (repeatable)",
+            "extra-vars": "KEY=VALUE, JSON or @FILE, passed to ansible-playbook --extra-vars (repeatable)",
+            "user": "SSH user for Ansible (default: the inventory's)", **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
+def provision(c, host=None, group=None, limit=None, check=False, diff=False, tags=None, skip_tags=None, extra_vars=None,
+              inventory=None, user=None, json=False, known_hosts=None, accept_new_host_key=False, ssh_config=None):
+    """Provision GPU hosts with Ansible (driver, Docker, NVIDIA Container Toolkit, reprokit), then verify a GPU in a container."""
+    paths = _paths(c, inventory=inventory, known_hosts=known_hosts, ssh_config=ssh_config)
+    _run(cli.provision, host, paths["inventory"], check, paths["known_hosts"], accept_new_host_key, user,
+         group=group, limit=limit, diff=diff, tags=list(tags or []), skip_tags=list(skip_tags or []),
+         extra_vars=list(extra_vars or []), as_json=json, dry=is_dry(c))
+
+
+@task(positional=["run_a", "run_b"], help={"run-a": "first run record, runs/<id>", "run-b": "second run record",
+                                          **JSON_HELP})
+def compare(c, run_a, run_b, json=False):
+    """What changed between two runs: pins, verdict, expectations, tiles newly fitting/failing, sweep and triage deltas."""
+    _run(compare_cli, run_a, run_b, json)
+
+
+@task(help={"flashinfer": "OLD..NEW, e.g. 0.6.3..0.6.8", "tile": "MxNxK in elements, e.g. 128x256x128",
+            "arch": "sm120|sm121|sm100|sm90", "jobs": "parallel nvcc jobs",
+            "work-dir": "keep each version's analysis here (default: a temporary directory)", **JSON_HELP})
+def bisect(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_dir=None):
+    """First FlashInfer release where a tile's static shared-memory verdict changes (no GPU needed)."""
+    _run(bisect_search.bisect_cli, flashinfer, tile, arch, json, int(jobs) if jobs else None, work_dir)
+
+
+@task(help={"kits-dir": RUN_HELP["kits-dir"], **JSON_HELP})
+def kits(c, kits_dir=None, json=False):
+    """List the kits and the step kinds they can use."""
+    _run(cli.list_kits, _paths(c, kits_dir=kits_dir)["kits_dir"], as_json=json)
+
+
+@task(help={**INVENTORY_HELP, **JSON_HELP})
+def hosts(c, inventory=None, json=False):
+    """List the inventory's hosts (with the built-in 'local'); warns about misspelt reprokit variables."""
+    _run(cli.list_hosts, _paths(c, inventory=inventory)["inventory"], as_json=json)
+
+
+@task(positional=["run_dir"], help={"run-dir": "a run record directory, runs/<id>", **JSON_HELP})
+def check_record(c, run_dir, json=False):
+    """Verify every artifact of a run record against the sha256 in its manifest."""
+    _run(cli.check_record, run_dir, as_json=json)
+
+
+@task(help={"kit": "kit to check (default: all kits)", "kits-dir": RUN_HELP["kits-dir"]})
+def check_pins(c, kit=None, kits_dir=None):
+    """Check a kit's pins against the pinned wheels' own metadata (reads the metadata from PyPI)."""
+    _run(pins.check_pins_cli, _paths(c, kits_dir=kits_dir)["kits_dir"], kit)
+
+
+ns = collection(repro, probe, sweep, collect, unlock, smem, triage, summary, lint, build, lock, provision, compare,
+                bisect, kits, hosts, check_record, check_pins)
