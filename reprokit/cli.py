@@ -27,7 +27,10 @@ from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosts.remote import PULL_REPORT_BYTES
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.runner import RunOutcome, collect_run, run_kit, step_kinds_table
+from reprokit.report.markdown import shorten
+from reprokit.report.reasons import record_reasons
+from reprokit.collect import collect_run
+from reprokit.runner import RunOutcome, run_kit, step_kinds_table
 from reprokit.triage import render_table, triage_files
 
 
@@ -87,13 +90,17 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
         table = Table(title=f"{kit_name} on {host_name}", title_justify="left")
         for column in ("expectation", "status", "observed", "reason"):
             table.add_column(column, overflow="fold")
+        notes, reasons = record_reasons(outcome.run_dir, verdict["expectations"])  # a shared reason is said once
         for j in verdict["expectations"]:
             observed = json.dumps(j["observed"]) if j["observed"] is not None else ""
-            table.add_row(j["name"], j["status"], observed[:80], j["reason"])
+            table.add_row(j["name"], j["status"], shorten(observed, 80), reasons.get(j["name"], j["reason"]))
         console.print(table)
+        for note in notes:
+            console.print(f"note {note.number}: {note.sentence()}", markup=False)
     style = VERDICT_STYLE.get(verdict["verdict"], "bold")
     console.print(f"[{style}]{verdict['verdict']}[/]: {verdict.get('summary', '')}")
-    console.print(f"record: {outcome.run_dir}  (report: {outcome.run_dir / 'report.md'})", markup=False)
+    console.print(f"record: {outcome.run_dir}", markup=False)
+    console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False)
 
 
 def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,

@@ -64,7 +64,22 @@ class Judgement:
 def _expected_text(exp: Expectation) -> str:
     op = exp.operator
     value = getattr(exp, op)
+    if op == "reference":
+        return reference_text(value)
     return f"{op} {value!r}" if op != "equals_by_arch" else f"equals {value!r} by arch"
+
+
+def reference_bounds(ref: Any) -> tuple[float | None, float | None]:
+    """The lowest and highest value a ReFrame-style reference accepts (None: unbounded)."""
+    low = ref.value * (1 + ref.lower) if ref.lower is not None else None
+    high = ref.value * (1 + ref.upper) if ref.upper is not None else None
+    return low, high
+
+
+def reference_text(ref: Any) -> str:
+    unit = f" {ref.unit}" if ref.unit else ""
+    low, high = (f"{b:+.0%}" if b is not None else "unbounded" for b in (ref.lower, ref.upper))
+    return f"reference {ref.value:g}{unit} ({low} / {high})"
 
 
 def _compare(exp: Expectation, value: Any, arch: str | None) -> tuple[bool, str]:
@@ -86,6 +101,14 @@ def _compare(exp: Expectation, value: Any, arch: str | None) -> tuple[bool, str]
         return isinstance(value, str) and re.search(exp.matches, value) is not None, ""
     if op == "equals_by_arch":
         return value == exp.equals_by_arch[arch], ""
+    if op == "reference":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False, f"{value!r} is not a number"
+        low, high = reference_bounds(exp.reference)
+        unit = f" {exp.reference.unit}" if exp.reference.unit else ""
+        deviation = (value - exp.reference.value) / exp.reference.value if exp.reference.value else 0.0
+        ok = (low is None or value >= low) and (high is None or value <= high)
+        return ok, "" if ok else f"{value:g}{unit} is {deviation:+.1%} from the reference {exp.reference.value:g}{unit}"
     raise AssertionError(op)
 
 

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import signal
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from reprokit.config.inventory import Host, Inventory
-from reprokit.config.kit import Kit, load_kit_file
-from reprokit.errors import ConfigError, ExitCode, HostError
-from reprokit.hosts.executor import read_result
-from reprokit.hosts.factory import ConnectOptions, executor_for, remote_executor
+from reprokit.config.kit import Kit
+from reprokit.errors import ExitCode
+from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.hosts.remote import Detached
 from reprokit.images.build import built_images
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
@@ -29,7 +27,7 @@ from reprokit.plan.control_steps import CONTROL_STEPS
 from reprokit.plan.planner import plan_step
 from reprokit.plan.steps import STEP_KINDS
 from reprokit.records.atomic import sha256_file, write_json_atomic
-from reprokit.records.run import RunRecord, load_manifest, new_run_id, utc_now
+from reprokit.records.run import RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
 from reprokit.secrets import collect_secrets
@@ -102,18 +100,29 @@ def run_kit(
     detached = False
     try:
         return _run(kit, executor, record, kits_dir, say, stream)
-    except Detached as exc:
-        detached = True
-        record.update(status="detached", status_detail=str(exc),
-                      detached={"step": exc.step, "remote_dir": exc.remote_dir, "since": utc_now()})
-        say(f"detached: {exc}. Bring the run back later with `invoke collect {run_id}`")
-        return RunOutcome(record.dir, {"verdict": "DETACHED", "summary": str(exc)}, ExitCode.HOST_ERROR)
+    except Detached as exc:  # the host keeps the step's files: `invoke collect` brings them back
+        detached = exc.status == "detached"  # an unreachable host cannot be cleaned up; an incomplete pull can
+        mark_unpulled(record, exc.status, str(exc), exc.step, exc.remote_dir)
+        say(f"{exc.status}: {exc}. Bring the run back later with `invoke collect {run_id}`")
+        return RunOutcome(record.dir, {"verdict": exc.status.upper(), "summary": str(exc)}, ExitCode.HOST_ERROR)
     except KeyboardInterrupt:
-        record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
-        say(f"interrupted; partial record in {record.dir}")
+        pending = dict(getattr(executor, "unpulled", {}))
+        if pending:
+            step, remote_dir = next(iter(pending.items()))
+            detail = f"stopped by Ctrl-C or SIGTERM; step '{step}' was ended, its files stay on the host"
+            mark_unpulled(record, "incomplete", detail, step, remote_dir)
+            say(f"interrupted; {detail}: `invoke collect {run_id}` brings them back")
+        else:
+            record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
+            say(f"interrupted; partial record in {record.dir}")
         return RunOutcome(record.dir, {"verdict": "INTERRUPTED"}, ExitCode.INTERRUPTED)
     except BaseException as exc:
-        record.finish("failed", status_detail=f"{type(exc).__name__}: {exc}")
+        pending = dict(getattr(executor, "unpulled", {}))
+        if pending:
+            step, remote_dir = next(iter(pending.items()))
+            mark_unpulled(record, "incomplete", f"{type(exc).__name__}: {exc}", step, remote_dir)
+        else:
+            record.finish("failed", status_detail=f"{type(exc).__name__}: {exc}")
         raise
     finally:
         if in_main_thread:
@@ -154,7 +163,9 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
         entry: dict[str, Any] = {"name": step.name, "uses": step.uses, "started": utc_now()}
         if planned.skip_reason:
             entry.update(status="not_run", reason=planned.skip_reason, ended=entry["started"], result=None)
-            say(f"[{number}/{total}] {step.name} ({step.uses}) ... {planned.skip_reason}")
+            gpu_reason = fingerprint.get("gpu_reason")  # said once, under the fingerprint
+            shown = planned.skip_reason.replace(gpu_reason, "see above") if gpu_reason and not gpus else planned.skip_reason
+            say(f"[{number}/{total}] {step.name} ({step.uses}) ... {shown}")
         elif planned.kind.where == "control":
             say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
             entry.update(CONTROL_STEPS[step.uses](planned.params, record.dir, steps, record.step_dir(step.name)))
@@ -174,6 +185,12 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
         record.manifest.pop("in_flight", None)
         record.set_step({k: v for k, v in entry.items() if k not in ("result", "result_path")})
     return conclude(kit, record, steps, fingerprint)
+
+
+def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, remote_dir: str) -> None:
+    """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``."""
+    record.manifest.pop("in_flight", None)
+    record.update(status=status, status_detail=detail, detached={"step": step, "remote_dir": remote_dir, "since": utc_now()})
 
 
 def image_entry(dockerfile: str, ref: str | None, host: Host) -> dict[str, Any]:
@@ -198,6 +215,8 @@ def step_entry(run, step_name: str, timeout_s: int, out_dir: Path) -> dict[str, 
         entry.update(status=WORKLOAD_STATUS_BY_EXIT.get(run.exit_code, "error"), reason=run.result.get("error"))
         entry["result_file"] = f"steps/{step_name}/result.json"
         entry["result_path"] = str(out_dir / "result.json")
+    if getattr(run, "not_pulled", None):
+        entry["not_pulled"] = run.not_pulled  # left on the host (links, FIFOs, odd names), never dropped silently
     return entry
 
 
@@ -244,66 +263,6 @@ def _prune(out_dir: Path, keep: list[str]) -> None:
         rel = path.relative_to(out_dir)
         if path.is_file() and rel.name not in always and not any(rel.match(p) for p in keep):
             path.unlink()
-
-
-def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, kits_dir: Path, say: Say = print,
-                wait_s: float = 3600) -> RunOutcome:
-    """Bring a detached run back: wait for its in-flight step on the host, pull everything, judge, report."""
-    manifest = load_manifest(run_dir)
-    if manifest.get("status") != "detached":
-        raise ConfigError(f"{run_dir}: run is '{manifest.get('status')}', not detached; nothing to collect")
-    host = inventory.host(manifest["host"]["name"])
-    if host.is_local:
-        raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
-    kit = load_kit_file(manifest["kit"]["path"])
-    record = RunRecord.open_existing(run_dir)
-    executor = remote_executor(host, inventory, options, say)
-    executor.connect()
-    executor.run_id = record.run_id
-    from reprokit.hosts.lock import HostLock  # noqa: PLC0415 - only collect re-attaches to a lock
-
-    executor.lock = HostLock(executor, host.name, f"{executor.workdir}/lock", record.run_id)
-    remote_run = executor.run_dir(record.run_id)
-    in_flight = (manifest.get("detached") or {}).get("step")
-    deadline = time.monotonic() + wait_s
-    while in_flight and executor.exit_code(f"{remote_run}/{in_flight}") is None:
-        if time.monotonic() > deadline:
-            raise HostError(f"host '{host.name}': step '{in_flight}' of run {record.run_id} is still running after"
-                            f" {wait_s:.0f} s; collect again later")
-        say(f"waiting for step '{in_flight}' to finish on {host.name} ...")
-        time.sleep(min(10.0, max(0.5, deadline - time.monotonic())))
-    say(f"pulling back {remote_run} from {host.name} ...")
-    steps = {e["name"]: dict(e) for e in manifest.get("steps", [])}
-    if in_flight:
-        out_dir = record.step_dir(in_flight)
-        executor.pull(f"{remote_run}/{in_flight}", out_dir)
-        code = executor.exit_code(f"{remote_run}/{in_flight}")
-        code = -1 if code is None else code
-        result, problem = read_result(out_dir)
-        step = next(s for s in kit.steps if s.name == in_flight)
-        from reprokit.hosts.executor import WorkloadRun  # noqa: PLC0415
-
-        run = WorkloadRun(exit_code=None if code in (124, 137) and result is None else code,
-                          timed_out=code in (124, 137) and result is None, duration_s=0.0, result=result,
-                          result_problem=problem)
-        steps[in_flight] = {"name": in_flight, "uses": step.uses, "started": manifest["detached"]["since"],
-                            **step_entry(run, in_flight, step.timeout, out_dir), "collected": True}
-    for name, entry in steps.items():
-        if entry.get("result_file") and "result" not in entry:
-            entry["result"], _ = read_result(record.dir / "steps" / name)
-    for step in kit.steps:
-        if step.name not in steps:
-            steps[step.name] = {"name": step.name, "uses": step.uses, "status": "not_run", "result": None,
-                                "reason": "not run: the connection was lost before this step; run the kit again"}
-    record.manifest["steps"] = [{k: v for k, v in steps[s.name].items() if k not in ("result", "result_path")}
-                                for s in kit.steps]
-    record.manifest.pop("detached", None)
-    record.manifest.pop("in_flight", None)
-    record.manifest["status_detail"] = "collected after the connection was lost"
-    outcome = conclude(kit, record, steps, manifest.get("fingerprint") or {})
-    executor.finish()
-    say(f"collected {record.run_id}: {outcome.verdict['verdict']}")
-    return outcome
 
 
 def step_kinds_table() -> list[tuple[str, str, str, str]]:

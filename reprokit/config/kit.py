@@ -21,7 +21,7 @@ from reprokit.errors import ConfigError
 from reprokit.plan.steps import STEP_KINDS
 
 NAME_RE = r"^[a-z0-9][a-z0-9-]*$"
-_OPERATORS = ("equals", "one_of", "at_least", "at_most", "contains_all", "matches", "equals_by_arch")
+_OPERATORS = ("equals", "one_of", "at_least", "at_most", "contains_all", "matches", "equals_by_arch", "reference")
 
 
 class _Strict(pydantic.BaseModel):
@@ -77,6 +77,18 @@ class When(_Strict):
         return value
 
 
+class Reference(_Strict):
+    """A performance reference as ReFrame writes one: a value and how far below and above it a result may be.
+
+    ``lower``/``upper`` are fractions of ``value`` (``-0.1``: up to 10% below); a missing bound is no bound.
+    """
+
+    value: float
+    lower: float | None = pydantic.Field(None, le=0)
+    upper: float | None = pydantic.Field(None, ge=0)
+    unit: str = ""
+
+
 class Expectation(_Strict):
     """One check: ``path`` into ``step``'s result, compared with exactly one operator."""
 
@@ -91,6 +103,7 @@ class Expectation(_Strict):
     contains_all: list[Any] | None = None
     matches: str | None = None
     equals_by_arch: dict[str, Any] | None = None
+    reference: Reference | None = None
     why: str = ""
 
     @pydantic.model_validator(mode="before")

@@ -244,8 +244,11 @@ def telemetry_samples(telemetry: Any) -> list[dict[str, Any]]:
     return [s for s in samples or [] if isinstance(s, dict) and is_number(s.get("t_s"))] if isinstance(samples, list) else []
 
 
-def telemetry_charts(telemetry: Any) -> list[str]:
-    """Small multiples: one chart per metric present, one line per GPU; the power chart shows the power limit."""
+def telemetry_charts(telemetry: Any, windows: list[tuple[str, float, float]] | None = None) -> list[str]:
+    """Small multiples: one chart per metric present, one line per GPU; the power chart shows the power limit.
+
+    ``windows`` (label, start, end in the samples' seconds) are shaded: the benchmark at each concurrency.
+    """
     samples = telemetry_samples(telemetry)
     colour = {gpu: index % 8 for index, gpu in enumerate(telemetry_gpus(samples))}
     limits = [s["power_limit_w"] for s in samples if is_number(s.get("power_limit_w"))]
@@ -267,6 +270,11 @@ def telemetry_charts(telemetry: Any) -> list[str]:
         x = Linear(t_lo, t_hi if t_hi > t_lo else t_lo + 1, left, left + plot_w)
         y = Linear(0, ticks[-1], top + plot_h, top)
         svg.text(left, 14, title, "chart-title")
+        for label, start, end in windows or []:
+            if t_lo <= end and start <= t_hi:
+                x0, x1 = x(max(start, t_lo)), x(min(end, t_hi))
+                svg.rect(x0, top, max(x1 - x0, 2), plot_h, "window", f"benchmark {label}: {start:g}-{end:g} s", window=label)
+                svg.text(x0 + 2, top + 10, label, "window-label")
         for tick in ticks:
             svg.line(left, y(tick), left + plot_w, y(tick), "grid")
             svg.text(left - 6, y(tick) + 4, f"{tick:g}", "tick", "end")

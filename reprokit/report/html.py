@@ -17,7 +17,8 @@ from urllib.parse import quote
 
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.run import MANIFEST, RunRecord
-from reprokit.report import charts
+from reprokit.report import charts, headline, serve
+from reprokit.report.reasons import refer, shared_reasons
 from reprokit.report.svg import esc, is_number
 
 REPORT_HTML = "report.html"
@@ -60,6 +61,10 @@ svg .roof { fill: none; stroke: #37474f; stroke-width: 2; }
 svg .point { stroke: #fff; stroke-width: 1; }
 svg .span.bad { fill: #c62828; } svg .span.good { fill: #2e7d32; } svg .span.neutral { fill: #607d8b; }
 svg .series { fill: none; stroke-width: 1.5; }
+svg .window { fill: #fff3e0; } svg .window-label { fill: #b26a00; font-size: 10px; }
+svg .p0 { fill: #1f77b4; } svg .p1 { fill: #e6821e; } svg .p2 { fill: #2ca02c; }
+svg .l0 { fill: #1f77b4; } svg .l1 { fill: #e6821e; } svg .l2 { fill: #2ca02c; }
+.description { font-style: italic; color: #37474f; } td.why { color: #546e7a; font-size: 12px; }
 svg .s0 { stroke: #1f77b4; } svg .s1 { stroke: #e6821e; } svg .s2 { stroke: #2ca02c; } svg .s3 { stroke: #d62728; }
 svg .s4 { stroke: #9467bd; } svg .s5 { stroke: #8c564b; } svg .s6 { stroke: #e377c2; } svg .s7 { stroke: #7f7f7f; }
 .smallmultiples { display: flex; flex-wrap: wrap; gap: 8px 24px; }
@@ -96,21 +101,24 @@ def render_html(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[s
     kit = (manifest.get("kit") or {}).get("name", "?")
     host = (manifest.get("host") or {}).get("name", "?")
     word = str(verdict.get("verdict", "?"))
+    notes, reasons = shared_reasons(verdict.get("expectations") or [], manifest.get("fingerprint"), steps)
     body = [
         f"<h1>{esc(kit)} on {esc(host)}: {esc(word)}</h1>",
         f'<p class="verdict {VERDICT_CLASS.get(word, "other")}" id="verdict"><strong>{esc(word)}</strong>: '
         f"{esc(verdict.get('summary', ''))}.</p>",
         f'<p class="meta">Run <code>{esc(manifest.get("run_id"))}</code>, started {esc(manifest.get("started"))}, '
-        f"reprokit {esc((manifest.get('reprokit') or {}).get('version'))}.</p>",
+        f"reprokit {esc((manifest.get('reprokit') or {}).get('version'))}{esc(_source(manifest))}.</p>",
+        *_description(manifest),
         *_drift_note(manifest),
-        *_expectations(verdict),
+        *_headline(step_result(steps, "static-smem")),
+        *_expectations(verdict, notes, reasons),
+        *_serve(step_result(steps, "serve"), step_result(steps, "triage")),
         *_environment(manifest),
-        *_steps_table(steps),
+        *_steps_table(steps, notes),
         *_probe(step_result(steps, "smem-probe")),
         *_static_smem(step_result(steps, "static-smem")),
         *_sweep(step_result(steps, "tile-sweep")),
         *_triage(step_result(steps, "triage")),
-        *_telemetry(step_result(steps, "serve")),
         *_artifacts(artifacts),
     ]
     return (
@@ -157,12 +165,51 @@ def _drift_note(manifest: dict[str, Any]) -> list[str]:
     return [f'<p class="note">Pins differ from what ran: {esc(text)} (runtime {esc(runtime)}: the host\'s own packages ran).</p>']
 
 
-def _expectations(verdict: dict[str, Any]) -> list[str]:
+def _source(manifest: dict[str, Any]) -> str:
+    source = manifest.get("source") or {}
+    text = f", git {str(source['git_commit'])[:12]}" + (" (with local changes)" if source.get("git_dirty") else "") \
+        if source.get("git_commit") else ""
+    return text + (f", CI run {source['ci_run_url']}" if source.get("ci_run_url") else "")
+
+
+def _description(manifest: dict[str, Any]) -> list[str]:
+    description = (manifest.get("kit") or {}).get("description")
+    return [f'<p class="description" id="kit-description">{esc(" ".join(str(description).split()))}</p>'] if description else []
+
+
+def _expectations(verdict: dict[str, Any], notes: list, reasons: dict[str, str]) -> list[str]:
     rows = [[j.get("name"), j.get("step"), (j.get("status"), f"status-{j.get('status')}"), j.get("expected"),
-             (j.get("observed"), "wrap mono"), (j.get("reason"), "wrap")]
+             (j.get("observed"), "wrap mono"), (reasons.get(str(j.get("name")), j.get("reason")), "wrap"),
+             (j.get("why"), "wrap why")]
             for j in verdict.get("expectations") or []]
-    return ["<h2>Expectations</h2>",
-            _table(["expectation", "step", "status", "expected", "observed", "reason"], rows, "expectations")]
+    headers = ["expectation", "step", "status", "expected", "observed", "reason", "why"]
+    if not any(j.get("why") for j in verdict.get("expectations") or []):
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
+    out = ["<h2>Expectations</h2>", _table(headers, rows, "expectations")]
+    if notes:
+        out.append('<ul id="shared-reasons">' + "".join(
+            f'<li id="note-{n.number}"><strong>note {n.number}</strong>, {esc(n.sentence())}</li>' for n in notes) + "</ul>")
+    return out
+
+
+def _headline(result: dict[str, Any] | None) -> list[str]:
+    """Each failing kernel's bytes against the limit, and the chart drawn against the limit."""
+    if result is None:
+        return []
+    explanation = headline.no_kernels_explanation(result)
+    if explanation:
+        return []  # said in the static-smem section
+    rows = headline.accounting_rows(result)
+    limit = charts.smem_target_capacity(result)
+    out = [f'<h2 id="headline">Shared memory on {esc(result.get("arch"))}: {len(rows)} kernel(s) over the '
+           f"{esc(_bytes(limit))} B limit</h2>"]
+    if rows:
+        out.append(_table(headline.ACCOUNTING_HEADERS, [[(c, "num" if i else "mono") for i, c in enumerate(r)] for r in rows],
+                          "smem-accounting"))
+    out += _figure(headline.headroom_chart(result),
+                   "The kernels nearest the limit, each bar from the limit to the kernel's SharedStorage: red ones are over "
+                   "and fail at initialisation; the axis spans only these kernels, so 1 KiB is wide.")
+    return out
 
 
 def _environment(manifest: dict[str, Any]) -> list[str]:
@@ -198,9 +245,9 @@ def _environment(manifest: dict[str, Any]) -> list[str]:
     return out
 
 
-def _steps_table(steps: dict[str, dict[str, Any]]) -> list[str]:
-    rows = [[e.get("name"), e.get("uses"), e.get("status"), (e.get("duration_s"), "num"), (e.get("reason"), "wrap"),
-             e.get("log")] for e in steps.values()]
+def _steps_table(steps: dict[str, dict[str, Any]], notes: list) -> list[str]:
+    rows = [[e.get("name"), e.get("uses"), e.get("status"), (e.get("duration_s"), "num"),
+             (refer(e.get("reason"), notes, own=e.get("reason")), "wrap"), e.get("log")] for e in steps.values()]
     return ["<h2>Steps</h2>", _table(["step", "uses", "status", "duration (s)", "detail", "log"], rows, "steps")]
 
 
@@ -225,6 +272,9 @@ def _static_smem(result: dict[str, Any] | None) -> list[str]:
     out = ['<h2 id="static-smem">Shared memory per kernel (static analysis)</h2>']
     if result.get("status") not in (None, "ok"):
         out.append(f'<p class="note">static-smem {esc(result.get("status"))}: {esc(result.get("error", ""))}</p>')
+    explanation = headline.no_kernels_explanation(result)
+    if explanation:
+        return out + [f'<p class="note" id="no-kernels">{esc(explanation)}</p>']
     failing, fitting = result.get("failing_tiles") or [], result.get("fitting_tiles") or []
     out.append(f"<p>FlashInfer {esc(result.get('flashinfer'))}, {esc(result.get('dtype', ''))} on "
                f"<strong>{esc(result.get('arch'))}</strong>, judged against {esc(result.get('capacity_symbol', 'capacity'))} = "
@@ -308,10 +358,33 @@ def _triage(result: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def _serve(result: dict[str, Any] | None, triage: dict[str, Any] | None) -> list[str]:
+    """Time to ready, warmup phases, findings, throughput and latency per concurrency, then the GPU telemetry."""
+    if result is None:
+        return []
+    ready = result.get("ready_after_s")
+    out = ['<h2 id="serve">Serving</h2>',
+           f'<p id="serve-outcome">Outcome <strong>{esc(result.get("outcome", "?"))}</strong>'
+           + (f", ready after {ready:g} s" if is_number(ready) else "") + ".</p>"]
+    phases = serve.warmup_phases(triage)
+    if phases:
+        out.append(_table(["warmup phase", "from (s)", "to (s)", "duration (s)"],
+                          [[p["phase"], (f"{p['start_s']:.0f}", "num"), (f"{p['end_s']:.0f}", "num"),
+                            (f"{p['duration_s']:.0f}", "num")] for p in phases], "warmup-phases"))
+    texts = serve.serve_findings(result)
+    if texts:
+        out.append('<h3>Findings</h3><ul id="serve-findings">' + "".join(f"<li>{esc(t)}</li>" for t in texts) + "</ul>")
+    perf = serve.serve_performance(result)
+    if serve.rows(perf):
+        out.append('<div class="smallmultiples">' + serve.throughput_chart(perf) + serve.latency_chart(perf) + "</div>")
+        out.append(_table(serve.TABLE_HEADERS, [[(c, "num") for c in r] for r in serve.table_rows(perf)], "serve-performance"))
+    return out + _telemetry(result)
+
+
 def _telemetry(result: dict[str, Any] | None) -> list[str]:
     """The serve step's ``telemetry``: ``{available, error, interval_s, per_gpu, samples}`` (a bare list of samples works too)."""
     telemetry = (result or {}).get("telemetry")
-    rendered = charts.telemetry_charts(telemetry)
+    rendered = charts.telemetry_charts(telemetry, serve.bench_windows(result))
     if not rendered:
         error = telemetry.get("error") if isinstance(telemetry, dict) else None
         return ['<h2 id="telemetry">GPU telemetry</h2>', f'<p class="note">No telemetry samples: {esc(error)}</p>'] if error else []

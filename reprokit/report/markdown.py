@@ -1,4 +1,8 @@
-"""``report.md``: verdict first, then the environment, the steps and every expectation."""
+"""``report.md``: verdict first, then the headline (bytes against the limit), every expectation, serving, the environment.
+
+It becomes the CI job summary, so what a reader needs first comes first, and
+no cell is cut: a reason many expectations share is said once, as a note.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,23 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.records.atomic import write_text_atomic
+from reprokit.report import headline, serve
+from reprokit.report.reasons import refer, shared_reasons
+
+OBSERVED_CHARS = 120  # an observed value longer than this is shortened at a word or item boundary
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, cut after a whole word or list item, never inside one."""
+    if len(text) <= limit:
+        return text
+    cut = max(text.rfind(sep, 0, limit) for sep in (" ", ","))
+    return (text[:cut] if cut > 0 else text[:limit]).rstrip(" ,") + " …"
 
 
 def _cell(value: Any) -> str:
     text = "" if value is None else str(value)
-    text = text.replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= 160 else text[:157] + "..."
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _table(headers: list[str], rows: list[list[Any]]) -> list[str]:
@@ -28,9 +43,13 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
         "",
         f"**{verdict['verdict']}**: {verdict['summary']}.",
         "",
-        f"Run `{manifest['run_id']}`, started {manifest['started']}, reprokit {manifest['reprokit']['version']}.",
+        f"Run `{manifest['run_id']}`, started {manifest['started']}, reprokit {manifest['reprokit']['version']}"
+        + _source(manifest) + ".",
         "",
     ]
+    description = (manifest.get("kit") or {}).get("description")
+    if description:
+        lines += [f"> {' '.join(str(description).split())}", ""]
     drift = manifest.get("pin_drift") or {}
     if drift:
         lines += [
@@ -39,11 +58,19 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
             + f" (runtime {host.get('runtime')}: the host's own packages ran).",
             "",
         ]
-    lines += ["## Expectations", ""]
+    lines += headline.markdown(_result(steps, "static-smem"), _table)
+    lines += ["", "## Expectations", ""]
+    notes, reasons = shared_reasons(verdict["expectations"], fp, steps)
+    with_why = any(j.get("why") for j in verdict["expectations"])
     lines += _table(
-        ["expectation", "step", "status", "expected", "observed", "reason"],
-        [[j["name"], j["step"], j["status"], j["expected"], j["observed"], j["reason"]] for j in verdict["expectations"]],
+        ["expectation", "step", "status", "expected", "observed", "reason"] + (["why"] if with_why else []),
+        [[j["name"], j["step"], j["status"], j["expected"],
+          shorten(str(j["observed"]), OBSERVED_CHARS) if j["observed"] is not None else "", reasons.get(j["name"], j["reason"])]
+         + ([j.get("why", "")] if with_why else []) for j in verdict["expectations"]],
     )
+    if notes:
+        lines += [""] + [f"- **note {n.number}**, {n.sentence()}" for n in notes]
+    lines += serve.markdown(_result(steps, "serve"), _result(steps, "triage"), _table)
     lines += ["", "## Environment", ""]
     driver = fp.get("driver") or {}
     env_rows = [
@@ -69,7 +96,8 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
     lines += ["", "## Steps", ""]
     lines += _table(
         ["step", "uses", "status", "duration (s)", "detail", "log"],
-        [[e["name"], e["uses"], e["status"], e.get("duration_s"), e.get("reason"), e.get("log")] for e in steps.values()],
+        [[e["name"], e["uses"], e["status"], e.get("duration_s"), refer(e.get("reason"), notes, own=e.get("reason")), e.get("log")]
+         for e in steps.values()],
     )
     probe = next((e["result"] for e in steps.values() if e["uses"] == "smem-probe" and e.get("result")), None)
     if probe and probe.get("devices"):
@@ -83,6 +111,17 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
         lines += _table(["GPU", "dynamic smem (B)", "launch", "cuFuncSetAttribute", "launch error", "driver says"], rows)
     lines += ["", "## Artifacts", "", "Every file of this record is listed with its sha256 in `manifest.json`.", ""]
     return "\n".join(lines)
+
+
+def _result(steps: dict[str, dict[str, Any]], uses: str) -> dict[str, Any] | None:
+    return next((e["result"] for e in steps.values() if e.get("uses") == uses and isinstance(e.get("result"), dict)), None)
+
+
+def _source(manifest: dict[str, Any]) -> str:
+    source = manifest.get("source") or {}
+    text = f", git {str(source['git_commit'])[:12]}" + (" (with local changes)" if source.get("git_dirty") else "") \
+        if source.get("git_commit") else ""
+    return text + (f", CI run {source['ci_run_url']}" if source.get("ci_run_url") else "")
 
 
 def write_report(run_dir: Path, manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, dict[str, Any]]) -> Path:

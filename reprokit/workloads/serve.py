@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
+from reprokit.workloads.serve_stats import performance
 
 DEFAULTS: dict[str, Any] = {
     "tp": 8,
@@ -159,7 +160,7 @@ def smoke(port: int, prompt: str) -> dict[str, Any]:
     return result
 
 
-def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path) -> list[dict[str, Any]]:
+def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path, clock_start: float = 0.0) -> list[dict[str, Any]]:
     """sglang's own benchmark client (random dataset) at each concurrency; its JSON lines are kept as artifacts."""
     rows = []
     for concurrency in settings["concurrencies"]:
@@ -170,12 +171,14 @@ def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path) -> li
                 "--num-prompts", str(settings["num_prompts_per_concurrency"] * concurrency),
                 "--max-concurrency", str(concurrency), "--output-file", str(output)]
         progress(f"serve: benchmark at concurrency {concurrency}")
+        t_start_s = round(time.monotonic() - clock_start, 2)  # on the telemetry's clock: its samples of this window
         with open(out_dir / f"bench-c{concurrency}.log", "wb") as log:
             try:
                 code = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=settings["timeout_s"]).returncode
             except subprocess.TimeoutExpired:
                 code = None
-        row: dict[str, Any] = {"concurrency": concurrency, "exit_code": code}
+        row: dict[str, Any] = {"concurrency": concurrency, "exit_code": code, "t_start_s": t_start_s,
+                               "t_end_s": round(time.monotonic() - clock_start, 2)}
         if output.exists() and output.read_text().strip():
             last = json.loads(output.read_text().strip().splitlines()[-1])
             for key in ("completed", "request_throughput", "output_throughput", "median_ttft_ms", "median_itl_ms",
@@ -227,7 +230,7 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
             if outcome == "ready":
                 smoke_result = smoke(int(merged["port"]), str(merged["smoke_prompt"]))
                 progress(f"serve: smoke request {'ok' if smoke_result['ok'] else 'failed'} in {smoke_result['latency_s']} s")
-                bench_rows = bench(python, int(merged["port"]), merged["bench"], out_dir)
+                bench_rows = bench(python, int(merged["port"]), merged["bench"], out_dir, telemetry.started_at)
         finally:
             server_exit = proc.returncode if proc.poll() is not None else None
             stopped_exit = stop(proc)
@@ -244,6 +247,7 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         "smoke": smoke_result,
         "bench": bench_rows,
         "telemetry": telemetry.summary(),
+        "performance": performance(bench_rows, telemetry.samples, round(ready_after_s, 1)),
         "duration_s": round(time.monotonic() - started, 1),
         "server_log": "server.log",
     }

@@ -75,8 +75,19 @@ def test_renders_with_its_charts_and_requests_nothing(chromium: str, record: Pat
     assert made_for_the_page(requests) == []
     # the DOM as Chromium built it: verdict first, every chart with one mark per data point
     assert '<p class="verdict inconclusive" id="verdict"><strong>INCONCLUSIVE</strong>: 1 of 4 expectations could not be judged here.</p>' in dom
-    assert dom.index('id="verdict"') < dom.index('id="smem-chart"') < dom.index('id="sweep-roofline-chart"') \
-        < dom.index('id="timeline-chart"') < dom.index('id="telemetry-power_w"') < dom.index('id="artifact-links"')
+    assert dom.index('id="verdict"') < dom.index('id="smem-headroom-chart"') < dom.index('id="expectations"') \
+        < dom.index('id="serve-throughput-chart"') < dom.index('id="telemetry-power_w"') < dom.index('id="smem-chart"') \
+        < dom.index('id="sweep-roofline-chart"') < dom.index('id="timeline-chart"') < dom.index('id="artifact-links"')
+    # the headline: 2 kernels 1024 B over, 4 nearest fitting ones 3072 B under, drawn against the limit
+    assert [m["data-delta"] for m in marks(dom, "smem-headroom-chart", "rect", "bar")] == ["1024", "1024"] + ["-3072"] * 4
+    assert table_rows(dom, "smem-accounting") == 2
+    # serving: one bar per concurrency, three latency lines, the benchmark windows shaded on the power chart
+    assert [m["data-concurrency"] for m in marks(dom, "serve-throughput-chart", "rect", "bar")] == ["1", "8", "32"]
+    assert len(marks(dom, "serve-latency-chart", "polyline", "series")) == 3
+    assert [m["data-window"] for m in marks(dom, "telemetry-power_w", "rect", "window")] == ["c1", "c8", "c32"]
+    assert "GPUs underfed: median 235.5 W of 600 W at concurrency 32" in dom
+    assert "throughput flat from concurrency 8 to 32: 1580 -&gt; 1640 tok/s" in dom
+    assert table_rows(dom, "serve-performance") == 3
     assert len(marks(dom, "smem-chart", "rect", "bar")) == 48
     assert len(marks(dom, "smem-chart", "rect", "bar", "over")) == 4
     assert len(marks(dom, "smem-chart", "line", "capacity")) == 2

@@ -1,0 +1,86 @@
+"""A reason shared by many expectations, said once.
+
+On a machine without a GPU the same "no NVIDIA driver ..." text ends up in
+most expectations' reasons, through different paths (a gated expectation, a
+step that did not run, a step whose input step did not run). The roots are
+known: the fingerprint's ``gpu_reason`` and the reason of each step that did
+not produce a result. A root found in two or more reasons becomes a note,
+said once ("no GPU here: 6 expectations need one: ..."), and each reason
+refers to it instead of repeating it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class SharedReason:
+    number: int
+    label: str  # "no GPU here" or "step 'serve' (missing_dependency)"
+    need: str  # "need one" or "depend on it"
+    text: str
+    names: list[str] = field(default_factory=list)
+
+    def sentence(self) -> str:
+        return f"{self.label}: {len(self.names)} expectations {self.need}: {self.text}"
+
+
+def _roots(fingerprint: dict[str, Any] | None, steps: dict[str, dict[str, Any]] | list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    roots = []
+    gpu_reason = (fingerprint or {}).get("gpu_reason")
+    if gpu_reason and not (fingerprint or {}).get("devices"):
+        roots.append(("no GPU here", "need one", str(gpu_reason)))
+    entries = steps.values() if isinstance(steps, dict) else steps
+    for entry in entries:
+        reason = entry.get("reason") if isinstance(entry, dict) else None
+        if reason and entry.get("status") != "ok" and not (gpu_reason and gpu_reason in reason):
+            roots.append((f"step '{entry.get('name')}' ({entry.get('status')})", "depend on it", str(reason)))
+    return roots
+
+
+def _refer(reason: str, root: str, number: int) -> str:
+    mark = f"note {number}"
+    for wrapped in (f"({root})", root):
+        if wrapped in reason:
+            shortened = reason.replace(wrapped, f"({mark})" if wrapped.startswith("(") else mark)
+            return shortened
+    return reason
+
+
+def shared_reasons(expectations: list[dict[str, Any]], fingerprint: dict[str, Any] | None,
+                   steps: dict[str, dict[str, Any]] | list[dict[str, Any]]) -> tuple[list[SharedReason], dict[str, str]]:
+    """The notes (roots shared by two or more expectations) and each expectation's reason referring to them."""
+    notes: list[SharedReason] = []
+    cells = {str(j.get("name")): str(j.get("reason") or "") for j in expectations if isinstance(j, dict)}
+    # shorter roots first: a step's reason may quote another step's (triage quotes serve's), which then reads "note 1"
+    for label, need, text in sorted(_roots(fingerprint, steps), key=lambda r: len(r[2])):
+        names = [name for name, reason in cells.items() if text in reason]
+        if len(names) < 2:
+            continue
+        note = SharedReason(len(notes) + 1, label, need, text, names)
+        notes.append(note)
+        for name in names:
+            cells[name] = _refer(cells[name], text, note.number)
+    return notes, cells
+
+
+def refer(text: str | None, notes: list[SharedReason], own: str | None = None) -> str:
+    """``text`` with every note's root replaced by a reference to it, except the note that is ``own`` (a step's own reason)."""
+    out = str(text or "")
+    for note in notes:
+        if note.text != own and note.text in out:
+            out = _refer(out, note.text, note.number)
+    return out
+
+
+def record_reasons(run_dir: Path, expectations: list[dict[str, Any]]) -> tuple[list[SharedReason], dict[str, str]]:
+    """``shared_reasons`` of a finished record (its manifest holds the fingerprint and the steps)."""
+    try:
+        manifest = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [], {}
+    return shared_reasons(expectations, manifest.get("fingerprint"), manifest.get("steps") or [])

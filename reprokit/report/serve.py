@@ -1,0 +1,170 @@
+"""The serve section of the reports: time to ready, the warmup phases, throughput and latency per concurrency,
+the GPUs' power against their limit, and findings that say what those numbers mean, with their evidence.
+
+Every figure comes from the serve step's ``result.json`` (``performance``, written by the workload with
+``reprokit.workloads.serve_stats``; recomputed the same way for records older than that field) and the
+triage's warmup timeline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reprokit.report.charts import parse_log_time
+from reprokit.report.svg import Linear, Svg, is_number, nice_ticks
+from reprokit.workloads.serve_stats import findings, performance
+
+# (phase, event that starts it, event that ends it), as the triage names sglang's startup lines
+WARMUP_PHASES = (
+    ("loading weights", None, "load_weight_end"),
+    ("autotuning (FlashInfer MoE)", "server_autotune_start", "server_autotune_completed"),
+    ("CUDA graph capture", "cuda_graph_capture_begin", "cuda_graph_capture_end"),
+    ("ready", None, "ready"),
+)
+LATENCY_METRICS = (("median_ttft_ms", "TTFT"), ("median_itl_ms", "ITL"), ("median_e2e_latency_ms", "end-to-end"))
+
+
+def serve_performance(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The result's ``performance``, or the same figures computed from its bench rows and telemetry."""
+    if not isinstance(result, dict) or not (result.get("bench") or result.get("performance")):
+        return None
+    if isinstance(result.get("performance"), dict):
+        return result["performance"]
+    telemetry = result.get("telemetry")
+    samples = telemetry.get("samples") if isinstance(telemetry, dict) else telemetry
+    return performance(result.get("bench"), samples if isinstance(samples, list) else [], result.get("ready_after_s"))
+
+
+def rows(perf: dict[str, Any] | None) -> list[dict[str, Any]]:
+    by_concurrency = (perf or {}).get("by_concurrency") or {}
+    return sorted((r for r in by_concurrency.values() if isinstance(r, dict) and is_number(r.get("concurrency"))),
+                  key=lambda r: r["concurrency"])
+
+
+def serve_findings(result: dict[str, Any] | None) -> list[str]:
+    perf = serve_performance(result)
+    return [f["text"] for f in findings(perf)] if perf else []
+
+
+def warmup_phases(triage: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Each warmup phase with its start and end in seconds from the log's first timeline event."""
+    events = {}
+    for event in (triage or {}).get("timeline") or []:
+        if isinstance(event, dict) and parse_log_time(event.get("first")) is not None:
+            last = parse_log_time(event.get("last")) or parse_log_time(event["first"])
+            events[event.get("event")] = (parse_log_time(event["first"]), last)
+    if not events:
+        return []
+    origin = min(first for first, _ in events.values())
+    out, previous_end = [], origin
+    for phase, start_event, end_event in WARMUP_PHASES:
+        if end_event not in events:
+            continue
+        start = events[start_event][0] if start_event in events else previous_end
+        end = events[end_event][1]
+        if start_event is None and end <= start:
+            continue  # the log's first event: nothing before it to measure
+        out.append({"phase": phase, "start_s": (start - origin).total_seconds(), "end_s": (end - origin).total_seconds(),
+                    "duration_s": (end - start).total_seconds()})
+        previous_end = end
+    return out
+
+
+def _num(value: Any, digits: int = 1) -> str:
+    return f"{value:,.{digits}f}".replace(",", " ") if is_number(value) else "-"
+
+
+def table_rows(perf: dict[str, Any] | None) -> list[list[str]]:
+    return [[str(r["concurrency"]), str(r.get("completed") if r.get("completed") is not None else "-"),
+             _num(r.get("output_throughput_tok_s")), _num(r.get("median_ttft_ms")), _num(r.get("median_itl_ms")),
+             _num(r.get("median_e2e_latency_ms")),
+             f"{_num(r.get('power_median_w'))} of {_num(r.get('power_limit_w'), 0)}" if is_number(r.get("power_median_w")) else "-",
+             _num(r.get("util_median_pct"), 0), _num(r.get("sm_clock_median_mhz"), 0), str(r.get("window") or "")]
+            for r in rows(perf)]
+
+
+TABLE_HEADERS = ["concurrency", "requests", "output tok/s", "TTFT ms", "ITL ms", "e2e ms", "median power W",
+                 "util %", "SM clock MHz", "GPU figures from"]
+
+
+def markdown(result: dict[str, Any] | None, triage: dict[str, Any] | None, table) -> list[str]:
+    """The serve section of ``report.md``; ``table`` is the report's markdown table helper."""
+    if not isinstance(result, dict):
+        return []
+    lines = ["", "## Serving", ""]
+    ready = result.get("ready_after_s")
+    lines.append(f"Outcome **{result.get('outcome', '?')}**" + (f", ready after {ready:g} s" if is_number(ready) else "") + ".")
+    phases = warmup_phases(triage)
+    if phases:
+        lines += ["", "Warmup, from the server log: " + "; ".join(
+            f"{p['phase']} {p['start_s']:.0f}-{p['end_s']:.0f} s ({p['duration_s']:.0f} s)" for p in phases) + "."]
+    texts = serve_findings(result)
+    if texts:
+        lines += ["", "**Findings**", ""] + [f"- {t}" for t in texts]
+    perf = serve_performance(result)
+    if rows(perf):
+        lines += [""] + table(TABLE_HEADERS, table_rows(perf))
+    return lines
+
+
+# -- charts --------------------------------------------------------------------------------------
+
+def throughput_chart(perf: dict[str, Any] | None) -> str:
+    """Output tokens per second at each concurrency (one bar each, the value on top)."""
+    measured = [r for r in rows(perf) if is_number(r.get("output_throughput_tok_s"))]
+    if not measured:
+        return ""
+    left, top, plot_h, bar_w, gap = 64, 24, 180, 54, 26
+    ticks = nice_ticks(max(r["output_throughput_tok_s"] for r in measured) * 1.15, 4)
+    width = left + (bar_w + gap) * len(measured) + 20
+    svg = Svg("serve-throughput-chart", width, top + plot_h + 44, "Output throughput (tokens/s) per concurrency")
+    y = Linear(0, ticks[-1], top + plot_h, top)
+    svg.text(left, 14, "output throughput (tok/s)", "chart-title")
+    for tick in ticks:
+        svg.line(left, y(tick), width - 10, y(tick), "grid")
+        svg.text(left - 6, y(tick) + 4, f"{tick:g}", "tick", "end")
+    for index, row in enumerate(measured):
+        x0 = left + gap / 2 + index * (bar_w + gap)
+        value = row["output_throughput_tok_s"]
+        svg.rect(x0, y(value), bar_w, y(0) - y(value), "bar fits", f"concurrency {row['concurrency']}: {value:.0f} tok/s",
+                 concurrency=row["concurrency"], tok_s=f"{value:.1f}")
+        svg.text(x0 + bar_w / 2, y(value) - 4, f"{value:.0f}", "value", "middle")
+        svg.text(x0 + bar_w / 2, top + plot_h + 16, f"c{row['concurrency']}", "tick", "middle")
+    svg.text(left + (width - left) / 2, top + plot_h + 36, "concurrency (requests in flight)", "axis-label", "middle")
+    return svg.render()
+
+
+def latency_chart(perf: dict[str, Any] | None) -> str:
+    """Median TTFT, ITL and end-to-end latency (ms) per concurrency, one line each."""
+    measured = rows(perf)
+    series = {label: [(i, r[key]) for i, r in enumerate(measured) if is_number(r.get(key))] for key, label in LATENCY_METRICS}
+    series = {label: points for label, points in series.items() if points}
+    if not series:
+        return ""
+    left, top, plot_w, plot_h = 64, 24, 300, 180
+    ticks = nice_ticks(max(v for points in series.values() for _, v in points) * 1.1 or 1.0, 4)
+    svg = Svg("serve-latency-chart", left + plot_w + 120, top + plot_h + 44, "Median latency (ms) per concurrency")
+    x = Linear(0, max(len(measured) - 1, 1), left + 20, left + plot_w - 20)
+    y = Linear(0, ticks[-1], top + plot_h, top)
+    svg.text(left, 14, "median latency (ms)", "chart-title")
+    for tick in ticks:
+        svg.line(left, y(tick), left + plot_w, y(tick), "grid")
+        svg.text(left - 6, y(tick) + 4, f"{tick:g}", "tick", "end")
+    for index, row in enumerate(measured):
+        svg.text(x(index), top + plot_h + 16, f"c{row['concurrency']}", "tick", "middle")
+    for number, (label, points) in enumerate(series.items()):
+        coords = [(x(i), y(v)) for i, v in points]
+        if len(coords) == 1:
+            coords.append((coords[0][0] + 1, coords[0][1]))
+        svg.polyline(coords, f"series s{number}", f"{label}: " + ", ".join(f"{v:.1f} ms" for _, v in points), metric=label)
+        for i, v in points:
+            svg.circle(x(i), y(v), 3, f"point p{number}", f"{label} at c{measured[i]['concurrency']}: {v:.1f} ms")
+        svg.text(left + plot_w + 8, top + 12 + 14 * number, label, f"legend-label l{number}")
+    svg.text(left + plot_w / 2, top + plot_h + 36, "concurrency", "axis-label", "middle")
+    return svg.render()
+
+
+def bench_windows(result: dict[str, Any] | None) -> list[tuple[str, float, float]]:
+    """(label, start, end) of each benchmark on the telemetry's clock, for shading the telemetry charts."""
+    return [(f"c{r['concurrency']}", r["t_start_s"], r["t_end_s"]) for r in (result or {}).get("bench") or []
+            if isinstance(r, dict) and is_number(r.get("t_start_s")) and is_number(r.get("t_end_s"))]
