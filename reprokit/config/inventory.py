@@ -1,10 +1,11 @@
-"""``inventory.yml``: Ansible's YAML inventory, loaded once into typed host records.
+"""The inventory: any inventory Ansible accepts, loaded once into typed host records.
 
-The same file drives ``ansible-playbook -i inventory.yml`` and reprokit's own
-SSH connections, so it uses Ansible's shape (``all`` -> ``hosts`` / ``vars`` /
-``children``) and Ansible's variable names for the connection
-(``ansible_host``, ``ansible_port``, ``ansible_user``, ...). Variables are
-merged like Ansible does: ``all.vars`` < parent group < child group < host.
+The same inventory drives ``ansible-playbook`` and reprokit's own SSH connections. Ansible reads it
+(``ansible-inventory --list``, ``reprokit.config.ansible_inventory``): YAML or INI, directories,
+``group_vars/`` and ``host_vars/``; reprokit then validates only its own variables and the connection
+variables it uses, and leaves every other variable to Ansible (a name close to one of reprokit's is
+warned about). Where ansible-inventory is not installed, a YAML inventory is read by reprokit itself
+with the same merge order (``all.vars`` < parent group < child group < host).
 
 A built-in host named ``local`` (the machine itself, native runtime) is always
 present and is the default target.
@@ -20,7 +21,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from reprokit.config.validation import describe_first_error
+from reprokit.config import ansible_inventory
 from reprokit.config.yamlfile import LoadedYaml, PathKey, load_yaml
 from reprokit.errors import ConfigError
 
@@ -29,14 +30,14 @@ GPU_ARCHES = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120"
 
 
 class HostVars(pydantic.BaseModel):
-    """Every variable a host may carry after merging; unknown keys are rejected."""
+    """The variables reprokit reads from a host's merged variables; any other variable is Ansible's business."""
 
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    model_config = pydantic.ConfigDict(extra="ignore", frozen=True)
 
     ansible_host: str | None = None
     ansible_port: int = pydantic.Field(22, ge=1, le=65535)
     ansible_user: str | None = None
-    ansible_connection: Literal["ssh", "local"] = "ssh"
+    ansible_connection: Literal["ssh", "local", "smart", "paramiko"] = "ssh"
     ansible_ssh_private_key_file: str | None = None
     ansible_python_interpreter: str | None = None
     ansible_become: bool | None = None
@@ -47,6 +48,10 @@ class HostVars(pydantic.BaseModel):
     cpu_only: bool = False
     proxy_jump: str | None = None
     workdir: str = "/var/lib/reprokit"
+    # where the host keeps model weights (mounted read-only into containers) and caches kept across runs;
+    # the defaults are the directories the Ansible `reprokit` role creates
+    models_dir: str = pydantic.Field("/models", pattern=r"^/")
+    cache_dir: str | None = pydantic.Field(None, pattern=r"^/")  # default: <workdir>/cache
     connect_timeout_s: float = pydantic.Field(10.0, gt=0)
     # docker runtime: what `docker run` asks for (NCCL and pinned host memory want memlock unlimited)
     container_ulimits: dict[str, int] = {"memlock": -1, "stack": 67108864}
@@ -82,6 +87,13 @@ class Host:
     container_ulimits: tuple[tuple[str, int], ...] = (("memlock", -1), ("stack", 67108864))
     container_shm_size: str = "16g"
     source: str = "built-in"  # file:line where the host is defined
+    models_dir: str = "/models"
+    cache_dir: str | None = None
+
+    @property
+    def host_cache_dir(self) -> str:
+        """The caches' directory on the host (``cache_dir``, or ``<workdir>/cache`` as the Ansible role makes it)."""
+        return (self.cache_dir or f"{self.workdir.rstrip('/')}/cache").rstrip("/")
 
     @property
     def is_local(self) -> bool:
@@ -122,11 +134,17 @@ def local_host() -> Host:
     )
 
 
+# Ansible's older spellings of the connection variables reprokit reads.
+VARIABLE_ALIASES = {"ansible_ssh_host": "ansible_host", "ansible_ssh_port": "ansible_port", "ansible_ssh_user": "ansible_user",
+                    "ansible_private_key_file": "ansible_ssh_private_key_file"}
+
+
 @dataclass
 class Inventory:
     path: Path | None
     hosts: dict[str, Host] = field(default_factory=dict)
     groups: dict[str, list[str]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # e.g. a misspelt reprokit variable, with the closest known one
 
     def host(self, name: str | None) -> Host:
         """The host called ``name`` (``None`` -> ``local``), or a ConfigError listing the known ones."""
@@ -165,8 +183,112 @@ def _check_group_keys(doc: LoadedYaml, node: Any, loc: PathKey) -> None:
             raise ConfigError(f"{doc.where(loc + (key,))}: '{key}' of group '{loc[-1]}' must be a mapping")
 
 
+def misspelt_variables(host: str, variables: dict[str, Any], where) -> list[str]:
+    """A warning for each variable that is not reprokit's but close to one of its names (``gpu_cont``)."""
+    known = [name for name in HostVars.model_fields if not name.startswith("ansible_")]
+    warnings = []
+    for key in variables:
+        if key in known or key.startswith("ansible_"):  # ansible_*: Ansible's own namespace, hundreds of names
+            continue
+        hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
+        if hint:
+            warnings.append(f"{where(key)}: host '{host}': variable '{key}' is not reprokit's (did you mean '{hint[0]}'?);"
+                            " it is passed to Ansible as it is")
+    return warnings
+
+
+def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], source: str, where) -> Host:
+    """A ``Host`` from one host's merged variables; ``where(key)`` says where a variable is set (for errors)."""
+    merged = dict(variables)
+    for old, new in VARIABLE_ALIASES.items():
+        if old in merged:
+            merged.setdefault(new, merged.pop(old))
+    try:
+        hv = HostVars.model_validate(merged)
+    except pydantic.ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        key = str(err["loc"][0]) if err["loc"] else ""
+        msg = err["msg"].removeprefix("Value error, ")
+        shown = "" if err["msg"].startswith("Value error, ") else f" (got {err.get('input')!r:.60})"
+        raise ConfigError(f"{where(key)}: host '{name}': field '{key}': {msg}{shown}") from None
+    connection = "local" if hv.ansible_connection == "local" else "ssh"
+    address = hv.ansible_host if connection == "local" or hv.ansible_host else name  # Ansible falls back to the name
+    return Host(
+        name=name,
+        connection=connection,
+        address=address,
+        port=hv.ansible_port,
+        user=hv.ansible_user,
+        runtime=hv.runtime,
+        gpu_arch=hv.gpu_arch,
+        gpu_count=hv.gpu_count,
+        cpu_only=hv.cpu_only,
+        groups=groups,
+        python=hv.ansible_python_interpreter or "python3",
+        workdir=hv.workdir,
+        key_file=hv.ansible_ssh_private_key_file,
+        proxy_jump=hv.proxy_jump,
+        connect_timeout_s=hv.connect_timeout_s,
+        container_ulimits=tuple(hv.container_ulimits.items()),
+        container_shm_size=hv.container_shm_size,
+        source=source,
+    )
+
+
 def load_inventory(path: Path | str | None) -> Inventory:
-    """Load ``inventory.yml``; a missing file gives an inventory with only ``local``."""
+    """Load an inventory (file or directory); a missing path gives an inventory with only ``local``."""
+    if path is None or not Path(path).exists():
+        inventory = Inventory(path=Path(path) if path else None)
+        inventory.hosts[LOCAL_HOST] = local_host()
+        return inventory
+    path = Path(path)
+    if ansible_inventory.available():
+        return _load_with_ansible(path)
+    if path.is_dir() or path.suffix.lower() not in (".yml", ".yaml"):
+        raise ConfigError(f"{path}: only a YAML inventory file can be read without ansible-inventory; install ansible-core")
+    return _load_yaml_inventory(path)
+
+
+def _load_with_ansible(path: Path) -> Inventory:
+    # A YAML file is parsed here first: its syntax errors get reprokit's exact file:line, and its lines the errors below.
+    doc = load_yaml(path) if path.is_file() and path.suffix.lower() in (".yml", ".yaml") else None
+    read = ansible_inventory.read(path)
+    inventory = Inventory(path=path)
+    inventory.hosts[LOCAL_HOST] = local_host()
+    for name, variables in read.hostvars.items():
+        groups = tuple(read.host_groups.get(name, ()))
+
+        def where(key: str, name: str = name, groups: tuple[str, ...] = groups) -> str:
+            return ansible_inventory.find_line(path, name, key, list(groups), doc)
+
+        source = _host_line(doc, name) if doc else ansible_inventory.find_line(path, name, "", [], None)
+        if name == LOCAL_HOST:
+            raise ConfigError(f"{source}: host name '{LOCAL_HOST}' is reserved for this machine; rename it")
+        inventory.warnings += misspelt_variables(name, variables, where)
+        inventory.hosts[name] = make_host(name, variables, groups, source, where)
+    for group, members in read.groups.items():
+        if group in inventory.hosts:
+            raise ConfigError(f"{path}: '{group}' is both a group and a host name; rename one")
+        inventory.groups[group] = ([LOCAL_HOST] if group == "all" else []) + members
+    return inventory
+
+
+def _host_line(doc: LoadedYaml, name: str) -> str:
+    """``file:line`` of the first place a YAML inventory gives ``name`` variables (else lists it)."""
+    listed = None
+    for loc in sorted(doc.lines, key=lambda loc: doc.lines[loc]):
+        if len(loc) >= 2 and loc[-2] == "hosts" and loc[-1] == name:
+            node: Any = doc.data
+            for part in loc:
+                node = node[part] if isinstance(node, dict) else None
+            if node:
+                return doc.where(loc)
+            listed = listed or doc.where(loc)
+    return listed or str(doc.path)
+
+
+def _load_yaml_inventory(path: Path) -> Inventory:
+    """The inventory read without Ansible: a YAML inventory file (no group_vars/host_vars, no patterns)."""
     inventory = Inventory(path=Path(path) if path else None)
     inventory.hosts[LOCAL_HOST] = local_host()
     if path is None or not Path(path).exists():
@@ -234,37 +356,12 @@ def load_inventory(path: Path | str | None) -> Inventory:
             for key, value in layer.items():
                 merged[key] = value
                 origin[key] = loc + (key,)
-        try:
-            hv = HostVars.model_validate(merged)
-        except pydantic.ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            key = str(err["loc"][0]) if err["loc"] else ""
-            base = origin.get(key, host_loc[name])[:-1] if key in origin else host_loc[name]
-            raise ConfigError(describe_first_error(HostVars, exc, doc, base, f"host '{name}': ", field_from_base=False)) from None
-        if hv.ansible_connection == "ssh" and not hv.ansible_host:
-            address = name  # Ansible falls back to the inventory name as the address
-        else:
-            address = hv.ansible_host
-        inventory.hosts[name] = Host(
-            name=name,
-            connection=hv.ansible_connection,
-            address=address,
-            port=hv.ansible_port,
-            user=hv.ansible_user,
-            runtime=hv.runtime if hv.ansible_connection == "ssh" else hv.runtime,
-            gpu_arch=hv.gpu_arch,
-            gpu_count=hv.gpu_count,
-            cpu_only=hv.cpu_only,
-            groups=tuple(host_groups.get(name, ())),
-            python=hv.ansible_python_interpreter or "python3",
-            workdir=hv.workdir,
-            key_file=hv.ansible_ssh_private_key_file,
-            proxy_jump=hv.proxy_jump,
-            connect_timeout_s=hv.connect_timeout_s,
-            container_ulimits=tuple(hv.container_ulimits.items()),
-            container_shm_size=hv.container_shm_size,
-            source=doc.where(host_loc[name]),
-        )
+
+        def where(key: str, name: str = name, origin: dict[str, PathKey] = origin) -> str:
+            return doc.where(origin.get(key, host_loc[name]))
+
+        inventory.warnings += misspelt_variables(name, merged, where)
+        inventory.hosts[name] = make_host(name, merged, tuple(host_groups.get(name, ())), doc.where(host_loc[name]), where)
     for group in inventory.groups:
         if group in inventory.hosts:
             raise ConfigError(f"{path}: '{group}' is both a group and a host name; rename one")
