@@ -87,6 +87,7 @@ class Host:
     container_ulimits: tuple[tuple[str, int], ...] = (("memlock", -1), ("stack", 67108864))
     container_shm_size: str = "16g"
     source: str = "built-in"  # file:line where the host is defined
+    known_hosts_files: tuple[str, ...] = ()  # the SSH config's UserKnownHostsFile, read besides reprokit's own file
     models_dir: str = "/models"
     cache_dir: str | None = None
 

@@ -11,6 +11,7 @@ from reprokit.config.inventory import Host, Inventory
 from reprokit.hosts.executor import LocalNativeExecutor
 from reprokit.hosts.remote import IO_TIMEOUT_S, RECONNECT_ATTEMPTS, RemoteExecutor
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
+from reprokit.hosts.ssh_config import resolve as resolve_ssh_config
 
 
 @dataclass
@@ -33,6 +34,7 @@ def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: Conn
 
 
 def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> RemoteExecutor:
+    host, inventory = resolve_ssh_config(host, inventory, options.ssh_config)
     executor = RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say,
                               reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s)
     if options.progress is not None:

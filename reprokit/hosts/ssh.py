@@ -65,8 +65,11 @@ def ensure_known_hosts(path: Path) -> None:
         path.touch(mode=0o644)
 
 
-def _secure(conn: Connection, known_hosts: Path, accept_new: bool, say) -> None:
+def _secure(conn: Connection, known_hosts: Path, accept_new: bool, say, also_known: tuple[str, ...] = ()) -> None:
     client = conn.client
+    for path in also_known:  # the SSH config's UserKnownHostsFile: trusted, never written
+        if Path(path).is_file():
+            client.load_system_host_keys(path)
     client.load_host_keys(str(known_hosts))
     if accept_new:
         client.set_missing_host_key_policy(AcceptNewHostKey(known_hosts, say))
@@ -102,9 +105,11 @@ def connection_for(
         connect_timeout=host.connect_timeout_s,
         connect_kwargs=connect_kwargs,
         gateway=gateway if gateway is not None else False,
-        config=Config(ssh_config=SSHConfig()),  # the inventory is the only source of connection settings
+        # Empty for Fabric: the operator's SSH config is already applied to `host` (reprokit.hosts.ssh_config), and
+        # Fabric's own ProxyJump gateways would skip the host key checks.
+        config=Config(ssh_config=SSHConfig()),
     )
-    _secure(conn, known_hosts, accept_new_host_key, say)
+    _secure(conn, known_hosts, accept_new_host_key, say, host.known_hosts_files)
     conn.reprokit_host = host  # type: ignore[attr-defined]
     conn.reprokit_known_hosts = known_hosts  # type: ignore[attr-defined]
     return conn

@@ -1,0 +1,87 @@
+"""The operator's OpenSSH config, against the real sshd test hosts (tests/services/up.d/10-sshhosts.sh).
+
+The inventory names hosts only by an alias of an SSH config file: the address, user, key and the jump host
+(ProxyJump, to 10.214.0.10, reachable only through the gateway) exist in that file alone. Both connection paths
+(Paramiko for commands, the OpenSSH client for bulk copies) must reach the host through it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from reprokit.config.inventory import load_inventory
+from reprokit.errors import HostError
+from reprokit.hosts.factory import ConnectOptions, remote_executor
+from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, known_hosts_for
+
+pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+
+
+def _setup(tmp_path, known: tuple[str, ...] = ("h1", "gw", "priv")):
+    key = STATE / "id_ed25519"
+    (tmp_path / "ssh_config").write_text(
+        f"Host gpu-alias\n  HostName {ADDRESSES['h1']}\n  User rkuser\n  IdentityFile {key}\n\n"
+        f"Host bastion\n  HostName {ADDRESSES['gw']}\n  User rkuser\n  IdentityFile {key}\n\n"
+        f"Host private-gpu\n  HostName {ADDRESSES['priv']}\n  User rkuser\n  IdentityFile {key}\n  ProxyJump bastion\n"
+        "  StrictHostKeyChecking no\n")
+    (tmp_path / "inventory.yml").write_text(
+        "all:\n  vars:\n    runtime: native\n    cpu_only: true\n  hosts:\n"
+        "    aliased:\n      ansible_host: gpu-alias\n    behind:\n      ansible_host: private-gpu\n")
+    known_hosts = known_hosts_for(tmp_path / "known_hosts", *known)
+    return load_inventory(tmp_path / "inventory.yml"), ConnectOptions(known_hosts=known_hosts,
+                                                                      ssh_config=str(tmp_path / "ssh_config"))
+
+
+def _server_address(executor) -> str:
+    _, out, _ = executor.sh("echo $SSH_CONNECTION")
+    return out.split()[2]
+
+
+@pytest.mark.parametrize(("host", "address"), [("aliased", ADDRESSES["h1"]), ("behind", ADDRESSES["priv"])])
+def test_an_alias_and_a_jump_defined_only_in_the_ssh_config(tmp_path, host, address):
+    inventory, options = _setup(tmp_path)
+    executor = remote_executor(inventory.host(host), inventory, options, say=lambda m: None)
+    executor.connect()
+    try:
+        assert _server_address(executor) == address  # Paramiko
+        argv = executor.openssh_argv()  # the OpenSSH client of the bulk copy, with the same resolved settings
+        proc = subprocess.run([*argv, "echo $SSH_CONNECTION"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split()[2] == address
+    finally:
+        executor.close_connection()
+
+
+def test_strict_host_key_checking_stays_on_whatever_the_config_says(tmp_path):
+    inventory, options = _setup(tmp_path, known=("gw",))  # the config says `StrictHostKeyChecking no` for the target
+    executor = remote_executor(inventory.host("behind"), inventory, options, say=lambda m: None)
+    with pytest.raises(HostError) as err:
+        executor.connect()
+    assert f"({ADDRESSES['priv']}:22): its host key is not in {options.known_hosts}" in str(err.value)
+
+
+def test_without_the_config_the_alias_is_not_a_host(tmp_path):
+    inventory, options = _setup(tmp_path)
+    options.ssh_config = "none"
+    executor = remote_executor(inventory.host("aliased"), inventory, options, say=lambda m: None)
+    with pytest.raises(HostError, match="host 'aliased' \\(gpu-alias:22\\): cannot connect"):
+        executor.connect()
+
+
+def test_user_known_hosts_file_of_the_config_is_trusted_and_never_written(tmp_path):
+    inventory, options = _setup(tmp_path, known=())
+    theirs = known_hosts_for(tmp_path / "their_known_hosts", "h1")
+    config = tmp_path / "ssh_config"
+    config.write_text(config.read_text().replace("Host bastion", f"  UserKnownHostsFile {theirs}\n\nHost bastion", 1))
+    before = theirs.read_bytes()
+    executor = remote_executor(inventory.host("aliased"), inventory, options, say=lambda m: None)
+    executor.connect()
+    try:
+        assert _server_address(executor) == ADDRESSES["h1"]
+        proc = subprocess.run([*executor.openssh_argv(), "true"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        executor.close_connection()
+    assert theirs.read_bytes() == before and options.known_hosts.read_text() == ""
