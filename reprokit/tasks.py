@@ -16,7 +16,7 @@ from reprokit import cli, pins
 from reprokit.errors import ReprokitError
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.program import collection, guard_output, install_parser, is_dry, settings, task
-from reprokit.report.compare import compare_cli
+from reprokit import history
 from reprokit.smem_cli import run_smem
 
 install_parser()
@@ -191,11 +191,28 @@ def provision(c, host=None, group=None, limit=None, check=False, diff=False, tag
          extra_vars=list(extra_vars or []), as_json=json, dry=is_dry(c))
 
 
-@task(positional=["run_a", "run_b"], help={"run-a": "first run record, runs/<id>", "run-b": "second run record",
-                                          **JSON_HELP})
-def compare(c, run_a, run_b, json=False):
-    """What changed between two runs: pins, verdict, expectations, tiles newly fitting/failing, sweep and triage deltas."""
-    _run(compare_cli, run_a, run_b, json)
+@task(positional=["run_a", "run_b"], iterable=["runs_dir"],
+      help={"run-a": "first run: its id (or a unique part of it) or its directory", "run-b": "second run, the same way",
+            "runs-dir": "where to look the ids up (repeatable; default: config reprokit.runs_dir, and evidence)",
+            "tolerance-pct": "a figure this much worse than A's is a regression (default 5)",
+            "fail-on-regression": "exit 1 when B regressed (for CI)", **JSON_HELP})
+def compare(c, run_a, run_b, runs_dir=None, tolerance_pct=5.0, fail_on_regression=False, json=False):
+    """What changed from A to B: environment, pins, verdict, expectations, tiles, sweep, triage, serving; regressions."""
+    dirs = list(runs_dir or []) or [_paths(c)["runs_dir"], "evidence"]
+    _run(history.compare_command, run_a, run_b, dirs, as_json=json, tolerance_pct=float(tolerance_pct),
+         fail_on_regression=fail_on_regression)
+
+
+@task(help={"runs-dir": "directory of run records (default: config reprokit.runs_dir); e.g. evidence",
+            "kit": "only runs of this kit", "host": "only runs on this host", "verdict": "only PASS, FAIL or INCONCLUSIVE",
+            "gpu": "only runs whose GPU name or arch contains this (e.g. H200, sm120)",
+            "since": "only runs started at or after this UTC time (e.g. 2026-11-29)",
+            "html": "also write a self-contained index of these runs, with a trend per kit and host, to this file",
+            **JSON_HELP})
+def runs(c, runs_dir=None, kit=None, host=None, verdict=None, gpu=None, since=None, html=None, json=False):
+    """The runs of a directory: verdict, kit, host, GPU, versions, when, git commit; filters; an HTML index."""
+    _run(history.runs_command, _paths(c, runs_dir=runs_dir)["runs_dir"], kit=kit, host=host, verdict=verdict, gpu=gpu,
+         since=since, as_json=json, html=html)
 
 
 @task(help={"flashinfer": "OLD..NEW, e.g. 0.6.3..0.6.8", "tile": "MxNxK in elements, e.g. 128x256x128",
@@ -230,5 +247,5 @@ def check_pins(c, kit=None, kits_dir=None):
     _run(pins.check_pins_cli, _paths(c, kits_dir=kits_dir)["kits_dir"], kit)
 
 
-ns = collection(repro, probe, sweep, collect, unlock, smem, triage, summary, lint, build, lock, provision, compare,
+ns = collection(repro, probe, sweep, collect, unlock, smem, triage, summary, lint, build, lock, provision, compare, runs,
                 bisect, kits, hosts, check_record, check_pins)

@@ -26,6 +26,7 @@ from typing import Any
 
 from reprokit import __version__
 from reprokit.errors import ConfigError
+from reprokit.provenance import source_provenance
 from reprokit.records.atomic import sha256_file, write_json_atomic
 
 MANIFEST = "manifest.json"
@@ -75,6 +76,7 @@ class RunRecord:
             "ended": None,
             "owner": {"pid": os.getpid(), "hostname": socket.gethostname()},
             "reprokit": {"version": __version__},
+            "source": source_provenance((fields.get("kit") or {}).get("path")),  # git commit, CI run URL
             **fields,
             "steps": [],
             "artifacts": {},

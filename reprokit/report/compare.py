@@ -2,9 +2,13 @@
 
 Typically two runs of a kit with different FlashInfer pins, or one kit on two
 hosts. Read only from the records (manifest, ``verdict.json``, each step's
-``result.json``): which pins differ, whether the verdict and each expectation
-changed, which tiles newly fit or newly fail the shared-memory analysis, how
-the sweep's best tiles moved (ratios B/A), and how the triage changed.
+``result.json``): the environment (GPU, driver, images), which pins differ,
+whether the verdict and each expectation changed, which tiles newly fit or
+newly fail the shared-memory analysis, how the sweep's best tiles moved
+(ratios B/A), how the triage changed, and the serving figures per
+concurrency. A figure that got worse by more than the tolerance is flagged as
+a regression. Data and text only: the front end (``reprokit.history``)
+decides the exit code.
 """
 
 from __future__ import annotations
@@ -14,10 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reprokit.errors import ConfigError, ExitCode
+from reprokit.errors import ConfigError
 from reprokit.records.run import MANIFEST, load_manifest
 from reprokit.report.markdown import _table
+from reprokit.report.serve import serve_performance
 from reprokit.report.svg import is_number
+
+DEFAULT_TOLERANCE = 0.05  # a figure 5% worse than A's is a regression
+# serving figures compared per concurrency: (key, label, True when higher is better)
+SERVE_FIGURES = (("output_throughput_tok_s", "output tok/s", True), ("median_ttft_ms", "TTFT ms", False),
+                 ("median_itl_ms", "ITL ms", False), ("median_e2e_latency_ms", "e2e ms", False),
+                 ("power_median_w", "median power W", True))
 
 FITS, FAILS, UNSUPPORTED, ABSENT = "fits", "fails", "unsupported", "absent"
 
@@ -63,8 +74,8 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
-    """The differences between two records, as JSON-able data (ratios are B/A)."""
+def compare_runs(run_a: Path, run_b: Path, tolerance: float = DEFAULT_TOLERANCE) -> dict[str, Any]:
+    """The differences between two records, as JSON-able data (ratios are B/A); ``regressions`` beyond ``tolerance``."""
     a, b = load_run(Path(run_a)), load_run(Path(run_b))
     notes = []
     sections = {}
@@ -80,19 +91,87 @@ def compare_runs(run_a: Path, run_b: Path) -> dict[str, Any]:
     if a.manifest.get("kit", {}).get("name") != b.manifest.get("kit", {}).get("name"):
         notes.append("the runs are of different kits; expectations are matched by name")
     expectations, unchanged = _expectations(a.verdict, b.verdict)
+    serve = _serve(a.results.get("serve"), b.results.get("serve"), tolerance)
+    regressions = _regressions(expectations, sections.get("sweep"), serve, tolerance)
     return {
         "a": a.summary(),
         "b": b.summary(),
         "verdict": {"a": a.verdict.get("verdict"), "b": b.verdict.get("verdict"),
                     "changed": a.verdict.get("verdict") != b.verdict.get("verdict")},
+        "environment": _differing(environment(a.manifest), environment(b.manifest)),
         "pins": _differing(a.manifest.get("pins") or {}, b.manifest.get("pins") or {}),
         "installed": _differing((a.manifest.get("fingerprint") or {}).get("packages") or {},
                                 (b.manifest.get("fingerprint") or {}).get("packages") or {}),
         "expectations": expectations,
         "expectations_unchanged": unchanged,
         **sections,
+        "serve": serve,
+        "tolerance": tolerance,
+        "regressions": regressions,
         "notes": notes,
     }
+
+
+def environment(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What a run ran on, flattened for comparison: host, GPUs, driver, CUDA, nvcc, each image's reference and digest."""
+    fp = manifest.get("fingerprint") or {}
+    host = manifest.get("host") or {}
+    devices = [d for d in fp.get("devices") or [] if isinstance(d, dict)]
+    driver = fp.get("driver") or {}
+    env: dict[str, Any] = {
+        "host": f"{host.get('name')} ({host.get('connection')}, runtime {host.get('runtime')})",
+        "GPUs": ", ".join(sorted({f"{sum(1 for e in devices if e.get('name') == d.get('name'))} x {d.get('name')} "
+                                  f"({d.get('gpu_arch')})" for d in devices})) or f"none ({fp.get('gpu_reason') or 'no GPU'})",
+        "driver": driver.get("driver_release"),
+        "CUDA driver API": driver.get("cuda_driver_api"),
+        "nvcc": fp.get("nvcc"),
+        "opt-in smem/block (B)": ", ".join(sorted({str(d.get("max_shared_memory_per_block_optin_bytes")) for d in devices})) or None,
+        "git commit": (manifest.get("source") or {}).get("git_commit"),
+    }
+    for name, image in sorted((manifest.get("images") or {}).items()):
+        if isinstance(image, dict):
+            env[f"image {name}"] = image.get("digest") or image.get("ref") or image.get("note")
+    return env
+
+
+def _serve(a: dict[str, Any] | None, b: dict[str, Any] | None, tolerance: float) -> dict[str, Any] | None:
+    """Serving figures of both runs per concurrency, B/A, and whether B is worse than A beyond the tolerance."""
+    perf_a, perf_b = serve_performance(a), serve_performance(b)
+    if perf_a is None or perf_b is None:
+        return None
+    rows_a, rows_b = perf_a.get("by_concurrency") or {}, perf_b.get("by_concurrency") or {}
+    figures = []
+    for key in [k for k in rows_a if k in rows_b]:
+        for figure, label, higher_is_better in SERVE_FIGURES:
+            va, vb = rows_a[key].get(figure), rows_b[key].get(figure)
+            ratio = _ratio(va, vb)
+            worse = ratio is not None and (ratio < 1 - tolerance if higher_is_better else ratio > 1 + tolerance)
+            if figure == "power_median_w":
+                worse = False  # power is context (fed or underfed GPUs), not better or worse by itself
+            figures.append({"concurrency": rows_a[key].get("concurrency"), "figure": label, "a": va, "b": vb,
+                            "ratio": ratio, "regression": worse})
+    ready = {"a": perf_a.get("ready_after_s"), "b": perf_b.get("ready_after_s"),
+             "ratio": _ratio(perf_a.get("ready_after_s"), perf_b.get("ready_after_s"))}
+    ready["regression"] = ready["ratio"] is not None and ready["ratio"] > 1 + tolerance
+    return {"ready_after_s": ready, "figures": figures}
+
+
+def _regressions(expectations: list[dict[str, Any]], sweep: dict[str, Any] | None, serve: dict[str, Any] | None,
+                 tolerance: float) -> list[str]:
+    """Every way B is worse than A: an expectation that held and now fails, a figure past the tolerance."""
+    out = [f"expectation {e['name']}: {e['a']} -> {e['b']}" for e in expectations if e["a"] == "PASS" and e["b"] == "FAIL"]
+    for problem in (sweep or {}).get("problems") or []:
+        ratio = problem.get("time_ratio")
+        if is_number(ratio) and ratio > 1 + tolerance:
+            out.append(f"sweep {problem['problem']}: best tile {ratio:.2f}x the time of A")
+    if serve:
+        if serve["ready_after_s"]["regression"]:
+            out.append(f"serve: ready after {serve['ready_after_s']['b']} s, A {serve['ready_after_s']['a']} s")
+        for row in serve["figures"]:
+            if row["regression"]:
+                out.append(f"serve c{row['concurrency']} {row['figure']}: {_fmt(row['a'], 4)} -> {_fmt(row['b'], 4)} "
+                           f"(x{row['ratio']:.2f})")
+    return out
 
 
 def _differing(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -200,6 +279,14 @@ def render_markdown(diff: dict[str, Any]) -> str:
         f"**Verdict**: {verdict['a']} -> {verdict['b']}" + (" (changed)" if verdict["changed"] else " (unchanged)"),
         "",
     ]
+    regressions = diff.get("regressions") or []
+    lines += [f"**Regressions** (worse than A by more than {diff.get('tolerance', DEFAULT_TOLERANCE):.0%}): "
+              + (f"{len(regressions)}" if regressions else "none"), ""]
+    lines += [f"- {r}" for r in regressions] + ([""] if regressions else [])
+    if diff.get("environment"):
+        lines += ["## Environment that differs", ""] + _table(["", "A", "B"], [[n, v["a"], v["b"]] for n, v in diff["environment"].items()]) + [""]
+    else:
+        lines += ["Environment: identical (host, GPUs, driver, CUDA, nvcc, images, git commit).", ""]
     for title, key in (("Pins that differ", "pins"), ("Host packages that differ", "installed")):
         if diff[key]:
             lines += [f"## {title}", ""] + _table(["package", "A", "B"], [[n, v["a"], v["b"]] for n, v in diff[key].items()]) + [""]
@@ -239,13 +326,15 @@ def render_markdown(diff: dict[str, Any]) -> str:
         if triage["failures_by_tile"]:
             lines += _table(["tile", "A", "B", "delta"], [[t, v["a"], v["b"], f"{v['delta']:+d}"]
                                                           for t, v in triage["failures_by_tile"].items()]) + [""]
+    serve = diff.get("serve")
+    if serve:
+        ready = serve["ready_after_s"]
+        lines += ["## Serving (ratios B/A)", "", f"Ready after {_fmt(ready['a'], 4)} s -> {_fmt(ready['b'], 4)} s"
+                  + (" (regression)" if ready["regression"] else "") + ".", ""]
+        if serve["figures"]:
+            lines += _table(["concurrency", "figure", "A", "B", "B/A", ""],
+                            [[r["concurrency"], r["figure"], _fmt(r["a"], 4), _fmt(r["b"], 4), _fmt(r["ratio"]),
+                              "REGRESSION" if r["regression"] else ""] for r in serve["figures"]]) + [""]
     for note in diff["notes"]:
         lines.append(f"> {note}")
     return "\n".join(lines).rstrip() + "\n"
-
-
-def compare_cli(run_a: str, run_b: str, as_json: bool) -> int:
-    """Print the comparison (markdown, or JSON with ``as_json``); 0 when both are run records."""
-    diff = compare_runs(Path(run_a), Path(run_b))
-    print(json.dumps(diff, indent=2) if as_json else render_markdown(diff), end="" if not as_json else "\n")
-    return ExitCode.PASS

@@ -118,3 +118,16 @@ def test_the_detector_sees_external_loads(chromium: str, tmp_path: Path) -> None
     dom, requests = run_chromium(chromium, page, tmp_path, "--dump-dom")
     assert "<p>leaky</p>" in dom
     assert sorted(made_for_the_page(requests)) == ["http://example.invalid/x.png", "https://fonts.example.invalid/a.css"]
+
+
+def test_the_runs_index_renders_and_requests_nothing(chromium: str, tmp_path: Path) -> None:
+    from reprokit.history import list_runs
+    from reprokit.report.runs_index import write_index
+
+    page = write_index(tmp_path / "index.html", list_runs(REPO / "evidence"))
+    dom, requests = run_chromium(chromium, page, tmp_path, "--dump-dom")
+    assert made_for_the_page(requests) == []
+    assert "<h1>3 run(s), 3 kit and host pair(s)</h1>" in dom
+    assert [m["data-verdict"] for kit in ("ep8-crash", "smem-probe", "tile-sweep")
+            for m in marks(dom, f"trend-{kit}-local", "circle", "point")] == ["INCONCLUSIVE", "PASS", "PASS"]
+    assert table_rows(dom, "runs") == 3

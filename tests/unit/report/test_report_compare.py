@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.history import compare_command
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.run import RunRecord
-from reprokit.report.compare import compare_cli, compare_runs, render_markdown
+from reprokit.report.compare import compare_runs, render_markdown
 
 
 def make_record(runs: Path, run_id: str, pins: dict[str, str], verdict: dict[str, Any],
@@ -134,11 +135,14 @@ def test_a_step_present_on_one_side_only(tmp_path: Path, two_runs: tuple[Path, P
 
 
 def test_cli_json_and_exit_code(two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    assert compare_cli(str(two_runs[0]), str(two_runs[1]), as_json=True) == ExitCode.PASS == 0
+    assert compare_command(str(two_runs[0]), str(two_runs[1]), [], as_json=True) == ExitCode.PASS == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["static_smem"]["newly_fail"] == ["128x128x256"]
-    assert compare_cli(str(two_runs[0]), str(two_runs[1]), as_json=False) == 0
+    assert compare_command(str(two_runs[0]), str(two_runs[1]), [], as_json=False) == 0
     assert capsys.readouterr().out.startswith("# Compare: run-a (A) vs run-b (B)\n")
+    # by id, under the runs directory; a regression fails only when asked to
+    assert compare_command("run-a", "run-b", [str(two_runs[0].parent)], fail_on_regression=True) == ExitCode.FAIL
+    assert "**Regressions** (worse than A by more than 5%): " in capsys.readouterr().out
 
 
 def test_not_a_run_record(tmp_path: Path, two_runs: tuple[Path, Path]) -> None:
@@ -153,7 +157,7 @@ def test_not_a_run_record(tmp_path: Path, two_runs: tuple[Path, Path]) -> None:
     other = tmp_path / "other"
     other.mkdir()
     (other / "manifest.json").write_text('{"hello": 1}')
-    with pytest.raises(ConfigError, match=r"other/manifest.json: not a reprokit run manifest"):
+    with pytest.raises(ConfigError, match=r"other/manifest.json: not a (reprokit )?run manifest"):
         compare_runs(two_runs[0], other)
     with pytest.raises(ConfigError, match=r"verdict.json: not a run record \(a file, not a directory\)"):
         compare_runs(two_runs[0] / "verdict.json", two_runs[1])

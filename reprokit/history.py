@@ -1,0 +1,174 @@
+"""History across runs: find the records under a directory, summarise each, filter them, resolve a run id.
+
+``invoke runs`` lists them (verdict, kit, host, GPU, versions, when, git commit); ``invoke compare`` takes
+run ids (or record paths) and prints what changed; ``invoke runs --html F`` writes a self-contained index of
+every run with a trend chart per kit and host. Records are read, never changed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from reprokit.errors import ConfigError
+from reprokit.records.run import MANIFEST, load_manifest
+
+MAX_DEPTH = 4  # runs/<id>/ or evidence/<host>/<id>/: records sit a level or two down, never inside a step
+VERSION_PACKAGES = ("torch", "flashinfer-python", "sglang", "triton")
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    dir: str
+    status: str
+    verdict: str
+    kit: str
+    host: str
+    gpu: str
+    gpu_arch: str
+    driver: str
+    versions: str
+    started: str
+    git_commit: str
+    held: int  # expectations that held
+    judged: int  # expectations in the verdict
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def find_records(root: Path) -> list[Path]:
+    """Every directory under ``root`` (or ``root`` itself) holding a run manifest, by run id."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError(f"{root}: no such directory; give a directory of run records, e.g. runs or evidence")
+    if (root / MANIFEST).is_file():
+        return [root]
+    found: list[Path] = []
+    frontier = [root]
+    for _ in range(MAX_DEPTH):
+        next_frontier = []
+        for directory in frontier:
+            for child in sorted(p for p in directory.iterdir() if p.is_dir() and not p.name.startswith(".")):
+                if (child / MANIFEST).is_file():
+                    found.append(child)
+                elif child.name not in ("steps", "fingerprint"):
+                    next_frontier.append(child)
+        frontier = next_frontier
+    return sorted(found, key=lambda p: p.name)
+
+
+def _verdict(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    try:
+        return json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return manifest.get("verdict") or {}
+
+
+def summarise(run_dir: Path) -> RunSummary:
+    manifest = load_manifest(run_dir)
+    verdict = _verdict(run_dir, manifest)
+    fp = manifest.get("fingerprint") or {}
+    devices = [d for d in fp.get("devices") or [] if isinstance(d, dict)]
+    names: dict[str, int] = {}
+    for device in devices:
+        names[str(device.get("name"))] = names.get(str(device.get("name")), 0) + 1
+    gpu = ", ".join(f"{n} x {name}" for name, n in names.items()) or "none"
+    installed = fp.get("packages") or {}
+    pins = manifest.get("pins") or {}
+    versions = ", ".join(f"{name} {installed.get(name) or pins.get(name)}" for name in VERSION_PACKAGES
+                         if installed.get(name) or pins.get(name))
+    expectations = [j for j in verdict.get("expectations") or [] if isinstance(j, dict)]
+    driver = (fp.get("driver") or {}).get("driver_release")
+    return RunSummary(
+        run_id=str(manifest.get("run_id") or run_dir.name), dir=str(run_dir), status=str(manifest.get("status")),
+        verdict=str(verdict.get("verdict") or (manifest.get("verdict") or {}).get("verdict") or "-"),
+        kit=str((manifest.get("kit") or {}).get("name")), host=str((manifest.get("host") or {}).get("name")),
+        gpu=gpu, gpu_arch="/".join(sorted({str(d.get("gpu_arch")) for d in devices})) or "-",
+        driver=str(driver) if driver else "-", versions=versions, started=str(manifest.get("started") or "-"),
+        git_commit=str((manifest.get("source") or {}).get("git_commit") or "-")[:12],
+        held=sum(j.get("status") == "PASS" for j in expectations), judged=len(expectations))
+
+
+def list_runs(root: Path, kit: str | None = None, host: str | None = None, verdict: str | None = None,
+              gpu: str | None = None, since: str | None = None) -> list[RunSummary]:
+    """The runs under ``root``, oldest first; filters match exactly (kit, host, verdict) or as a substring (gpu)."""
+    out = []
+    for run_dir in find_records(root):
+        run = summarise(run_dir)
+        if kit and run.kit != kit or host and run.host != host or verdict and run.verdict != verdict.upper():
+            continue
+        if gpu and gpu.lower() not in f"{run.gpu} {run.gpu_arch}".lower():
+            continue
+        if since and run.started < since:
+            continue
+        out.append(run)
+    return sorted(out, key=lambda r: (r.started, r.run_id))
+
+
+def resolve_run(spec: str, search: list[Path]) -> Path:
+    """A record's directory from its path, its run id, or a unique part of the id, looked up under ``search``."""
+    path = Path(spec)
+    if path.is_dir():
+        return path
+    candidates: dict[str, Path] = {}
+    for root in search:
+        if Path(root).is_dir():
+            for run_dir in find_records(Path(root)):
+                candidates.setdefault(run_dir.name, run_dir)
+    if spec in candidates:
+        return candidates[spec]
+    partial = sorted(name for name in candidates if spec in name)
+    if len(partial) == 1:
+        return candidates[partial[0]]
+    where = ", ".join(str(r) for r in search)
+    if partial:
+        raise ConfigError(f"run '{spec}' is ambiguous under {where}: {', '.join(partial)}; give more of the id")
+    raise ConfigError(f"run '{spec}': no such record under {where}; `invoke runs --runs-dir DIR` lists them")
+
+
+# -- front end (``invoke runs``, ``invoke compare``): print, and decide the exit code ---------------------------------
+
+def runs_command(runs_dir: str, kit: str | None = None, host: str | None = None, verdict: str | None = None,
+                 gpu: str | None = None, since: str | None = None, as_json: bool = False, html: str | None = None) -> int:
+    """List the runs of a directory; ``html`` also writes the static index of them. 0, or 2 for a bad directory."""
+    from rich.console import Console  # noqa: PLC0415 - only the front end prints
+    from rich.table import Table  # noqa: PLC0415
+
+    from reprokit.errors import ExitCode  # noqa: PLC0415
+    from reprokit.report.runs_index import write_index  # noqa: PLC0415
+
+    runs = list_runs(Path(runs_dir), kit=kit, host=host, verdict=verdict, gpu=gpu, since=since)
+    if html:
+        write_index(Path(html), runs)
+    if as_json:
+        print(json.dumps([r.to_json() for r in runs], indent=2))
+        return ExitCode.PASS
+    console = Console(highlight=False, width=None if Console().is_terminal else 200)
+    table = Table(title=f"{len(runs)} run(s) under {runs_dir}", title_justify="left")
+    for column in ("run", "verdict", "held", "kit", "host", "GPU", "driver", "versions", "started", "git"):
+        table.add_column(column, overflow="fold")
+    for r in runs:
+        table.add_row(r.run_id, r.verdict, f"{r.held}/{r.judged}", r.kit, r.host, r.gpu, r.driver, r.versions, r.started,
+                      r.git_commit)
+    console.print(table)
+    if html:
+        console.print(f"index: {html}", markup=False)
+    return ExitCode.PASS
+
+
+def compare_command(run_a: str, run_b: str, runs_dirs: list[str], as_json: bool = False, tolerance_pct: float = 5.0,
+                    fail_on_regression: bool = False) -> int:
+    """Print what changed from A to B; with ``fail_on_regression``, exit 1 when B regressed (CI gates on it)."""
+    from reprokit.errors import ExitCode  # noqa: PLC0415
+    from reprokit.report.compare import compare_runs, render_markdown  # noqa: PLC0415
+
+    if not 0 <= tolerance_pct < 100:
+        raise ConfigError(f"--tolerance-pct {tolerance_pct}: give a percentage from 0 to 100, e.g. 5")
+    search = [Path(d) for d in runs_dirs]
+    diff = compare_runs(resolve_run(run_a, search), resolve_run(run_b, search), tolerance=tolerance_pct / 100)
+    print(json.dumps(diff, indent=2) if as_json else render_markdown(diff), end="\n" if as_json else "")
+    return ExitCode.FAIL if fail_on_regression and diff["regressions"] else ExitCode.PASS
