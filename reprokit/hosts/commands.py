@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from reprokit.config.inventory import Host, Inventory
 from reprokit.errors import HostError
 from reprokit.hosts.factory import ConnectOptions, remote_executor
-from reprokit.hosts.remote import MAX_PACKET_BYTES, WINDOW_BYTES
+from reprokit.hosts.pullback import MAX_PACKET_BYTES, WINDOW_BYTES
 from reprokit.images.runner import CommandResult
 
 

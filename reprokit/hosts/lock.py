@@ -4,6 +4,10 @@ The lock is a directory created atomically (``mkdir``) in the host's workdir,
 holding ``owner.json`` (run id, control machine, pid, start time). A lock
 whose owner process is gone on this control machine is reported as stale,
 never silently broken: ``invoke unlock --host NAME`` removes it on purpose.
+A lock directory left without its owner file (a crash between ``mkdir`` and
+the write) is "starting" for OWNERLESS_STALE_S, then stale. A live lock of
+another control machine cannot be judged from here: ``unlock`` refuses it
+unless ``--force``.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from typing import Any, Protocol
 from reprokit.errors import HostError
 from reprokit.records.run import pid_alive, utc_now
 
+OWNERLESS_STALE_S = 60.0  # writing owner.json takes milliseconds; a lock without one for this long is left over
+
 
 class LockFS(Protocol):
     """The few file operations a lock needs, on the host (local paths or over SSH)."""
@@ -26,6 +32,7 @@ class LockFS(Protocol):
     def write_text(self, path: str, text: str) -> None: ...
     def read_text(self, path: str) -> str | None: ...
     def remove_tree(self, path: str) -> None: ...
+    def age_s(self, path: str) -> float | None: ...
 
 
 @dataclass
@@ -57,7 +64,17 @@ class HostLock:
                 self.fs.remove_tree(self.lock_dir)  # never leave a lock without its owner
                 raise
             return
-        raise HostError(describe_held(self.host_name, self.owner()))
+        owner = self.owner()
+        age_s = self.ownerless_age_s() if owner is None else None
+        if age_s is not None and age_s >= OWNERLESS_STALE_S:
+            raise HostError(f"host '{self.host_name}' has a STALE lock: {self.lock_dir} has had no owner file for"
+                            f" {OWNERLESS_STALE_S:.0f} s or more (a run crashed while taking it); remove it with"
+                            f" `invoke unlock --host {self.host_name}`")
+        raise HostError(describe_held(self.host_name, owner))
+
+    def ownerless_age_s(self) -> float | None:
+        """How long the lock directory has existed without an owner file (None: no lock directory)."""
+        return self.fs.age_s(self.lock_dir)
 
     def release(self) -> None:
         owner = self.owner()
@@ -80,13 +97,26 @@ def describe_held(host_name: str, owner: dict[str, Any] | None) -> str:
     return f"host '{host_name}' is busy: {who} holds its lock; wait for it to finish, or run on another host"
 
 
-def break_lock(lock: HostLock, say: Callable[[str], None]) -> None:
-    """Remove a lock whose owner is gone; a live owner's lock is refused."""
+def break_lock(lock: HostLock, say: Callable[[str], None], force: bool = False) -> None:
+    """Remove a lock whose owner is gone. A live owner's lock here is refused; another machine's needs ``force``."""
     owner = lock.owner()
     if owner is None:
-        say(f"host '{lock.host_name}' is not locked")
+        age_s = lock.ownerless_age_s()
+        if age_s is None:
+            say(f"host '{lock.host_name}' is not locked")
+            return
+        if age_s < OWNERLESS_STALE_S and not force:
+            raise HostError(f"host '{lock.host_name}' is being locked right now ({lock.lock_dir} has no owner file yet,"
+                            f" {age_s:.0f} s old); try again in a minute, or pass --force")
+        lock.fs.remove_tree(lock.lock_dir)
+        say(f"removed the lock without an owner on host '{lock.host_name}'")
         return
-    if not is_stale(owner) and owner.get("control_host") == socket.gethostname():
+    here = owner.get("control_host") == socket.gethostname()
+    if here and not is_stale(owner):
         raise HostError(describe_held(lock.host_name, owner))
+    if not here and not force:
+        raise HostError(f"host '{lock.host_name}' is locked by run {owner.get('run_id')} of another control machine"
+                        f" ({owner.get('control_host')}, pid {owner.get('pid')}, since {owner.get('since')}); whether it"
+                        " still runs cannot be seen from here: check there, then `invoke unlock --force`")
     lock.fs.remove_tree(lock.lock_dir)
     say(f"removed the lock of run {owner.get('run_id')} on host '{lock.host_name}'")

@@ -1,13 +1,13 @@
 """Run workloads on a remote host over one SSH connection, natively or in Docker.
 
-Each step runs detached on the host (``setsid``, its own process group, a
-remote ``timeout``), so a dropped connection never kills it: the control
-plane reconnects, or leaves the run ``detached`` for ``invoke collect``.
-The step's log streams back while it runs; its files come back over SFTP,
-resumable, each checked against the sha256 the host computed. The remote
-run directory is removed only once every file is verified locally.
-Containers are named after the run and removed on success, failure,
-timeout and Ctrl-C.
+Each step runs detached on the host (``setsid``, its own session, a remote ``timeout``), so a dropped
+connection never kills it: the control plane reconnects, or leaves the run ``detached`` for ``invoke
+collect``. When the step ends, whatever it left running in its session is killed. Its log streams back
+while it runs; its files come back through ``pullback.py``, which trusts no path the host sends. The
+host's run directory is removed only once every file of every step is back and verified: after any
+failure or interrupt during a pull-back the host keeps its copy and ``invoke collect`` finishes the job.
+Every value reaching the host's shell is quoted by ``shell.py``. Containers are named after the run and
+removed on success, failure, timeout and Ctrl-C.
 """
 
 from __future__ import annotations
@@ -15,11 +15,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import posixpath
-import shlex
-import shutil
-import subprocess
 import tarfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,30 +28,38 @@ from fabric import Connection
 from invoke.exceptions import CommandTimedOut
 
 from reprokit.config.inventory import Host, Inventory
-from reprokit.errors import HostError
+from reprokit.errors import HostError, ReprokitError
+from reprokit.hosts import shell, staging
 from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
 from reprokit.hosts.lock import HostLock
+from reprokit.hosts.pullback import (
+    MAX_PULL_BYTES,
+    PullBackMixin,
+    PullStats,
+    PullStopped,
+)
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS, _is_transient, connection_for, open_connection
-from reprokit.records.atomic import sha256_file, write_json_atomic
+from reprokit.records.atomic import write_json_atomic
 from reprokit.secrets import Redactor, env_file_text
 
 POLL_MIN_S, POLL_MAX_S = 0.02, 0.5  # poll fast while a step is short or chatty, back off while it is quiet
-CHUNK_BYTES = 1 << 20
-WINDOW_BYTES = 64 << 20
-FAST_PATH_BYTES = 1 << 20
-MAX_PACKET_BYTES = 32768
 RECONNECT_ATTEMPTS = 5
 IO_TIMEOUT_S = 30.0
 KILL_AFTER_S = 10
 REMOTE_GRACE_S = 30  # the remote `timeout` should end a step first; the control plane waits this much longer
-WRAPPER_FILES = {"run.sh", "pid", "exit_code"}
 EXIT_PLACEHOLDER = b"running\n"  # the wrapper overwrites these 8 bytes with the exit code
 LIVENESS_EVERY_S = 5.0
-PULL_REPORT_BYTES = 1 << 20  # pull-backs above this size get a progress bar (on a terminal) and a summary line
+STOP = threading.Event()  # set by a signal handler (e.g. of a --group fan-out): every executor ends its step
+
+
+class ConnectionLost(HostError):
+    """The host stayed unreachable through every reconnect attempt."""
 
 
 class Detached(HostError):
     """The connection was lost while a step ran on the host; the step goes on there."""
+
+    status = "detached"
 
     def __init__(self, message: str, step: str, remote_dir: str):
         super().__init__(message)
@@ -62,19 +67,10 @@ class Detached(HostError):
         self.remote_dir = remote_dir
 
 
-@dataclass
-class RemoteFile:
-    rel: str
-    size: int
-    sha256: str | None  # computed on the host while the file streams
+class PullIncomplete(Detached):
+    """A finished step's pull-back stopped (disk full, byte cap, damaged data); the host keeps its copy."""
 
-
-@dataclass
-class PullStats:
-    files: int = 0
-    bytes: int = 0
-    resumed: int = 0
-    seconds: float = 0.0
+    status = "incomplete"
 
 
 def code_bundle() -> tuple[bytes, str]:
@@ -99,7 +95,7 @@ def _no_progress():
 
 
 @dataclass
-class RemoteExecutor:
+class RemoteExecutor(PullBackMixin):
     host: Host
     inventory: Inventory
     known_hosts: Path = DEFAULT_KNOWN_HOSTS
@@ -116,6 +112,11 @@ class RemoteExecutor:
     progress: Callable[[str, int], Any] = field(default=lambda description, total: _no_progress())
     reconnect_attempts: int = RECONNECT_ATTEMPTS
     io_timeout_s: float = IO_TIMEOUT_S  # a silent dead link must not block a read for TCP's minutes
+    max_pull_bytes: int = MAX_PULL_BYTES  # what one run may bring back in all
+    run_pulled_bytes: int = 0
+    unpulled: dict[str, str] = field(default_factory=dict)  # step -> remote dir, until its files are back and verified
+    kept_reasons: list[str] = field(default_factory=list)  # why the host's run directory must stay
+    models_present: bool = False  # the host has its models_dir (then containers mount it read-only)
 
     # -- connection ---------------------------------------------------------------------------
     def connect(self, retries: int | None = None) -> None:
@@ -136,7 +137,12 @@ class RemoteExecutor:
                 last = exc
                 time.sleep(delay_s)
                 delay_s = min(delay_s * 2, 8)
-        raise HostError(f"host '{self.host.name}': lost the connection and could not reconnect: {last}")
+        raise ConnectionLost(f"host '{self.host.name}': lost the connection and could not reconnect: {last}")
+
+    def check_stop(self) -> None:
+        """End this thread's step like Ctrl-C when the process was told to stop (signals reach the main thread only)."""
+        if STOP.is_set():
+            raise KeyboardInterrupt
 
     def close_connection(self) -> None:
         for closer in (self._sftp, self.conn):
@@ -165,7 +171,11 @@ class RemoteExecutor:
             result = self.conn.run(command, hide=True, warn=True, in_stream=False,
                                    timeout=timeout_s if timeout_s is not None else self.io_timeout_s)
         except CommandTimedOut:
-            raise TimeoutError(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
+            if not retry:
+                raise TimeoutError(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
+            self.say(f"      {self.host.name} gave no answer within {self.io_timeout_s:.0f} s; reconnecting")
+            self.reconnect()
+            return self.sh(command, timeout_s, check, retry=False)
         except (OSError, EOFError, paramiko.SSHException) as exc:
             if not retry:
                 raise
@@ -185,7 +195,7 @@ class RemoteExecutor:
 
     # -- lock-fs for HostLock -----------------------------------------------------------------
     def mkdir_exclusive(self, path: str) -> bool:
-        code, _, err = self.sh(f"mkdir {shlex.quote(path)}", check=False, retry=False)
+        code, _, err = self.sh(f"mkdir {shell.quote(path)}", check=False, retry=False)
         if code != 0 and "File exists" not in err:
             raise HostError(self._explain(f"cannot create {path}", err))
         return code == 0
@@ -195,14 +205,20 @@ class RemoteExecutor:
             fh.write(text.encode())
 
     def read_text(self, path: str) -> str | None:
+        """The file's text, or None when it is missing or unreadable; a broken connection raises."""
         try:
             with self.sftp.open(path, "r") as fh:
-                return fh.read().decode()
-        except OSError:
+                return fh.read().decode(errors="replace")
+        except (FileNotFoundError, PermissionError):
             return None
 
     def remove_tree(self, path: str) -> None:
-        self.sh(f"rm -rf -- {shlex.quote(path)}")
+        self.sh(f"rm -rf -- {shell.quote(path)}")
+
+    def age_s(self, path: str) -> float | None:
+        """Seconds since ``path`` last changed, by the host's own clock (never this machine's)."""
+        code, out, _ = self.sh(f"echo $(( $(date +%s) - $(stat -c %Y -- {shell.quote(path)}) ))", check=False)
+        return float(out.strip()) if code == 0 and out.strip().lstrip("-").isdigit() else None
 
     # -- run lifecycle ------------------------------------------------------------------------
     @property
@@ -225,22 +241,24 @@ class RemoteExecutor:
             raise HostError(self._explain("cannot prepare the host", f"{type(exc).__name__}: {exc}")) from None
 
     def _prepare(self, run_id: str) -> None:
-        self.sh(f"mkdir -p {shlex.quote(self.workdir)}/runs {shlex.quote(self.workdir)}/code")
+        self.sh(f"mkdir -p -- {shell.path(self.workdir, 'runs')} {shell.path(self.workdir, 'code')}")
         if self.host.runtime == "docker":
             code, _, err = self.sh("docker version --format '{{.Server.Version}}'", check=False)
             if code != 0:
                 raise HostError(f"host '{self.host.name}': runtime is docker but `docker version` failed: "
                                 f"{err.strip().splitlines()[-1] if err.strip() else 'no output'}; run `invoke provision --host {self.host.name}`")
             for name, ref in sorted(self.images.items()):
-                code, _, _ = self.sh(f"docker image inspect --format '{{{{.Id}}}}' {shlex.quote(ref)}", check=False)
+                code, _, _ = self.sh(f"docker image inspect --format '{{{{.Id}}}}' {shell.quote(ref)}", check=False)
                 if code != 0:
                     raise HostError(f"host '{self.host.name}': image '{name}' ({ref}) is not on the host; build it with"
                                     f" `invoke build --host {self.host.name}` (or pass --image {name}=REF of one that is)")
+        self.sh(staging.cache_dirs_command(self.host))
+        self.models_present = staging.host_path_exists(self, self.host.models_dir)
         self.lock = HostLock(self, self.host.name, f"{self.workdir}/lock", run_id)
         self.lock.acquire()
         try:
             self._ship_code()
-            self.sh(f"mkdir -p {shlex.quote(self.run_dir(run_id))}")
+            self.sh(f"mkdir -p -- {shell.quote(self.run_dir(run_id))}")
         except BaseException:
             self.lock.release()
             raise
@@ -248,7 +266,8 @@ class RemoteExecutor:
     def _ship_code(self) -> None:
         data, digest = code_bundle()
         self.code_dir = f"{self.workdir}/code/{digest[:16]}"
-        code, _, _ = self.sh(f"test -f {self.code_dir}/.complete", check=False)
+        code_dir, complete = shell.quote(self.code_dir), shell.path(self.code_dir, ".complete")
+        code, _, _ = self.sh(f"test -f {complete}", check=False)
         if code == 0:
             return
         tmp = f"{self.workdir}/code/.{digest[:16]}.tar.gz"
@@ -256,28 +275,44 @@ class RemoteExecutor:
             with self.sftp.open(tmp, "wb") as fh:
                 fh.write(data)
         except OSError as exc:
-            raise HostError(self._explain("cannot upload the workload code", str(exc))) from None
-        self.sh(f"rm -rf {self.code_dir} && mkdir -p {self.code_dir} && tar -xzf {tmp} -C {self.code_dir}"
-                f" && rm -f {tmp} && touch {self.code_dir}/.complete")
+            raise HostError(self._disk_problem(self._explain("cannot upload the workload code", str(exc) or "Failure"))) from None
+        self.sh(f"rm -rf -- {code_dir} && mkdir -p -- {code_dir} && tar -xzf {shell.quote(tmp)} -C {code_dir}"
+                f" && rm -f -- {shell.quote(tmp)} && touch -- {complete}")
 
     def finish(self, keep_remote: bool = False) -> None:
-        """Remove the remote run directory (every file was verified) and release the lock."""
+        """Release the lock; remove the host's run directory only when every step's files are back and verified."""
         try:
-            if self.run_id and not keep_remote:
-                self.sh(f"rm -rf -- {shlex.quote(self.run_dir(self.run_id))}", check=False)
-        finally:
+            if self.run_id and self.unpulled:
+                self.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: the files of"
+                         f" {', '.join(sorted(self.unpulled))} are not all back; `invoke collect {self.run_id}` finishes")
+            elif self.run_id and self.kept_reasons:
+                self.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: {'; '.join(self.kept_reasons)}")
+            elif self.run_id and not keep_remote:
+                self.sh(f"rm -rf -- {shell.quote(self.run_dir(self.run_id))}", check=False)
             if self.lock:
                 self.lock.release()
+        except (ReprokitError, OSError, EOFError, paramiko.SSHException) as exc:
+            self.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay: `invoke unlock --host {self.host.name}`")
+        finally:
             self.close_connection()
 
     # -- one workload --------------------------------------------------------------------------
+    def stage_inputs(self, step_name: str, out_dir: Path, files: list) -> list:
+        """Upload a step's input files before it starts (staging.py); the workload gets the returned paths."""
+        assert self.run_id
+        return staging.stage_remote(self, f"{self.run_dir(self.run_id)}/{step_name}", files)
+
+    def host_path_exists(self, path: str) -> bool:
+        return staging.host_path_exists(self, path)
+
     def container_name(self, step_name: str) -> str:
         return f"{self.run_id}-{step_name}"
 
     def _workload_command(self, module: str, step_name: str, image: str | None, remote_dir: str) -> str:
         argv = ["-m", module, "--params", "params.json", "--out-dir", "."]
         if self.host.runtime == "native":
-            return f"env PYTHONPATH={shlex.quote(self.code_dir)} PYTHONUNBUFFERED=1 {shlex.quote(self.host.python)} " + shlex.join(argv)
+            return shell.join(["env", f"PYTHONPATH={self.code_dir}", "PYTHONUNBUFFERED=1",
+                               *staging.cache_env(self.host, ("REPROKIT_CACHE",)), self.host.python, *argv])
         if not image:
             raise HostError(f"host '{self.host.name}' runs workloads in Docker, but the step names no image")
         ref = self.images.get(image)
@@ -290,29 +325,34 @@ class RemoteExecutor:
             *[arg for name, value in self.host.container_ulimits for arg in ("--ulimit", f"{name}={value}")],
             "--user", "$(id -u):$(id -g)", "-v", f"{remote_dir}:/out", "-v", f"{self.code_dir}:/opt/reprokit:ro",
             "-w", "/out", "-e", "PYTHONPATH=/opt/reprokit", "-e", "PYTHONUNBUFFERED=1",
-            "-e", "HOME=/tmp",  # the host's uid may have no home in the image; FlashInfer and Triton cache under $HOME
+            "-e", "HOME=/tmp",  # the host's uid may have no home in the image; the caches are mounted below
+            *staging.container_mounts(self.host, self.models_present),
         ]
         if not self.host.cpu_only:
             docker += ["--gpus", "all"]
         if self.secrets:
-            docker += ["--env-file", ".secrets.env"]
+            docker += ["--env-file", "/dev/fd/3"]  # the wrapper opened .secrets.env there and deleted it
         docker += [ref, "python3", "-m", module, "--params", "/out/params.json", "--out-dir", "/out"]
-        return " ".join(a if a.startswith("$(") else shlex.quote(a) for a in docker)
+        return " ".join(a if a == "$(id -u):$(id -g)" else shell.quote(a) for a in docker)
 
     def _wrapper(self, command: str, step_name: str, timeout_s: float) -> str:
         cleanup = ""
         if self.host.runtime == "docker":
-            cleanup = f"docker rm -f {shlex.quote(self.container_name(step_name))} >/dev/null 2>&1\n"
+            cleanup = f"docker rm -f {shell.quote(self.container_name(step_name))} >/dev/null 2>&1\n"
         return (
             "#!/bin/sh\n"
             "# Written by reprokit: runs one step detached from the SSH session.\n"
             'cd "$(dirname "$0")" || exit 1\n'
             "echo $$ > pid\n"
             "if [ -f .secrets.sh ]; then set -a; . ./.secrets.sh; set +a; rm -f .secrets.sh; fi\n"
+            # docker reads its --env-file from this descriptor: the file is gone before any container starts
+            "if [ -f .secrets.env ]; then exec 3< .secrets.env; rm -f .secrets.env; fi\n"
             f"timeout --kill-after={KILL_AFTER_S} {int(timeout_s)} {command} > step.log 2>&1 < /dev/null\n"
             "rc=$?\n"
-            "rm -f .secrets.env\n"
+            "exec 3<&-\n"
             f"{cleanup}"
+            # a finished step leaves nothing behind: end what it started in this session (all but this shell)
+            'for p in $(pgrep -s $$); do [ "$p" = "$$" ] || kill -KILL "$p" 2>/dev/null; done\n'
             # overwrite the placeholder in place: this needs no new disk space, so it works on a full disk too
             "printf '%-7s\\n' \"$rc\" 1<> exit_code\n"
         )
@@ -341,7 +381,7 @@ class RemoteExecutor:
         write_json_atomic(out_dir / "params.json", params)
         command = self._workload_command(module, step_name, image, remote_dir)
         try:
-            self.sh(f"mkdir -p {shlex.quote(remote_dir)}")
+            self.sh(f"mkdir -p -- {shell.quote(remote_dir)}")
             with self.sftp.open(f"{remote_dir}/params.json", "w") as fh:
                 fh.write((out_dir / "params.json").read_bytes())
             if self.secrets:
@@ -353,18 +393,21 @@ class RemoteExecutor:
             with self.sftp.open(f"{remote_dir}/run.sh", "w") as fh:
                 fh.write(self._wrapper(command, step_name, timeout_s).encode())
             # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once
-            self.sh(f"cd {shlex.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
+            self.unpulled[step_name] = remote_dir
+            self.sh(f"cd -- {shell.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
         except OSError as exc:
-            raise HostError(self._explain(f"cannot start step '{step_name}'", str(exc))) from None
+            raise HostError(self._disk_problem(self._explain(f"cannot start step '{step_name}'", str(exc) or "Failure"))) from None
         started = time.monotonic()
         try:
             exit_code = self._follow(remote_dir, step_name, timeout_s, started, on_line)
         except KeyboardInterrupt:
-            self._stop(remote_dir, step_name)
-            self._pull_quietly(remote_dir, out_dir)
+            self._stop_quietly(remote_dir, step_name)
+            self._pull_quietly(remote_dir, out_dir, step_name)
             raise
+        except ConnectionLost as exc:
+            raise Detached(f"{exc}; step '{step_name}' goes on on the host", step_name, remote_dir) from None
         duration = time.monotonic() - started
-        self.pull(remote_dir, out_dir)
+        listing = self._pull_step(remote_dir, out_dir, step_name)
         if log_path != out_dir / "step.log" and (out_dir / "step.log").exists():
             (out_dir / "step.log").replace(log_path)
         result, problem = read_result(out_dir)
@@ -372,10 +415,25 @@ class RemoteExecutor:
         if problem and not timed_out:
             problem = self._disk_problem(problem)
         return WorkloadRun(exit_code=None if timed_out else exit_code, timed_out=timed_out,
-                           duration_s=round(duration, 3), result=result, result_problem=problem)
+                           duration_s=round(duration, 3), result=result, result_problem=problem,
+                           not_pulled=listing.not_pulled)
+
+    def _pull_step(self, remote_dir: str, out_dir: Path, step_name: str):
+        """Pull a finished step; a stop or a lost host leaves its files on the host for ``invoke collect``."""
+        try:
+            listing = self.pull(remote_dir, out_dir)
+        except ConnectionLost as exc:
+            raise Detached(f"{exc}; step '{step_name}' ended, its files stay on the host", step_name, remote_dir) from None
+        except PullStopped as exc:
+            raise PullIncomplete(str(exc), step_name, remote_dir) from None
+        del self.unpulled[step_name]
+        if listing.not_pulled:
+            self.kept_reasons.append(f"{len(listing.not_pulled)} entries of step '{step_name}' could not be pulled"
+                                     " (listed in the manifest)")
+        return listing
 
     def _disk_problem(self, problem: str) -> str:
-        code, out, _ = self.sh(f"df -Pk {shlex.quote(self.workdir)} | tail -1", check=False)
+        code, out, _ = self.sh(f"df -Pk -- {shell.quote(self.workdir)} | tail -1", check=False)
         fields = out.split()
         if code == 0 and len(fields) >= 4 and fields[3] == "0":
             return f"{problem}; host '{self.host.name}' has no space left in {self.workdir}"
@@ -409,10 +467,8 @@ class RemoteExecutor:
                 if not _is_transient(exc) and not isinstance(exc, (EOFError, paramiko.SSHException)):
                     raise
                 self.say(f"      connection to {self.host.name} lost during '{step_name}' ({type(exc).__name__}); reconnecting")
-                try:
-                    self.reconnect()
-                except HostError as final:
-                    raise Detached(f"{final}; step '{step_name}' goes on on the host", step_name, remote_dir) from None
+                self.reconnect()
+            self.check_stop()
             time.sleep(poll_s)
 
     def exit_code(self, remote_dir: str) -> int | None:
@@ -455,159 +511,24 @@ class RemoteExecutor:
             self.sh(f"pkill -TERM -s {pid}; kill -TERM -- -{pid}; sleep 2; pkill -KILL -s {pid}; kill -KILL -- -{pid}; true",
                     check=False)
         if self.host.runtime == "docker":
-            self.sh(f"docker rm -f {shlex.quote(self.container_name(step_name))} >/dev/null 2>&1; true", check=False)
-        self.sh(f"rm -f {shlex.quote(remote_dir)}/.secrets.env {shlex.quote(remote_dir)}/.secrets.sh", check=False)
+            self.sh(f"docker rm -f {shell.quote(self.container_name(step_name))} >/dev/null 2>&1; true", check=False)
+        self.sh(f"rm -f -- {shell.path(remote_dir, '.secrets.env')} {shell.path(remote_dir, '.secrets.sh')}", check=False)
         if self.exit_code(remote_dir) is None:
             self.write_text(f"{remote_dir}/exit_code", "130\n")
 
-    def _pull_quietly(self, remote_dir: str, out_dir: Path) -> None:
+    def _stop_quietly(self, remote_dir: str, step_name: str) -> None:
+        try:
+            self._stop(remote_dir, step_name)
+        except (ReprokitError, OSError, EOFError, paramiko.SSHException) as exc:
+            self.say(f"      could not end step '{step_name}' on {self.host.name}: {exc}")
+
+    def _pull_quietly(self, remote_dir: str, out_dir: Path, step_name: str) -> None:
+        """Bring back what a stopped step wrote; on any failure the host keeps it (``unpulled``) for ``invoke collect``."""
         try:
             self.pull(remote_dir, out_dir)
-        except Exception as exc:  # noqa: BLE001 - best effort while stopping
-            self.say(f"      could not bring back {remote_dir}: {exc}")
-
-    # -- pull-back -----------------------------------------------------------------------------
-    def list_remote(self, remote_dir: str) -> list[RemoteFile]:
-        """Every file of the step directory with its size; each file's sha256 comes with its transfer."""
-        _, out, _ = self.sh(f"cd {shlex.quote(remote_dir)} && find . -type f ! -name '.*' -printf '%s %P\\n'", timeout_s=600)
-        files = []
-        for line in out.splitlines():
-            size, rel = line.split(" ", 1)
-            if rel not in WRAPPER_FILES:
-                files.append(RemoteFile(rel, int(size), None))
-        return sorted(files, key=lambda f: f.rel)
-
-    def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> list[RemoteFile]:
-        """Bring every file of ``remote_dir`` into ``out_dir``, resuming after drops, each verified by sha256."""
-        started = time.monotonic()
-        bytes_before = self.pull_stats.bytes
-        for attempt in range(self.reconnect_attempts + 1):
-            try:
-                files = self.list_remote(remote_dir)
-                total = sum(f.size for f in files)
-                with self.progress(f"pull {posixpath.basename(remote_dir)} from {self.host.name}", total) as advance:
-                    def count(n: int) -> None:
-                        advance(n)
-                        if on_bytes:
-                            on_bytes(n)
-                    for remote in files:
-                        self._pull_file(remote_dir, remote, out_dir, count)
-                break
-            except (OSError, EOFError, paramiko.SSHException) as exc:
-                if attempt == self.reconnect_attempts:
-                    raise HostError(f"host '{self.host.name}': pull-back of {remote_dir} failed: {exc};"
-                                    f" the files stay on the host; run `invoke collect {self.run_id}`") from None
-                self.say(f"      pull-back from {self.host.name} interrupted ({type(exc).__name__}); resuming")
-                self.reconnect()
-        elapsed = time.monotonic() - started
-        self.pull_stats.seconds += elapsed
-        moved = self.pull_stats.bytes - bytes_before
-        if moved >= PULL_REPORT_BYTES:
-            self.say(f"      pulled {len(files)} files, {moved / 1e6:.1f} MB in {elapsed:.1f} s"
-                     f" ({moved / 1e6 / max(elapsed, 1e-9):.0f} MB/s), sha256 verified")
-        for remote in files:
-            path = out_dir / remote.rel
-            if path.name.endswith(".log") or path.name.endswith(".txt"):
-                self.redactor.file(path)
-        return files
-
-    def openssh_argv(self) -> list[str] | None:
-        """The OpenSSH client's argv for this host (same key, user, port, known_hosts and gateways), if installed.
-
-        Bulk transfers go through it: paramiko's pure-Python packet handling moves a fraction of what OpenSSH does.
-        """
-        ssh = shutil.which("ssh")
-        if ssh is None:
-            return None
-
-        def hop(host: Host, seen: tuple[str, ...] = ()) -> list[str]:
-            args = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", f"UserKnownHostsFile={self.known_hosts.resolve()}",
-                    "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes",
-                    "-o", f"ConnectTimeout={int(host.connect_timeout_s)}", "-p", str(host.port)]
-            if host.key_file:
-                args += ["-i", str(Path(host.key_file).expanduser()), "-o", "IdentitiesOnly=yes"]
-            if host.user:
-                args += ["-l", host.user]
-            if host.proxy_jump and host.proxy_jump not in seen:
-                gateway = self.inventory.host(host.proxy_jump)
-                proxy = shlex.join([ssh, *hop(gateway, seen + (host.name,)), "-W", "%h:%p", str(gateway.address)])
-                args += ["-o", f"ProxyCommand={proxy}"]
-            return args
-
-        return [ssh, *hop(self.host), str(self.host.address)]
-
-    def _pull_file(self, remote_dir: str, remote: RemoteFile, out_dir: Path, on_bytes) -> None:
-        """Stream one file (``tail -c +N``: resumable), hashing as it arrives; the host hashes the whole file meanwhile
-        (``sha256sum`` in parallel, on its standard error), and the two must agree.
-
-        Files of FAST_PATH_BYTES and more go through the OpenSSH client; smaller ones through the open connection.
-        """
-        target = out_dir / remote.rel
-        path = shlex.quote(posixpath.join(remote_dir, remote.rel))
-        if target.exists() and target.stat().st_size == remote.size:
-            _, out, _ = self.sh(f"sha256sum -- {path}")
-            if out.split()[:1] == [sha256_file(target)]:
-                return
-        part = target.with_name(target.name + ".part")
-        part.parent.mkdir(parents=True, exist_ok=True)
-        offset = part.stat().st_size if part.exists() else 0
-        if offset > remote.size:
-            part.unlink()
-            offset = 0
-        digest = hashlib.sha256()
-        if offset:
-            self.pull_stats.resumed += 1
-            with open(part, "rb") as fh:
-                while chunk := fh.read(CHUNK_BYTES):
-                    digest.update(chunk)
-        command = f"sha256sum -- {path} >&2 & tail -c +{offset + 1} -- {path}; wait"
-        openssh = self.openssh_argv() if remote.size - offset >= FAST_PATH_BYTES else None
-        errors: list[bytes] = []
-        with open(part, "ab") as dst:
-            source = self._openssh_source(openssh, command, errors) if openssh else self._channel_source(command, errors)
-            for chunk in source:
-                chunk = chunk[: remote.size - offset]
-                dst.write(chunk)
-                digest.update(chunk)
-                offset += len(chunk)
-                self.pull_stats.bytes += len(chunk)
-                if on_bytes:
-                    on_bytes(len(chunk))
-        if offset < remote.size:
-            raise EOFError(f"{remote.rel}: the host sent {offset} of {remote.size} bytes")
-        remote.sha256 = b"".join(errors).decode(errors="replace").split(" ", 1)[0].strip() or None
-        got = digest.hexdigest()
-        if got != remote.sha256:
-            part.unlink()
-            raise HostError(f"host '{self.host.name}': {remote.rel} arrived with sha256 {got[:12]}..., the host has"
-                            f" {(remote.sha256 or 'none')[:12]}...; the remote copy is kept")
-        part.replace(target)
-        self.pull_stats.files += 1
-
-    def _channel_source(self, command: str, errors: list[bytes]):
-        assert self.conn is not None
-        channel = self.conn.client.get_transport().open_session(window_size=WINDOW_BYTES, max_packet_size=MAX_PACKET_BYTES)
-        try:
-            channel.settimeout(self.io_timeout_s)
-            channel.exec_command(command)
-            while chunk := channel.recv(CHUNK_BYTES):
-                yield chunk
-            while err := channel.recv_stderr(4096):
-                errors.append(err)
-        finally:
-            channel.close()
-
-    def _openssh_source(self, argv: list[str], command: str, errors: list[bytes]):
-        proc = subprocess.Popen([*argv, command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        try:
-            assert proc.stdout is not None and proc.stderr is not None
-            while chunk := proc.stdout.read1(CHUNK_BYTES):
-                yield chunk
-            errors.append(proc.stderr.read())
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
+            del self.unpulled[step_name]
+        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - best effort while stopping
+            self.say(f"      could not bring back {remote_dir} ({type(exc).__name__}: {exc}); it stays on the host")
 
 
 __all__ = ["RemoteExecutor", "Detached", "code_bundle"]

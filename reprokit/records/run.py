@@ -18,9 +18,12 @@ with a pid that no longer exists, which ``load_manifest`` reports as
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import re
 import secrets
 import socket
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +41,20 @@ def utc_now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+SAFE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+def check_name(kind: str, name: str) -> str:
+    """A kit or host name that becomes part of a run id (a directory under runs/): no ``/``, no ``..``, no spaces."""
+    if not SAFE_NAME_RE.fullmatch(name) or ".." in name:
+        raise ConfigError(f"{kind} name {name!r} cannot name a run directory; use letters, digits, '.', '_' and '-'"
+                          " (no '/', spaces or '..'), starting with a letter or digit")
+    return name
+
+
 def new_run_id(kit: str, host: str) -> str:
+    check_name("kit", kit)
+    check_name("host", host)
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-{kit}-{host}-{secrets.token_hex(2)}"
 
@@ -66,6 +82,8 @@ class RunRecord:
     @classmethod
     def create(cls, runs_dir: Path | str, run_id: str, **fields: Any) -> RunRecord:
         runs_dir = Path(runs_dir)
+        if "/" in run_id or run_id.startswith(".") or not run_id:
+            raise ConfigError(f"run id {run_id!r} would leave {runs_dir}; refused")
         run_dir = runs_dir / run_id
         run_dir.mkdir(parents=True, exist_ok=False)
         manifest: dict[str, Any] = {
@@ -117,8 +135,8 @@ class RunRecord:
     def hash_artifacts(self) -> dict[str, dict[str, Any]]:
         artifacts: dict[str, dict[str, Any]] = {}
         for path in sorted(self.dir.rglob("*")):
-            if path.is_file() and path.name != MANIFEST and not path.name.startswith("."):
-                rel = path.relative_to(self.dir).as_posix()
+            rel = path.relative_to(self.dir).as_posix()
+            if path.is_file() and not path.is_symlink() and not is_internal(rel):
                 artifacts[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
         return artifacts
 
@@ -135,13 +153,17 @@ def load_manifest(run_dir: Path | str) -> dict[str, Any]:
     """Read a manifest; a ``running`` one whose owner process is gone is reported as ``killed``."""
     path = Path(run_dir) / MANIFEST
     try:
-        import json
-
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ConfigError(f"{path}: not a regular file; is {run_dir} a run directory?")
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no manifest; is {run_dir} a run directory?") from None
-    except ValueError as exc:
+    except (ValueError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc}); the record is damaged") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("status"), str):
+        raise ConfigError(f"{path}: not a run manifest (expected a JSON object with a 'status'); the record is damaged")
     owner = manifest.get("owner") or {}
     if (
         manifest.get("status") == "running"
@@ -168,6 +190,25 @@ def verify_record(run_dir: Path | str) -> list[str]:
             problems.append(f"{rel}: sha256 differs from the manifest")
     for path in sorted(run_dir.rglob("*")):
         rel = path.relative_to(run_dir).as_posix()
-        if path.is_file() and path.name != MANIFEST and not path.name.startswith(".") and rel not in listed:
+        if path.is_symlink():
+            problems.append(f"{rel}: a symbolic link; a record holds regular files only")
+        elif path.is_file() and not is_internal(rel) and rel not in listed:
             problems.append(f"{rel}: not listed in the manifest")
     return problems
+
+
+def is_internal(rel: str) -> bool:
+    """Files of reprokit's own machinery in a record: the manifest, half-written temporaries, partial pulls."""
+    parts = rel.split("/")
+    name = parts[-1]
+    return (rel == MANIFEST or any(p.startswith(".partial-") for p in parts)
+            or (name.startswith(".") and name.endswith((".tmp", ".redacting"))))
+
+
+def resolve_run_dir(spec: str | Path, runs_dir: Path | str = "runs") -> Path:
+    """A record given as a path (``runs/<id>``) or as a bare run id (looked up in ``runs_dir``)."""
+    path = Path(spec)
+    if (path / MANIFEST).exists() or "/" in str(spec):
+        return path
+    candidate = Path(runs_dir) / str(spec)
+    return candidate if (candidate / MANIFEST).exists() else path

@@ -1,0 +1,131 @@
+"""``invoke collect``: finish a run whose step's files are still on the host.
+
+A run is collectable when its record says so: ``detached`` (the connection was lost), ``incomplete`` (a
+pull-back stopped: disk full, byte cap, Ctrl-C) or ``killed`` (the control process died, e.g. SIGKILL; its
+manifest still says ``running``). The step still on the host is waited for, its files are pulled (what is
+already here and verified is not moved again), the run is judged and reported, and only then is the host's
+copy removed. Any failure leaves the record as it was and the files on the host: collect again later.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from reprokit.config.inventory import Inventory
+from reprokit.config.kit import Kit, load_kit_file
+from reprokit.errors import ConfigError, HostError
+from reprokit.hosts.executor import WorkloadRun, read_result
+from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.lock import HostLock
+from reprokit.hosts.pullback import PullStopped
+from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
+from reprokit.records.run import RunRecord, load_manifest
+from reprokit.runner import RunOutcome, Say, conclude, step_entry
+
+COLLECTABLE = ("detached", "incomplete", "killed")
+FINGERPRINT = "fingerprint"
+
+
+def pending_steps(manifest: dict[str, Any]) -> list[str]:
+    """The steps whose files may still be on the host: the detached/incomplete one, the one in flight when killed."""
+    names = [(manifest.get(key) or {}).get("step") for key in ("detached", "in_flight")]
+    if manifest.get("fingerprint") is None:
+        names.insert(0, FINGERPRINT)  # the run ended before its fingerprint came back
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, kits_dir: Path, say: Say = print,
+                wait_s: float = 3600) -> RunOutcome:
+    """Wait for the run's pending step on the host, pull everything, judge, report, then clean the host."""
+    manifest = load_manifest(run_dir)
+    status = manifest.get("status")
+    if status not in COLLECTABLE:
+        raise ConfigError(f"{run_dir}: run is '{status}'; only a detached, incomplete or killed run has files to collect")
+    host = inventory.host(manifest["host"]["name"])
+    if host.is_local:
+        raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
+    kit = load_kit_file(manifest["kit"]["path"])
+    record = RunRecord.open_existing(run_dir)
+    executor = remote_executor(host, inventory, options, say)
+    executor.connect()
+    executor.run_id = record.run_id
+    executor.lock = HostLock(executor, host.name, f"{executor.workdir}/lock", record.run_id)
+    steps = {e["name"]: dict(e) for e in manifest.get("steps", [])}
+    fingerprint = manifest.get("fingerprint")
+    try:
+        for name in pending_steps(manifest):
+            remote_dir = f"{executor.run_dir(record.run_id)}/{name}"
+            if executor.read_text(f"{remote_dir}/exit_code") is None:
+                if name == FINGERPRINT or name in steps:
+                    continue  # never started there, or already pulled and judged
+                raise HostError(f"host '{host.name}': {remote_dir} is gone; step '{name}' cannot be collected")
+            _wait(executor, remote_dir, name, wait_s, say)
+            say(f"pulling back {remote_dir} from {host.name} ...")
+            if name == FINGERPRINT:
+                fingerprint = _collect_fingerprint(executor, remote_dir, record)
+            else:
+                steps[name] = _collect_step(executor, remote_dir, record, kit, name, manifest)
+    except ConnectionLost as exc:
+        raise HostError(f"{exc}; the record and the host's files are unchanged: collect again later") from None
+    except PullStopped as exc:
+        raise HostError(f"{exc}; the record is unchanged: collect again once that is fixed") from None
+    for name, entry in steps.items():
+        if entry.get("result_file") and "result" not in entry:
+            entry["result"], _ = read_result(record.dir / "steps" / name)
+    for step in kit.steps:
+        steps.setdefault(step.name, {"name": step.name, "uses": step.uses, "status": "not_run", "result": None,
+                                     "reason": f"not run: the run was {status} before this step; run the kit again"})
+    record.manifest["steps"] = [{k: v for k, v in steps[s.name].items() if k not in ("result", "result_path")}
+                                for s in kit.steps]
+    for key in ("detached", "in_flight"):
+        record.manifest.pop(key, None)
+    record.manifest["fingerprint"] = fingerprint
+    record.manifest["status_detail"] = f"collected after the run was {status}"
+    outcome = conclude(kit, record, steps, fingerprint or {})
+    executor.finish()
+    say(f"collected {record.run_id}: {outcome.verdict['verdict']}")
+    return outcome
+
+
+def _wait(executor: RemoteExecutor, remote_dir: str, name: str, wait_s: float, say: Say) -> None:
+    deadline = time.monotonic() + wait_s
+    while executor.exit_code(remote_dir) is None:
+        if time.monotonic() > deadline:
+            raise HostError(f"host '{executor.host.name}': step '{name}' of run {executor.run_id} is still running after"
+                            f" {wait_s:.0f} s; collect again later")
+        say(f"waiting for step '{name}' to finish on {executor.host.name} ...")
+        time.sleep(min(10.0, max(0.5, deadline - time.monotonic())))
+
+
+def _collect_fingerprint(executor: RemoteExecutor, remote_dir: str, record: RunRecord) -> dict[str, Any]:
+    out_dir = record.dir / FINGERPRINT
+    out_dir.mkdir(parents=True, exist_ok=True)
+    executor.pull(remote_dir, out_dir)
+    if (out_dir / "step.log").exists():
+        (out_dir / "step.log").replace(out_dir / "fingerprint.log")
+    result, problem = read_result(out_dir)
+    fingerprint = result or {"gpu_status": "unknown", "gpu_reason": problem, "devices": []}
+    fingerprint.pop("workload", None)
+    return fingerprint
+
+
+def _collect_step(executor: RemoteExecutor, remote_dir: str, record: RunRecord, kit: Kit, name: str,
+                  manifest: dict[str, Any]) -> dict[str, Any]:
+    out_dir = record.step_dir(name)
+    listing = executor.pull(remote_dir, out_dir)
+    if listing.not_pulled:
+        executor.kept_reasons.append(f"{len(listing.not_pulled)} entries of step '{name}' could not be pulled")
+    code = executor.exit_code(remote_dir)
+    code = -1 if code is None else code
+    result, problem = read_result(out_dir)
+    timed_out = code in (124, 137) and result is None
+    run = WorkloadRun(exit_code=None if timed_out else code, timed_out=timed_out, duration_s=0.0, result=result,
+                      result_problem=problem, not_pulled=listing.not_pulled)
+    step = next((s for s in kit.steps if s.name == name), None)
+    if step is None:
+        raise ConfigError(f"{record.dir}: step '{name}' is not in {manifest['kit']['path']} any more; restore the kit")
+    since = (manifest.get("detached") or manifest.get("in_flight") or {}).get("since")
+    return {"name": name, "uses": step.uses, "started": since, **step_entry(run, name, step.timeout, out_dir),
+            "collected": True}

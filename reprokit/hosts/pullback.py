@@ -1,0 +1,375 @@
+"""Bring a step's files back from a host, trusting nothing the host sends.
+
+The host lists the step directory as JSON lines (``hostside.py``), so no file name can forge an entry.
+Every listed path is checked here before anything is opened or written: relative, no ``..``, no control
+characters, UTF-8, and its local target must resolve inside the step's local directory. Files are read on
+the host component by component with ``O_NOFOLLOW`` and only while they are the regular file the listing
+saw, so a link swapped in later reads nothing. What cannot be pulled (links, FIFOs, devices, unreadable or
+oddly named files) is reported, never dropped silently, and the host keeps its copy.
+
+Before writing, the control machine's free space and the run's byte cap are checked; a full disk is its
+own error. Any of these stops the pull with ``PullStopped``: the host's copy stays for ``invoke collect``.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import posixpath
+import select
+import shutil
+import subprocess
+import time
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import paramiko
+
+from reprokit.config.inventory import Host
+from reprokit.errors import HostError
+from reprokit.hosts import hostside, shell
+from reprokit.records.atomic import sha256_file
+
+CHUNK_BYTES = 1 << 20
+WINDOW_BYTES = 64 << 20
+FAST_PATH_BYTES = 1 << 20  # files this big or bigger go through the OpenSSH client
+MAX_PACKET_BYTES = 32768
+PULL_REPORT_BYTES = 1 << 20  # pull-backs above this size get a progress bar (on a terminal) and a summary line
+MAX_PULL_BYTES = 64 << 30  # default cap on what one run may bring back (ConnectOptions.max_pull_bytes)
+FREE_SPACE_RESERVE_BYTES = 64 << 20  # left free on the control machine after a pull
+MAX_LISTING_BYTES = 64 << 20  # a host that lists more than this is refused
+MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255
+KEEPALIVE_S = 5  # OpenSSH bulk path: a silent link ends after KEEPALIVE_S x 3
+WRAPPER_FILES = {"run.sh", "pid", "exit_code"}  # reprokit's own files in a step directory
+SECRETS_FILES = {".secrets.sh", ".secrets.env"}  # deleted before the workload starts; never pulled
+HOSTSIDE_SOURCE = Path(hostside.__file__).read_bytes()
+
+
+class PullStopped(HostError):
+    """The pull-back cannot go on (disk full, cap reached, data damaged); the host keeps its copy."""
+
+
+class RemoteRefused(Exception):
+    """The host refused one file (unreadable, replaced or shrunk since the listing)."""
+
+
+@dataclass
+class RemoteFile:
+    rel: str
+    size: int
+    dev: int = 0
+    ino: int = 0
+    sha256: str | None = None  # computed on the host while the file streams
+
+
+@dataclass
+class PullStats:
+    files: int = 0
+    bytes: int = 0
+    resumed: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class Listing:
+    files: list[RemoteFile] = field(default_factory=list)
+    not_pulled: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"}: reported in the record
+
+
+def unsafe_reason(rel: Any) -> str | None:
+    """Why a path the host listed must not be written on this machine, or None when it is safe."""
+    if not isinstance(rel, str) or not rel:
+        return "empty or not a name"
+    try:
+        raw = rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the name is not UTF-8"
+    if rel.startswith("/"):
+        return "absolute path"
+    parts = rel.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "the path climbs out or has empty parts"
+    if any(unicodedata.category(ch) == "Cc" for ch in rel):
+        return "the name contains control characters (a newline?)"
+    if len(raw) > MAX_PATH_BYTES or any(len(part.encode()) > MAX_NAME_BYTES for part in parts):
+        return "the name is too long"
+    return None
+
+
+def parse_listing(text: str, where: str) -> Listing:
+    """The files to pull from the host's JSON-lines listing; everything else goes to ``not_pulled``."""
+    listing = Listing()
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            raise PullStopped(f"{where}: line {number} of the host's listing is not JSON; the files stay on the host") from None
+        rel = entry.get("path") if isinstance(entry, dict) else None
+        if rel == "" and entry.get("kind") == "unreadable":
+            raise PullStopped(f"{where}: the host cannot read the step directory ({entry.get('error')})")
+        kind = entry.get("kind") if isinstance(entry, dict) else None
+        shown = rel.encode("utf-8", "backslashreplace").decode() if isinstance(rel, str) else repr(rel)
+        if isinstance(rel, str) and (rel in WRAPPER_FILES or rel in SECRETS_FILES):
+            continue
+        reason = unsafe_reason(rel)
+        if reason is None and kind != "file":
+            reason = f"not a regular file ({kind}{': ' + str(entry.get('error')) if entry.get('error') else ''})"
+        if reason is None:
+            size, dev, ino = entry.get("size"), entry.get("dev"), entry.get("ino")
+            if not all(isinstance(v, int) and v >= 0 for v in (size, dev, ino)):
+                reason = "the listing gives no valid size"
+        if reason:
+            listing.not_pulled.append({"path": shown, "reason": reason})
+        else:
+            listing.files.append(RemoteFile(rel, size, dev, ino))
+    return listing
+
+
+def local_target(out_dir: Path, rel: str) -> Path:
+    """``out_dir/rel``, created parents included, refused unless it resolves inside ``out_dir``."""
+    root = out_dir.resolve()
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    resolved_parent = Path(os.path.realpath(target.parent))
+    if (resolved_parent != root and root not in resolved_parent.parents) or target.is_symlink():
+        raise PullStopped(f"{rel}: resolves outside {out_dir}; refused")
+    return resolved_parent / target.name
+
+
+def partial_path(out_dir: Path, rel: str) -> Path:
+    """Where a file grows while it arrives: beside the step directory, never among its artifacts."""
+    folder = out_dir.parent / f".partial-{out_dir.name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / hashlib.sha256(rel.encode()).hexdigest()[:32]
+
+
+class PullBackMixin:
+    """The pull-back half of ``RemoteExecutor`` (connection, host and settings come from it)."""
+
+    host: Host
+    conn: Any
+    say: Callable[[str], None]
+    io_timeout_s: float
+    pull_stats: PullStats
+    max_pull_bytes: int
+    run_pulled_bytes: int
+
+    def hostside_command(self, *args: object) -> str:
+        return shell.join([self.host.python, "-", *args])
+
+    def list_remote(self, remote_dir: str) -> Listing:
+        """The host's listing of ``remote_dir``, checked entry by entry."""
+        status: dict[str, Any] = {}
+        chunks, size = [], 0
+        for chunk in self._channel_source(self.hostside_command("list", remote_dir), status):
+            size += len(chunk)
+            if size > MAX_LISTING_BYTES:
+                raise PullStopped(f"host '{self.host.name}': the listing of {remote_dir} exceeds {MAX_LISTING_BYTES} bytes;"
+                                  " refused, the files stay on the host")
+            chunks.append(chunk)
+        if status.get("exit") != 0:
+            raise PullStopped(f"host '{self.host.name}': cannot list {remote_dir} with {self.host.python}: "
+                              f"{status.get('stderr', '').strip()[-300:] or 'no output'}")
+        return parse_listing(b"".join(chunks).decode("utf-8", errors="replace"), f"host '{self.host.name}'")
+
+    def check_room(self, files: list[RemoteFile], out_dir: Path) -> None:
+        """Refuse before writing when the run's cap or this machine's free space would be passed."""
+        needed = 0
+        for remote in files:
+            part = partial_path(out_dir, remote.rel)
+            have = part.stat().st_size if part.exists() else 0
+            needed += max(0, remote.size - have)
+        if self.run_pulled_bytes + needed > self.max_pull_bytes:
+            raise PullStopped(f"host '{self.host.name}': {out_dir.name} has {needed} bytes to bring back; with the"
+                              f" {self.run_pulled_bytes} already pulled that passes this run's cap of {self.max_pull_bytes}"
+                              " bytes (--max-pull-bytes); the files stay on the host")
+        free = shutil.disk_usage(out_dir).free
+        if needed + FREE_SPACE_RESERVE_BYTES > free:
+            raise PullStopped(f"this machine has {free // (1 << 20)} MiB free in {out_dir}, {out_dir.name} needs"
+                              f" {needed // (1 << 20) + 1} MiB from host '{self.host.name}'; free space there; the files"
+                              " stay on the host")
+
+    def _pull_file(self, remote_dir: str, remote: RemoteFile, out_dir: Path, on_bytes) -> None:
+        """Stream one file, resumable, hashing as it arrives; the host hashes the same bytes and the two must agree."""
+        target = local_target(out_dir, remote.rel)
+        if target.is_file() and target.stat().st_size == remote.size:
+            status: dict[str, Any] = {}
+            for _ in self._source(remote_dir, remote, remote.size, status):
+                pass
+            if self._host_digest(remote, status) == sha256_file(target):
+                return
+        part = partial_path(out_dir, remote.rel)
+        offset = part.stat().st_size if part.exists() else 0
+        if offset > remote.size:
+            part.unlink()
+            offset = 0
+        digest = hashlib.sha256()
+        resumed_from = offset
+        if offset:
+            self.pull_stats.resumed += 1
+            with open(part, "rb") as fh:
+                while chunk := fh.read(CHUNK_BYTES):
+                    digest.update(chunk)
+        status = {}
+        with open(part, "ab") as dst:
+            for chunk in self._source(remote_dir, remote, offset, status):
+                chunk = chunk[: remote.size - offset]
+                try:
+                    dst.write(chunk)
+                except OSError as exc:
+                    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                        raise PullStopped(f"this machine's disk is full at {out_dir} ({exc.strerror}) while pulling"
+                                          f" {remote.rel}; free space there; the files stay on the host") from None
+                    raise
+                digest.update(chunk)
+                offset += len(chunk)
+                self.pull_stats.bytes += len(chunk)
+                if on_bytes:
+                    on_bytes(len(chunk))
+        expected = self._host_digest(remote, status)
+        if offset < remote.size:
+            raise EOFError(f"{remote.rel}: the host sent {offset} of {remote.size} bytes")
+        if digest.hexdigest() != expected:
+            part.unlink()
+            if resumed_from:  # the kept part may be stale: start over
+                raise EOFError(f"{remote.rel}: the resumed copy does not match the host's; starting it again")
+            raise PullStopped(f"host '{self.host.name}': {remote.rel} arrived with sha256 {digest.hexdigest()[:12]}..., the"
+                              f" host has {(expected or 'none')[:12]}...; the remote copy is kept")
+        remote.sha256 = expected
+        part.replace(target)
+        self.pull_stats.files += 1
+        self.run_pulled_bytes += remote.size
+
+    def _host_digest(self, remote: RemoteFile, status: dict[str, Any]) -> str | None:
+        if status.get("exit") == hostside.EXIT_REFUSED:
+            raise RemoteRefused(status.get("stderr", "").strip().removeprefix("refused: ")[:300])
+        if status.get("exit") != 0:
+            raise EOFError(f"{remote.rel}: the host's reader ended with {status.get('exit')}")
+        last = (status.get("stderr") or "").strip().splitlines()[-1:]
+        words = last[0].split() if last else []
+        return words[1] if len(words) == 2 and words[0] == "sha256" else None
+
+    def _source(self, remote_dir: str, remote: RemoteFile, offset: int, status: dict[str, Any]) -> Iterator[bytes]:
+        command = self.hostside_command("read", remote_dir, remote.rel, offset, remote.size, remote.dev, remote.ino)
+        argv = self.openssh_argv() if remote.size - offset >= FAST_PATH_BYTES else None
+        return self._openssh_source(argv, command, status) if argv else self._channel_source(command, status)
+
+    def _channel_source(self, command: str, status: dict[str, Any]) -> Iterator[bytes]:
+        """Run ``command`` (host-side helper on stdin) over the open connection; exit code and stderr into ``status``."""
+        channel = self.conn.client.get_transport().open_session(window_size=WINDOW_BYTES, max_packet_size=MAX_PACKET_BYTES)
+        try:
+            channel.settimeout(self.io_timeout_s)
+            channel.exec_command(command)
+            channel.sendall(HOSTSIDE_SOURCE)
+            channel.shutdown_write()
+            while chunk := channel.recv(CHUNK_BYTES):
+                yield chunk
+            errors = []
+            while err := channel.recv_stderr(4096):
+                errors.append(err)
+            status["stderr"] = b"".join(errors).decode(errors="replace")
+            status["exit"] = channel.recv_exit_status()
+        finally:
+            channel.close()
+
+    def _openssh_source(self, argv: list[str], command: str, status: dict[str, Any]) -> Iterator[bytes]:
+        """The same through the OpenSSH client, with keep-alives and a read timeout: a silent link never hangs it."""
+        proc = subprocess.Popen([*argv, command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE)
+        try:
+            assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+            proc.stdin.write(HOSTSIDE_SOURCE)
+            proc.stdin.close()
+            while True:
+                ready, _, _ = select.select([proc.stdout], [], [], self.io_timeout_s)
+                if not ready:
+                    raise TimeoutError(f"no data from host '{self.host.name}' for {self.io_timeout_s:.0f} s")
+                chunk = proc.stdout.read1(CHUNK_BYTES)
+                if not chunk:
+                    break
+                yield chunk
+            status["stderr"] = proc.stderr.read().decode(errors="replace")
+            status["exit"] = proc.wait(timeout=self.io_timeout_s)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+
+    def openssh_argv(self) -> list[str] | None:
+        """The OpenSSH client's argv for this host (same key, user, port, known_hosts and gateways), if installed.
+
+        Bulk transfers go through it: paramiko's pure-Python packet handling moves a fraction of what OpenSSH does.
+        """
+        ssh = shutil.which("ssh")
+        if ssh is None:
+            return None
+
+        def hop(host: Host, seen: tuple[str, ...] = ()) -> list[str]:
+            known = " ".join([str(self.known_hosts.resolve()), *host.known_hosts_files])  # the SSH config's files too
+            args = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", f"UserKnownHostsFile={known}",
+                    "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes",
+                    "-o", f"ConnectTimeout={int(host.connect_timeout_s)}", "-o", f"ServerAliveInterval={KEEPALIVE_S}",
+                    "-o", "ServerAliveCountMax=3", "-p", str(host.port)]
+            if host.key_file:
+                args += ["-i", str(Path(host.key_file).expanduser()), "-o", "IdentitiesOnly=yes"]
+            if host.user:
+                args += ["-l", host.user]
+            if host.proxy_jump and host.proxy_jump not in seen:
+                gateway = self.inventory.host(host.proxy_jump)
+                proxy = shell.join([ssh, *hop(gateway, seen + (host.name,)), "-W", "%h:%p", str(gateway.address)])
+                args += ["-o", f"ProxyCommand={proxy}"]
+            return args
+
+        return [ssh, *hop(self.host), "--", str(self.host.address)]
+
+    def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
+        """Bring every file of ``remote_dir`` into ``out_dir``, resuming after drops, each verified by sha256.
+
+        Returns the listing: what came back and what was not pulled (and why). A lost connection that does not
+        come back raises the executor's ``ConnectionLost``; anything that must stop the pull, ``PullStopped``.
+        """
+        started = time.monotonic()
+        bytes_before = self.pull_stats.bytes
+        listing = Listing()
+        for attempt in range(self.reconnect_attempts + 1):
+            try:
+                listing = self.list_remote(remote_dir)
+                refused: list[dict[str, str]] = []
+                self.check_room(listing.files, out_dir)
+                total = sum(f.size for f in listing.files)
+                with self.progress(f"pull {posixpath.basename(remote_dir)} from {self.host.name}", total) as advance:
+                    def count(n: int) -> None:
+                        self.check_stop()
+                        advance(n)
+                        if on_bytes:
+                            on_bytes(n)
+                    for remote in listing.files:
+                        try:
+                            self._pull_file(remote_dir, remote, out_dir, count)
+                        except RemoteRefused as exc:
+                            refused.append({"path": remote.rel, "reason": f"the host refused to read it: {exc}"})
+                break
+            except (OSError, EOFError, paramiko.SSHException) as exc:
+                if attempt == self.reconnect_attempts:
+                    raise PullStopped(f"host '{self.host.name}': pull-back of {remote_dir} failed: {exc};"
+                                      " the files stay on the host") from None
+                self.say(f"      pull-back from {self.host.name} interrupted ({type(exc).__name__}); resuming")
+                self.reconnect()
+        refused_paths = {r["path"] for r in refused}
+        listing.files = [f for f in listing.files if f.rel not in refused_paths]
+        listing.not_pulled += refused
+        elapsed = time.monotonic() - started
+        self.pull_stats.seconds += elapsed
+        moved = self.pull_stats.bytes - bytes_before
+        if moved >= PULL_REPORT_BYTES:
+            self.say(f"      pulled {len(listing.files)} files, {moved / 1e6:.1f} MB in {elapsed:.1f} s"
+                     f" ({moved / 1e6 / max(elapsed, 1e-9):.0f} MB/s), sha256 verified")
+        for remote in listing.files:
+            self.redactor.file(out_dir / remote.rel)
+        for entry in listing.not_pulled:
+            self.say(f"      not pulled from {self.host.name}: {entry['path']!r}: {entry['reason']} (kept on the host)")
+        return listing
