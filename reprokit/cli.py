@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from rich.table import Table
 
+from reprokit.collect import collect_run
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import apply_overrides, kit_names, load_kit, select_steps
 from reprokit.dry_run import describe_plan, render_plan
@@ -25,11 +27,11 @@ from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.executor import LocalFS
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
-from reprokit.hosts.remote import PULL_REPORT_BYTES
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.hosts.pullback import PULL_REPORT_BYTES
+from reprokit.hosts.remote import STOP
+from reprokit.records.run import load_manifest, resolve_run_dir, verify_record
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
-from reprokit.collect import collect_run
 from reprokit.runner import RunOutcome, run_kit, step_kinds_table
 from reprokit.triage import render_table, triage_files
 
@@ -68,6 +70,18 @@ def parse_images(specs: list[str] | None) -> dict[str, str]:
     return images
 
 
+def pull_limits(max_pull_bytes: str | int | None) -> dict[str, int]:
+    """``--max-pull-bytes N`` (plain bytes, or with a K/M/G/T suffix) as ConnectOptions fields."""
+    if max_pull_bytes is None:
+        return {}
+    text = str(max_pull_bytes).strip().upper().removesuffix("B").removesuffix("I")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) <= 0:
+        raise ConfigError(f"--max-pull-bytes {max_pull_bytes!r}: give a positive size such as 500M or 64G")
+    return {"max_pull_bytes": int(digits) * scale}
+
+
 def _printers(as_json: bool, quiet: bool, prefix: str = ""):
     lock = threading.Lock()
 
@@ -100,7 +114,8 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
     style = VERDICT_STYLE.get(verdict["verdict"], "bold")
     console.print(f"[{style}]{verdict['verdict']}[/]: {verdict.get('summary', '')}")
     console.print(f"record: {outcome.run_dir}", markup=False)
-    console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False)
+    if (outcome.run_dir / "report.html").exists():  # an interrupted or detached run has none yet
+        console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False)
 
 
 def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,
@@ -151,7 +166,7 @@ def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_jso
         except ReprokitError as exc:
             return host.name, int(exc.exit_code), "ERROR", "", str(exc)
 
-    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool, stop_on_signals():
         rows = list(pool.map(one, hosts))
     if as_json:
         print(json.dumps([dict(zip(("host", "exit_code", "verdict", "run_dir", "error"), r)) for r in rows], indent=2))
@@ -163,6 +178,25 @@ def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_jso
             table.add_row(name, verdict, str(code), run_dir or error)
         console.print(table)
     return max((r[1] for r in rows), key=_severity, default=0)
+
+
+@contextlib.contextmanager
+def stop_on_signals():
+    """Ctrl-C and SIGTERM reach only the main thread: tell every host's executor to end its step like a single run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame) -> None:
+        STOP.set()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        STOP.clear()
 
 
 def _severity(code: int) -> int:
@@ -178,8 +212,9 @@ def _warn(inventory) -> None:
 
 
 def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float,
-            as_json: bool = False) -> int:
+            as_json: bool = False, runs_dir: str = "runs") -> int:
     say, _ = _printers(as_json, True)
+    run_dir = str(resolve_run_dir(run_dir, runs_dir))  # runs/<id>, or just <id>
     outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, Path(kits_dir), say=say, wait_s=wait_s)
     manifest = load_manifest(run_dir)
     if as_json:
@@ -189,19 +224,20 @@ def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOp
     return outcome.exit_code
 
 
-def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectOptions, as_json: bool = False) -> int:
+def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectOptions, as_json: bool = False,
+           force: bool = False) -> int:
     inventory = load_inventory(inventory_path)
     host = inventory.host(host_name)
     said: list[str] = []
     say = said.append if as_json else _printers(False, True)[0]
     if host.is_local:
         lock = HostLock(LocalFS(), host.name, str(Path(runs_dir) / ".locks" / host.name), run_id="")
-        break_lock(lock, say)
+        break_lock(lock, say, force=force)
     else:
         executor = remote_executor(host, inventory, options, say)
         executor.connect()
         try:
-            break_lock(HostLock(executor, host.name, f"{executor.workdir}/lock", run_id=""), say)
+            break_lock(HostLock(executor, host.name, f"{executor.workdir}/lock", run_id=""), say, force=force)
         finally:
             executor.close_connection()
     if as_json:

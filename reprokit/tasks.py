@@ -62,9 +62,13 @@ def _paths(c, **given):
     return merged
 
 
-def _options(paths, accept_new_host_key, image=None, keep_remote=False):
-    return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
-                          images=cli.parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"])
+def _options(paths, accept_new_host_key, image=None, keep_remote=False, max_pull_bytes=None):
+    try:  # a bad flag is a one-line error (exit 2), never a traceback
+        return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
+                              images=cli.parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"],
+                              **cli.pull_limits(max_pull_bytes))
+    except ReprokitError as exc:
+        raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
 
 
 def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, image, keep_remote, known_hosts,
@@ -104,24 +108,30 @@ def sweep(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None
            accept_new_host_key, ssh_config, only, skip, set_)
 
 
-@task(positional=["run_dir"], help={"run-dir": "the detached run's record, runs/<id>",
+@task(positional=["run_dir"], help={"run-dir": "the record to finish: runs/<id>, or just the run id",
                                      "wait": "seconds to wait for the step still running on the host",
+                                     "max-pull-bytes": "cap on the bytes brought back (default 64 GiB)",
+                                     "runs-dir": RUN_HELP["runs-dir"],
                                      "kits-dir": RUN_HELP["kits-dir"], **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
 def collect(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, known_hosts=None, accept_new_host_key=False,
-            ssh_config=None):
-    """Bring back a run whose connection was lost: wait for its step on the host, pull, verify, judge, report."""
-    paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
-    _run(cli.collect, run_dir, paths["inventory"], paths["kits_dir"], _options(paths, accept_new_host_key), float(wait),
-         as_json=json)
+            ssh_config=None, max_pull_bytes=None, runs_dir=None):
+    """Finish a detached, incomplete or killed run: wait for its step on the host, pull, verify, judge, report."""
+    paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config,
+                   runs_dir=runs_dir)
+    _run(cli.collect, run_dir, paths["inventory"], paths["kits_dir"],
+         _options(paths, accept_new_host_key, max_pull_bytes=max_pull_bytes), float(wait), as_json=json,
+         runs_dir=paths["runs_dir"])
 
 
-@task(help={"host": "inventory host whose lock to remove", "runs-dir": RUN_HELP["runs-dir"], **INVENTORY_HELP,
-            **JSON_HELP, **SSH_HELP})
+@task(help={"host": "inventory host whose lock to remove", "runs-dir": RUN_HELP["runs-dir"],
+            "force": "also remove a live lock held by another control machine (make sure its run is gone)",
+            **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
 def unlock(c, host, inventory=None, runs_dir=None, json=False, known_hosts=None, accept_new_host_key=False,
-           ssh_config=None):
-    """Remove a host's lock whose owner is gone (a live owner's lock is refused)."""
+           ssh_config=None, force=False):
+    """Remove a host's lock whose owner is gone (a live owner's lock is refused; another machine's needs --force)."""
     paths = _paths(c, inventory=inventory, runs_dir=runs_dir, known_hosts=known_hosts, ssh_config=ssh_config)
-    _run(cli.unlock, host, paths["inventory"], paths["runs_dir"], _options(paths, accept_new_host_key), as_json=json)
+    _run(cli.unlock, host, paths["inventory"], paths["runs_dir"], _options(paths, accept_new_host_key), as_json=json,
+         force=force)
 
 
 @task(help={"flashinfer": "flashinfer-python version whose wheel to analyse (default: the ep8-crash kit's pin)",

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import reprokit
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts.lock import HostLock
+from reprokit.hosts.staging import stage_local
 from reprokit.records.atomic import write_json_atomic
 from reprokit.secrets import Redactor
 
@@ -42,6 +43,7 @@ class WorkloadRun:
     duration_s: float
     result: dict[str, Any] | None
     result_problem: str | None = None  # why result.json is missing or unreadable
+    not_pulled: list[dict[str, str]] = field(default_factory=list)  # host entries left there, and why (remote runs)
 
 
 def read_result(out_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -80,6 +82,12 @@ class LocalFS:
     def remove_tree(self, path: str) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
+    def age_s(self, path: str) -> float | None:
+        try:
+            return time.time() - os.stat(path).st_mtime
+        except OSError:
+            return None
+
 
 class LocalNativeExecutor:
     """Runs workloads on this machine, with this machine's Python; the lock lives in the runs directory."""
@@ -110,6 +118,13 @@ class LocalNativeExecutor:
     def finish(self, keep_remote: bool = False) -> None:
         if self.lock:
             self.lock.release()
+
+    def stage_inputs(self, step_name: str, out_dir: Path, files: list) -> list:
+        """Inputs of a step on this machine (staging.py): run files copied into the step, cached files as they are."""
+        return stage_local(out_dir.resolve(), files)
+
+    def host_path_exists(self, path: str) -> bool:
+        return Path(path).exists()
 
     def run_workload(
         self,
@@ -153,8 +168,8 @@ class LocalNativeExecutor:
             finally:
                 pump.join(timeout=KILL_GRACE_S)
         for path in out_dir.rglob("*"):
-            if path.is_file() and path.suffix in (".log", ".txt"):
-                self.redactor.file(path)
+            if path.is_file() and not path.is_symlink():
+                self.redactor.file(path)  # every artifact, not only logs: a secret can land in any file
         duration = time.monotonic() - started
         result, problem = read_result(out_dir)
         return WorkloadRun(

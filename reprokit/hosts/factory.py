@@ -9,6 +9,7 @@ from typing import Any
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.hosts.executor import LocalNativeExecutor
+from reprokit.hosts.pullback import MAX_PULL_BYTES
 from reprokit.hosts.remote import IO_TIMEOUT_S, RECONNECT_ATTEMPTS, RemoteExecutor
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 from reprokit.hosts.ssh_config import resolve as resolve_ssh_config
@@ -24,6 +25,7 @@ class ConnectOptions:
     io_timeout_s: float = IO_TIMEOUT_S
     progress: Callable[[str, int], Any] | None = None  # a transfer progress bar factory (the CLI gives rich's)
     ssh_config: str | None = None  # OpenSSH client config to honour; None: ~/.ssh/config if it exists; "none": no file
+    max_pull_bytes: int = MAX_PULL_BYTES  # what one run may bring back from its host in all (--max-pull-bytes)
 
 
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,
@@ -36,7 +38,8 @@ def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: Conn
 def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> RemoteExecutor:
     host, inventory = resolve_ssh_config(host, inventory, options.ssh_config)
     executor = RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say,
-                              reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s)
+                              reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s,
+                              max_pull_bytes=options.max_pull_bytes)
     if options.progress is not None:
         executor.progress = options.progress
     return executor
