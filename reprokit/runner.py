@@ -24,7 +24,8 @@ from reprokit.hosts.remote import Detached
 from reprokit.images.build import built_images
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
 from reprokit.plan.control_steps import CONTROL_STEPS
-from reprokit.plan.planner import plan_step
+from reprokit.plan.inputs import resolve_inputs
+from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.steps import STEP_KINDS
 from reprokit.records.atomic import sha256_file, write_json_atomic
 from reprokit.records.run import RunRecord, new_run_id, utc_now
@@ -159,8 +160,13 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
 
     steps: dict[str, dict[str, Any]] = {}
     for number, step in enumerate(kit.steps, start=2):
-        planned = plan_step(step, kit, kits_dir, fingerprint, steps, host_cpu_only=executor.host.cpu_only)
+        planned = plan_step(step, kit, kits_dir, fingerprint, steps, host_cpu_only=executor.host.cpu_only,
+                            host=executor.host)
         entry: dict[str, Any] = {"name": step.name, "uses": step.uses, "started": utc_now()}
+        if not planned.skip_reason:
+            stage_inputs(planned, executor, steps, record.dir, record.step_dir(step.name))
+            if planned.inputs:
+                entry["inputs"] = planned.inputs
         if planned.skip_reason:
             entry.update(status="not_run", reason=planned.skip_reason, ended=entry["started"], result=None)
             gpu_reason = fingerprint.get("gpu_reason")  # said once, under the fingerprint
@@ -191,6 +197,34 @@ def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, remote
     """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``."""
     record.manifest.pop("in_flight", None)
     record.update(status=status, status_detail=detail, detached={"step": step, "remote_dir": remote_dir, "since": utc_now()})
+
+
+def stage_inputs(planned: PlannedStep, executor, steps: dict[str, dict[str, Any]], record_dir: Path,
+                 out_dir: Path) -> None:
+    """Check the step's host paths, resolve its declared inputs and stage them on the host (or say why not).
+
+    The workload's parameters then name the staged files' host-side paths, never this machine's.
+    """
+    host = executor.host
+    for param, path, variable in planned.host_paths:
+        if not executor.host_path_exists(path):
+            planned.skip_reason = (f"not run: {param} {path} is not on host '{host.name}'; put it there, or set"
+                                   f" `{variable}` for the host in inventory.yml (now {getattr(host, variable)}) to"
+                                   f" the directory that holds {path.rsplit('/', 1)[-1]}")
+            return
+    files, reason = resolve_inputs(planned.kind, planned.params, steps, record_dir)
+    if reason:
+        planned.skip_reason = reason
+        return
+    if planned.kind.where == "control":  # control steps read the record itself
+        staged = [(f, str(f.source)) for f in files]
+    else:
+        staged = executor.stage_inputs(planned.name, out_dir, files)
+    for spec in planned.kind.inputs:
+        paths = [path for f, path in staged if f.param == spec.param]
+        if paths:
+            planned.params[spec.param] = paths if planned.kind.where == "control" else paths[0]
+    planned.inputs = [f.describe(path) for f, path in staged]
 
 
 def image_entry(dockerfile: str, ref: str | None, host: Host) -> dict[str, Any]:

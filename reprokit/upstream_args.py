@@ -21,7 +21,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.errors import HostError
+from reprokit.config.kit import Kit, kit_names, load_kit
+from reprokit.errors import ExitCode, HostError
+from reprokit.workloads import serve
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem.wheel import default_cache_dir, download, sha256_file, wheel_file_name
 
@@ -37,6 +39,7 @@ class Option:
     strings: tuple[str, ...]  # every spelling, e.g. ("--tp-size", "--tp")
     takes_value: bool
     value_optional: bool  # nargs "?" or "*"
+    nargs: str | int | None  # argparse's nargs, as the source gives it
     choices: tuple[str, ...] | None  # literal choices, when the source gives them as strings
     line: int  # where the source declares it
 
@@ -94,7 +97,7 @@ class OptionTable:
         """A small file for test doubles that cannot read a wheel: the same table, as data."""
         return {"origin": self.origin, "options": [
             {"strings": list(o.strings), "takes_value": o.takes_value, "value_optional": o.value_optional,
-             "choices": list(o.choices) if o.choices is not None else None}
+             "nargs": o.nargs, "choices": list(o.choices) if o.choices is not None else None}
             for o in sorted({o.strings: o for o in self.options.values()}.values(), key=lambda o: o.line)]}
 
 
@@ -156,7 +159,8 @@ def parse_options(source: str, origin: str) -> OptionTable:
         elif choices_node is not None:
             choices = _string_list(choices_node)
         option = Option(strings=strings, takes_value=takes_value, value_optional=nargs_value in ("?", "*"),
-                        choices=choices, line=node.lineno)
+                        nargs=nargs_value if isinstance(nargs_value, (str, int)) else None, choices=choices,
+                        line=node.lineno)
         for string in strings:
             options[string] = option
     return OptionTable(origin=origin, options=options)
@@ -193,3 +197,44 @@ def write_option_tables(tables: dict[str, OptionTable], path: Path, wheel: Path)
     """The tables as one JSON file (``{name: table}``) with the wheel's sha256, for doubles baked into images."""
     doc = {"wheel": wheel.name, "wheel_sha256": sha256_file(wheel), **{k: t.to_json() for k, t in tables.items()}}
     path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str], list[str]]:
+    """Every sglang server and bench_serving flag a kit's serve steps pass, checked against its pinned sglang.
+
+    Returns (problems, what was checked). The command lines are the serve workload's own
+    (``server_command``, ``bench_command``), so what is checked is what would run.
+    """
+    steps = [s for s in kit.steps if s.uses == "serve"]
+    version = kit.pins.get(SGLANG)
+    if not steps or not version:
+        return [], []
+    server = upstream_options(SGLANG, version, SERVER_ARGS, cache_dir)
+    bench = upstream_options(SGLANG, version, BENCH_SERVING, cache_dir)
+    problems, checked = [], []
+    for step in steps:
+        merged = {**serve.DEFAULTS, **step.with_, "bench": {**serve.DEFAULTS["bench"], **(step.with_.get("bench") or {})}}
+        server_argv = serve.server_command(merged, "python3")[3:]  # after `python3 -m sglang.launch_server`
+        problems += [f"step '{step.name}': sglang.launch_server {p}" for p in server.problems(server_argv)]
+        bench_flags = 0
+        for concurrency in merged["bench"]["concurrencies"]:
+            bench_argv = serve.bench_command("python3", int(merged["port"]), merged["bench"], concurrency, Path("b.jsonl"))[3:]
+            bench_flags = sum(a.startswith("--") for a in bench_argv)
+            problems += [f"step '{step.name}': sglang.bench_serving {p}" for p in bench.problems(bench_argv)]
+        checked.append(f"step '{step.name}': {sum(a.startswith('--') for a in server_argv)} server flags against"
+                       f" {server.origin}, {bench_flags} benchmark flags against {bench.origin}")
+    return sorted(set(problems), key=problems.index), checked
+
+
+def check_kits_cli(kits_dir: str) -> int:
+    """``invoke kits --check``: each kit's sglang flags against its pinned release; exit 1 on any it would refuse."""
+    failed = 0
+    for name in kit_names(Path(kits_dir)):
+        kit, path = load_kit(name, kits_dir)
+        problems, checked = kit_flag_problems(kit)
+        for problem in problems:
+            print(f"{path}: {problem}; change the kit's `with:` to a flag that release has")
+        if checked and not problems:
+            print(f"{path}: sglang flags agree with the pinned release ({'; '.join(checked)})")
+        failed += bool(problems)
+    return ExitCode.FAIL if failed else ExitCode.PASS

@@ -233,6 +233,8 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         container_ulimits=tuple(hv.container_ulimits.items()),
         container_shm_size=hv.container_shm_size,
         source=source,
+        models_dir=hv.models_dir,
+        cache_dir=hv.cache_dir,
     )
 
 

@@ -21,7 +21,10 @@ def triage_step(params: dict[str, Any], record_dir: Path, steps: dict[str, dict[
         state = (earlier or {}).get("status", "absent")
         return {"status": "not_run", "reason": f"not run: '{source}' did not serve ({state}: {reason})", "result": None}
     source_dir = record_dir / "steps" / source
-    paths = sorted(p for p in source_dir.rglob("*") if p.is_file() and (p.name.endswith(".log") or p.name.endswith(".log.gz")))
+    if params.get("logs"):  # resolved by the planner from the kind's declared input
+        paths = [Path(p) for p in params["logs"]]
+    else:
+        paths = sorted(p for p in source_dir.rglob("*") if p.is_file() and (p.name.endswith(".log") or p.name.endswith(".log.gz")))
     if not paths:
         return {"status": "not_run", "reason": f"not run: step '{source}' left no logs in {source_dir}", "result": None}
     started = time.monotonic()

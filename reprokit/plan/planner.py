@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit, Step
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
@@ -25,6 +26,8 @@ class PlannedStep:
     kind: StepKind
     params: dict[str, Any] = field(default_factory=dict)
     skip_reason: str | None = None  # set when the step cannot run on this host
+    host_paths: list[tuple[str, str, str]] = field(default_factory=list)  # (param, host path, inventory variable)
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # what was staged for it (the manifest's record)
 
     @property
     def name(self) -> str:
@@ -43,8 +46,12 @@ def load_model_config(name: str, kits_dir: Path) -> dict[str, Any]:
 
 
 def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any], results: dict[str, Any],
-              host_cpu_only: bool = False) -> PlannedStep:
-    """``host_cpu_only``: a host marked CPU-only for testing runs GPU steps anyway (against test doubles)."""
+              host_cpu_only: bool = False, host: Host | None = None) -> PlannedStep:
+    """``host_cpu_only``: a host marked CPU-only for testing runs GPU steps anyway (against test doubles).
+
+    ``host``: where the step runs; a bare name in a host path parameter (``model: GLM-5-NVFP4``) is taken
+    inside the host's directory for it (``models_dir``). Inputs are resolved and staged by the runner.
+    """
     kind = STEP_KINDS[step.uses]
     planned = PlannedStep(step=step, kind=kind, params=dict(step.with_))
     if not kind.implemented:
@@ -61,6 +68,8 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
         params["model_config"] = load_model_config(params["model"], kits_dir)
     if params.get("arch") == "host":
         arches = sorted({d["gpu_arch"] for d in devices})
+        if not arches and host_cpu_only and host is not None and host.gpu_arch:
+            arches = [host.gpu_arch]  # a CPU-only test host stands in for the arch its inventory declares
         if len(arches) != 1:
             planned.skip_reason = (
                 "not run: arch 'host' needs one GPU architecture on the host; "
@@ -72,8 +81,10 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
         limits = {d.get("max_shared_memory_per_block_optin_bytes") for d in devices if d["gpu_arch"] == params.get("arch")}
         if len(limits) == 1:
             params["optin_limit_bytes"] = limits.pop()
-    if step.uses == "tile-sweep":
-        for entry in results.values():
-            if entry.get("uses") == "static-smem" and entry.get("result_path"):
-                params.setdefault("predicted", entry["result_path"])
+    for spec in kind.host_paths:
+        value = params.get(spec.param)
+        if isinstance(value, str) and value and host is not None and "/" not in value:
+            params[spec.param] = value = f"{getattr(host, spec.variable).rstrip('/')}/{value}"
+        if isinstance(value, str) and value.startswith("/"):
+            planned.host_paths.append((spec.param, value, spec.variable))
     return planned

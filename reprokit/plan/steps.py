@@ -6,12 +6,47 @@ control plane run on pulled-back artifacts), which pins it needs, whether it
 needs a CUDA device, and whether this version of reprokit implements it yet.
 A kit may declare steps that are not implemented yet: the run reports them
 as not run, and the expectations on them as INCONCLUSIVE, with the reason.
+
+A kind also declares what it consumes (``inputs``): files of an earlier
+step's output or of the control machine's cache. The planner resolves them
+on the control machine, the executor stages them on the host (sha256
+verified) and hands the workload their host-side paths; a missing input is
+a reason not to run, naming it. ``host_paths`` are parameters naming paths
+that must already exist on the host (the model), checked before the step.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """A file a step consumes; its host-side path reaches the workload as parameter ``param``.
+
+    ``from_step``: the kind of an earlier step whose output it is (``files``: globs inside that step's
+    directory); the kit's last earlier step of that kind produces it, or the one parameter ``step_param``
+    names. ``from_control``: an artifact of the control machine's cache (``reprokit/plan/inputs.py`` says
+    which). ``optional``: a kit without a producing step runs the step without it.
+    """
+
+    param: str
+    summary: str
+    from_step: str | None = None
+    files: tuple[str, ...] = ("result.json",)  # globs inside the producing step's directory
+    step_param: str | None = None
+    from_control: str | None = None
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class HostPath:
+    """A parameter that names a path on the host which must exist before the step starts."""
+
+    param: str
+    variable: str  # the inventory variable that points the host at it
+    absolute_only: bool = True  # a value without a leading "/" is not a host path (e.g. a hub id)
 
 
 @dataclass(frozen=True)
@@ -26,6 +61,8 @@ class StepKind:
     not_implemented_reason: str = ""
     default_timeout_s: int = 600
     param_keys: tuple[str, ...] = field(default=())  # accepted keys of the step's `with:`
+    inputs: tuple[StepInput, ...] = ()
+    host_paths: tuple[HostPath, ...] = ()
 
 
 STEP_KINDS: dict[str, StepKind] = {
@@ -51,6 +88,7 @@ STEP_KINDS: dict[str, StepKind] = {
             implemented=True,
             default_timeout_s=900,
             param_keys=("arch", "flashinfer", "variants", "dtype", "output_dtypes", "jobs", "optin_limit_bytes"),
+            inputs=(StepInput("wheel", "the pinned flashinfer-python wheel", from_control="flashinfer-wheel"),),
         ),
         StepKind(
             name="tile-sweep",
@@ -62,6 +100,8 @@ STEP_KINDS: dict[str, StepKind] = {
             implemented=True,
             default_timeout_s=900,
             param_keys=("model", "parallelism", "tokens_per_expert", "backends", "time_budget_s", "tile_configs"),
+            inputs=(StepInput("predicted", "the static prediction (static-smem's result.json)", from_step="static-smem",
+                              optional=True),),
         ),
         StepKind(
             name="serve",
@@ -77,6 +117,7 @@ STEP_KINDS: dict[str, StepKind] = {
                 "max_running_requests", "load_format", "env", "extra_args", "ready_timeout_s", "port", "bench",
                 "smoke_prompt", "telemetry_interval_s",
             ),
+            host_paths=(HostPath("model", variable="models_dir"),),
         ),
         StepKind(
             name="triage",
@@ -85,6 +126,9 @@ STEP_KINDS: dict[str, StepKind] = {
             implemented=True,
             default_timeout_s=600,
             param_keys=("logs_from", "flashinfer"),
+            inputs=(StepInput("logs", "the server logs of serve", from_step="serve",
+                              files=("**/*.log", "**/*.log.gz"),
+                              step_param="logs_from"),),
         ),
     )
 }

@@ -161,15 +161,25 @@ def smoke(port: int, prompt: str) -> dict[str, Any]:
 
 
 def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path, clock_start: float = 0.0) -> list[dict[str, Any]]:
-    """sglang's own benchmark client (random dataset) at each concurrency; its JSON lines are kept as artifacts."""
+def bench_command(python: str, port: int, settings: dict[str, Any], concurrency: int, output: Path) -> list[str]:
+    """sglang's benchmark client on random token ids.
+
+    ``random-ids``, not ``random``: in sglang 0.5.9 ``random`` samples its prompts from ShareGPT and downloads
+    it from Hugging Face unless ``--dataset-path`` names the file (``bench_serving.py``,
+    ``random_sample=args.dataset_name == "random"``), which an offline GPU host cannot do.
+    """
+    return [python, "-m", "sglang.bench_serving", "--backend", "sglang", "--host", "127.0.0.1", "--port", str(port),
+            "--dataset-name", "random-ids", "--random-input-len", str(settings["input_len"]),
+            "--random-output-len", str(settings["output_len"]),
+            "--num-prompts", str(settings["num_prompts_per_concurrency"] * concurrency),
+            "--max-concurrency", str(concurrency), "--output-file", str(output)]
+
+
+    """sglang's own benchmark client (random token ids) at each concurrency; its JSON lines are kept as artifacts."""
     rows = []
     for concurrency in settings["concurrencies"]:
         output = out_dir / f"bench-c{concurrency}.jsonl"
-        argv = [python, "-m", "sglang.bench_serving", "--backend", "sglang", "--host", "127.0.0.1", "--port", str(port),
-                "--dataset-name", "random", "--random-input-len", str(settings["input_len"]),
-                "--random-output-len", str(settings["output_len"]),
-                "--num-prompts", str(settings["num_prompts_per_concurrency"] * concurrency),
-                "--max-concurrency", str(concurrency), "--output-file", str(output)]
+        argv = bench_command(python, port, settings, concurrency, output)
         progress(f"serve: benchmark at concurrency {concurrency}")
         t_start_s = round(time.monotonic() - clock_start, 2)  # on the telemetry's clock: its samples of this window
         with open(out_dir / f"bench-c{concurrency}.log", "wb") as log:
@@ -213,6 +223,11 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
                             " serve image (runtime: docker) or install the pinned sglang on the host")
     argv = server_command(merged, python)
     env = dict(os.environ, **{str(k): str(v) for k, v in (merged.get("env") or {}).items()})
+    model = str(merged["model"])
+    if model.startswith("/") and not (Path(model) / "config.json").is_file():
+        raise WorkloadError(Exit.MISSING_DEPENDENCY, f"model {model} has no config.json here"
+                            + (" (inside the container: the host's models_dir is mounted read-only at the same path"
+                               " only when it exists on the host)" if Path("/.dockerenv").exists() else ""))
     progress(f"serve: {' '.join(argv)}")
     telemetry = Telemetry(float(merged["telemetry_interval_s"]))
     telemetry.start()
@@ -240,7 +255,7 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         "command": argv,
         "env": sorted((merged.get("env") or {}).keys()),
         "outcome": outcome,
-        "ready": outcome == "ready",
+        "ready": outcome in ("ready", "ready_answering_wrong"),
         "ready_after_s": round(ready_after_s, 1),
         "server_exit_code_before_stop": server_exit,
         "server_exit_code": stopped_exit,

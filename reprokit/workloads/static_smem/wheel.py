@@ -102,7 +102,9 @@ def download(package: str, version: str, wheels_dir: Path) -> Path:
                                 f"{spec}: pip download did not finish in {PIP_TIMEOUT_S} s; "
                                 f"check the package index, or pass the wheel file as param `wheel`") from None
         if done.returncode != 0:
-            raise WorkloadError(Exit.MISSING_DEPENDENCY, _pip_failure(spec, done.stderr + done.stdout))
+            raise WorkloadError(Exit.MISSING_DEPENDENCY, _pip_failure(spec, done.stderr + done.stdout)
+                                + f"; offline, put {wheel_file_name(version, package)} in {wheels_dir} on this host,"
+                                " or in the control machine's cache (~/.cache/reprokit/wheels), which stages it here")
         found = sorted(Path(tmp).glob("*.whl"))
         if not found:
             raise WorkloadError(Exit.MISSING_DEPENDENCY, f"{spec}: pip download produced no wheel")
@@ -125,7 +127,9 @@ def _pip_failure(spec: str, output: str) -> str:
 def _extract(wheel_path: Path, digest: str, cache_dir: Path) -> Path:
     root = cache_dir / "static_smem" / "src" / digest[:16]
     if (root / ".complete").is_file():
+        progress(f"static-smem: sources of {wheel_path.name} from the cache {root}")
         return root
+    progress(f"static-smem: extracting the sources of {wheel_path.name} into the cache {root}")
     root.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{digest[:16]}-"))
     try:

@@ -1,11 +1,17 @@
 """Test double of `python -m sglang.bench_serving`: real requests to the double server, sglang's result keys."""
 
-import argparse
 import json
+import os
 import statistics
+import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+
+from sglang._upstream import parser
+
+SHAREGPT_REPO_ID = "anon8231489123/ShareGPT_Vicuna_unfiltered"  # bench_serving.py of sglang 0.5.9
+SHAREGPT_FILENAME = "ShareGPT_V3_unfiltered_cleaned_split.json"
 
 
 def one(url, output_len):
@@ -17,13 +23,28 @@ def one(url, output_len):
     return time.perf_counter() - started, tokens
 
 
+def is_file_valid_json(path):
+    if not path or not os.path.isfile(path):
+        return False
+    try:
+        with open(path) as fh:
+            json.load(fh)
+        return True
+    except ValueError:
+        return False
+
+
 def main():
-    parser = argparse.ArgumentParser()
-    for flag in ("--backend", "--host", "--dataset-name", "--output-file"):
-        parser.add_argument(flag)
-    for flag in ("--port", "--random-input-len", "--random-output-len", "--num-prompts", "--max-concurrency"):
-        parser.add_argument(flag, type=int)
-    args, _ = parser.parse_known_args()
+    args = parser("bench_serving", "bench_serving.py").parse_args()  # exits 2 on a flag 0.5.9 does not have
+    if args.dataset_name in (None, "sharegpt", "random") and not is_file_valid_json(args.dataset_path):
+        # sglang 0.5.9 samples these prompts from ShareGPT and downloads it from Hugging Face here
+        # (sample_random_requests: random_sample=args.dataset_name == "random"); the double has no network either
+        print("Traceback (most recent call last):\n  (sglang test double of bench_serving.sample_random_requests)")
+        print(f"huggingface_hub.errors.LocalEntryNotFoundError: {SHAREGPT_REPO_ID}/{SHAREGPT_FILENAME}: dataset"
+              f" {args.dataset_name!r} without --dataset-path needs a download from Hugging Face, and this host is offline")
+        sys.exit(1)
+    for name in ("port", "random_input_len", "random_output_len", "num_prompts", "max_concurrency"):
+        setattr(args, name, int(getattr(args, name)))
     url = f"http://{args.host}:{args.port}/generate"
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=args.max_concurrency) as pool:

@@ -1,15 +1,24 @@
 """Test double of `python -m sglang.launch_server`: replays an upstream-format log, then serves /health and /generate."""
 
-import argparse
 import gzip
 import json
+import os
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from sglang._upstream import parser
+
 READY = "The server is fired up and ready to roll!"
 LOG = "/usr/share/sglang-double/server-log.gz"
+# Greedy continuations a real model gives to the serve step's checked prompts (reprokit/workloads/answers.py).
+ANSWERS = {"The capital of France is": " Paris. It is also the largest city in the country.",
+           "Question: What is 12 + 30? Answer:": " 42",
+           "The chemical symbol for gold is": " Au, from the Latin word aurum."}
+# REPROKIT_DOUBLE_ANSWERS=degenerate: answer as corrupted tactics do (flashinfer issue 4841), runs of one token.
+DEGENERATE = os.environ.get("REPROKIT_DOUBLE_ANSWERS") == "degenerate"
+AUTOTUNE_BEGIN, AUTOTUNE_END = "Running FlashInfer autotune", "FlashInfer autotune completed."
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -35,7 +44,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         wanted = int((request.get("sampling_params") or {}).get("max_new_tokens", 16))
         time.sleep(0.005)
-        self._send(200, {"text": " Paris" + " ." * (wanted - 1), "meta_info": {"completion_tokens": wanted,
+        text = ANSWERS.get(str(request.get("text", "")).strip(), " Paris" + " ." * (wanted - 1))
+        if DEGENERATE:
+            text = "!" * wanted
+        self._send(200, {"text": text, "meta_info": {"completion_tokens": wanted,
                                                                              "prompt_tokens": len(str(request.get("text", "")).split())}})
 
     def log_message(self, *args):
@@ -47,14 +59,32 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
+def load_model_config(model_path):
+    """What sglang does first with --model-path: read the model's config.json (transformers' AutoConfig)."""
+    try:
+        with open(os.path.join(model_path, "config.json")) as fh:
+            return json.load(fh)
+    except OSError as exc:
+        print("Traceback (most recent call last):\n  (sglang test double)", flush=True)
+        print(f"OSError: Can't load the configuration of '{model_path}': {exc}", flush=True)
+        sys.exit(1)
+
+
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=30000)
-    args, _ = parser.parse_known_args()
+    args = parser("server_args", "launch_server.py").parse_args()  # exits 2 on a flag 0.5.9 does not have
     print(f"[double] sglang test double: {' '.join(sys.argv[1:])}", flush=True)
+    config = load_model_config(args.model_path)
+    print(f"[double] model config {args.model_path}/config.json: architectures {config.get('architectures')},"
+          f" {config.get('num_hidden_layers')} layers", flush=True)
+    args.port = int(args.port or 30000)
+    args.host = args.host or "127.0.0.1"
     with gzip.open(LOG, "rt", encoding="utf-8", errors="replace") as fh:
         lines = fh.read().splitlines()
+    if args.disable_flashinfer_autotune:  # sglang then never enters FlashInfer's autotuner during warmup
+        begin = next((i for i, line in enumerate(lines) if AUTOTUNE_BEGIN in line), None)
+        end = max((i for i, line in enumerate(lines) if AUTOTUNE_END in line), default=None)
+        if begin is not None and end is not None:
+            lines = lines[:begin] + lines[end + 1:]
     ready_at = next((i for i, line in enumerate(lines) if READY in line), len(lines))
     for line in lines[:ready_at]:
         print(line, flush=True)

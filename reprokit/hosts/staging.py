@@ -1,0 +1,107 @@
+"""A step's inputs on its host, and the host's models and caches as its workloads see them.
+
+Staged files are verified by sha256 where they land. A file of the run (an earlier step's result) goes
+into the step's own directory (``inputs/<param>/<name>``), so it comes back with the record; a file of the
+control machine's cache (a wheel) goes into the host's cache, content-addressed, so an offline host gets
+it once and keeps it. The docker runtime mounts the host's cache directory read-write and its model
+directory read-only at the same paths as on the host, so a host path means the same inside a container;
+only the step directory is seen as ``/out``.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from reprokit.config.inventory import Host
+from reprokit.errors import HostError
+from reprokit.hosts import shell
+from reprokit.plan.inputs import InputFile
+from reprokit.records.atomic import sha256_file
+
+CONTAINER_STEP_DIR = "/out"
+# cache directories under the host's cache_dir, and the variable that points each tool at its own
+CACHE_ENV = {"REPROKIT_CACHE": "reprokit", "HF_HOME": "huggingface", "TRITON_CACHE_DIR": "triton",
+             "FLASHINFER_WORKSPACE_BASE": "flashinfer"}
+
+
+def cache_env(host: Host, names: tuple[str, ...] = tuple(CACHE_ENV)) -> list[str]:
+    """``NAME=<cache_dir>/<sub>`` for the named cache variables."""
+    return [f"{name}={host.host_cache_dir}/{CACHE_ENV[name]}" for name in names]
+
+
+def container_mounts(host: Host, models_present: bool) -> list[str]:
+    """``docker run`` arguments: the caches read-write, the models read-only (when the host has the directory)."""
+    cache = host.host_cache_dir
+    args = ["-v", f"{cache}:{cache}"]
+    if models_present:
+        args += ["-v", f"{host.models_dir}:{host.models_dir}:ro"]
+    for assignment in cache_env(host):
+        args += ["-e", assignment]
+    return args
+
+
+def cache_dirs_command(host: Host) -> str:
+    """Create the cache directories as the SSH user, so a container running as that uid can write them."""
+    return "mkdir -p -- " + " ".join(shell.path(host.host_cache_dir, sub) for sub in CACHE_ENV.values())
+
+
+def stage_local(out_dir: Path, files: list[InputFile]) -> list[tuple[InputFile, str]]:
+    """Local host: the control machine's cache is this machine's; run files are copied into the step directory."""
+    staged = []
+    for item in files:
+        if item.keep_on_host:
+            staged.append((item, str(item.source)))
+            continue
+        target = out_dir / "inputs" / item.param / item.source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(item.source, target)
+        if sha256_file(target) != item.sha256:
+            raise HostError(f"staging {item.origin} into {target}: the copy's sha256 differs from the original")
+        staged.append((item, str(target)))
+    return staged
+
+
+def stage_remote(executor: Any, remote_dir: str, files: list[InputFile]) -> list[tuple[InputFile, str]]:
+    """Upload each file (SFTP) unless the host already holds it with the same sha256; return the workload's paths."""
+    staged = []
+    for item in files:
+        if item.keep_on_host:
+            target = f"{executor.host.host_cache_dir}/{CACHE_ENV['REPROKIT_CACHE']}/inputs/{item.sha256[:16]}/{item.source.name}"
+            seen = target
+        else:
+            rel = f"inputs/{item.param}/{item.source.name}"
+            target = f"{remote_dir}/{rel}"
+            seen = f"{CONTAINER_STEP_DIR}/{rel}" if executor.host.runtime == "docker" else target
+        if _remote_sha256(executor, target) != item.sha256:
+            _upload(executor, item, target)
+        staged.append((item, seen))
+    return staged
+
+
+def _remote_sha256(executor: Any, path: str) -> str | None:
+    code, out, _ = executor.sh(f"sha256sum -- {shell.quote(path)} 2>/dev/null", check=False)
+    return out.split()[0] if code == 0 and out.split() else None
+
+
+def _upload(executor: Any, item: InputFile, target: str) -> None:
+    parent, partial = target.rsplit("/", 1)[0], f"{target}.part"
+    executor.sh(f"mkdir -p -- {shell.quote(parent)}")
+    try:
+        executor.sftp.put(str(item.source), partial)
+    except OSError as exc:
+        raise HostError(executor._explain(f"cannot upload {item.origin} to {target}", str(exc) or "Failure")) from None
+    got = _remote_sha256(executor, partial)
+    if got != item.sha256:
+        executor.sh(f"rm -f -- {shell.quote(partial)}", check=False)
+        raise HostError(f"host '{executor.host.name}': {item.origin} arrived at {target} with sha256"
+                        f" {(got or 'none')[:12]}..., not {item.sha256[:12]}...; run again")
+    executor.sh(f"mv -f -- {shell.quote(partial)} {shell.quote(target)}")
+
+
+def host_path_exists(executor: Any, path: str) -> bool:
+    if executor.host.is_local:
+        return Path(path).exists()
+    code, _, _ = executor.sh(f"test -e {shell.quote(path)}", check=False)
+    return code == 0

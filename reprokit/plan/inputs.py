@@ -1,0 +1,103 @@
+"""Resolve a step's declared inputs (``StepKind.inputs``) to files on the control machine.
+
+An input from an earlier step is that step's file in the run record (pulled back and verified); an input
+from the control machine is an artifact of its cache. The executor then stages each file on the host and
+gives the workload the host-side path: no control-machine path ever reaches a host. A missing input from an
+earlier step is the reason the step does not run, naming the input; a control-machine artifact that cannot
+be had is left to the workload, whose own error says which file to put where.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reprokit.plan.steps import StepInput, StepKind
+from reprokit.records.atomic import sha256_file
+from reprokit.workloads.contract import WorkloadError
+from reprokit.workloads.static_smem import wheel as flashinfer_wheel
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file to stage for a step: where it is here, what it is, and whether the host may keep it."""
+
+    param: str
+    source: Path  # on the control machine
+    sha256: str
+    size_bytes: int
+    origin: str  # e.g. "step static-smem: result.json" or "control cache: flashinfer_python-0.6.3-py3-none-any.whl"
+    keep_on_host: bool  # control-machine artifacts stay in the host's cache (content-addressed) between runs
+
+    def describe(self, host_path: str) -> dict[str, Any]:
+        """The manifest's record of a staged input."""
+        return {"param": self.param, "origin": self.origin, "sha256": self.sha256, "bytes": self.size_bytes,
+                "host_path": host_path}
+
+
+def _file(param: str, path: Path, origin: str, keep_on_host: bool) -> InputFile:
+    return InputFile(param, path, sha256_file(path), path.stat().st_size, origin, keep_on_host)
+
+
+def producer(spec: StepInput, params: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str | None:
+    """The earlier step that produces ``spec``: the one ``step_param`` names, else the last of kind ``from_step``."""
+    if spec.step_param and params.get(spec.step_param):
+        return str(params[spec.step_param])
+    names = [name for name, entry in steps.items() if entry.get("uses") == spec.from_step]
+    return names[-1] if names else None
+
+
+def from_step(spec: StepInput, params: dict[str, Any], steps: dict[str, dict[str, Any]],
+              record_dir: Path) -> tuple[list[InputFile], str | None]:
+    what = f"input '{spec.param}' ({spec.summary})"
+    name = producer(spec, params, steps)
+    if name is None:
+        return [], None if spec.optional else f"not run: {what} has no producer: no '{spec.from_step}' step runs before it"
+    entry = steps.get(name)
+    if entry is None:
+        return [], f"not run: {what} is missing: no step '{name}' ran before it"
+    if entry.get("status") != "ok":
+        reason = entry.get("reason") or ""
+        detail = reason if reason.startswith("not run: ") else f"{entry.get('status')}: {reason}" if reason else entry.get("status")
+        return [], f"not run: {what} is missing: step '{name}' did not produce it ({detail})"
+    step_dir = record_dir / "steps" / name
+    paths = sorted({p for pattern in spec.files for p in step_dir.glob(pattern) if p.is_file()})
+    if not paths:
+        return [], f"not run: {what} is missing: step '{name}' left no {' or '.join(spec.files)} in {step_dir}"
+    return [_file(spec.param, p, f"step {name}: {p.relative_to(step_dir).as_posix()}", False) for p in paths], None
+
+
+def flashinfer_wheel_file(params: dict[str, Any]) -> Path | None:
+    """The pinned flashinfer-python wheel from the control machine's cache, downloaded there once if need be."""
+    version = params.get("flashinfer")
+    if not version:
+        return None
+    cache = flashinfer_wheel.default_cache_dir() / "wheels"
+    cached = cache / flashinfer_wheel.wheel_file_name(str(version))
+    if cached.is_file():
+        return cached
+    try:
+        return flashinfer_wheel.download(flashinfer_wheel.PACKAGE, str(version), cache)
+    except WorkloadError:
+        return None  # the host may have it; if not, the workload says which file to put where
+
+
+CONTROL_ARTIFACTS = {"flashinfer-wheel": flashinfer_wheel_file}
+
+
+def resolve_inputs(kind: StepKind, params: dict[str, Any], steps: dict[str, dict[str, Any]],
+                   record_dir: Path) -> tuple[list[InputFile], str | None]:
+    """The files to stage for a step of ``kind``, or the reason it cannot run (naming the missing input)."""
+    files: list[InputFile] = []
+    for spec in kind.inputs:
+        if spec.from_step:
+            found, reason = from_step(spec, params, steps, record_dir)
+            if reason:
+                return [], reason
+            files += found
+        elif spec.from_control:
+            path = CONTROL_ARTIFACTS[spec.from_control](params)
+            if path is not None:
+                files.append(_file(spec.param, path, f"control cache: {path.name}", True))
+    return files, None
