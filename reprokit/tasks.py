@@ -59,6 +59,10 @@ def _paths(c, **given):
     """Flags given on the command line win over the config's paths."""
     merged = settings(c)
     merged.update({key: value for key, value in given.items() if value is not None})
+    inventory = given.get("inventory")
+    if inventory is not None and not (Path(inventory).is_file() or Path(inventory).is_dir()):
+        problem = "not found" if not Path(inventory).exists() else "not a regular file or directory (a FIFO?)"
+        raise Exit(f"error: {inventory}: inventory {problem} (--inventory); give an existing inventory file", code=2)
     return merged
 
 

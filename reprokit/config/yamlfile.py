@@ -8,6 +8,7 @@ silently lets the last one win.
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,9 @@ import yaml
 from reprokit.errors import ConfigError
 
 PathKey = tuple[str | int, ...]
+MAX_DEPTH = 64  # inventories and kits nest a few levels; deeper is a mistake or an attack
+MAX_NODES = 100_000  # values after alias expansion: a 568-byte "billion laughs" file must not take the memory
+MAX_FILE_BYTES = 8 << 20
 
 
 @dataclass
@@ -52,7 +56,28 @@ def dotted(loc: PathKey) -> str:
     return out or "(document)"
 
 
-def _compose_with_lines(node: yaml.Node, loc: PathKey, lines: dict[PathKey, int], path: Path) -> Any:
+class _Budget:
+    """Counts the values built, aliases included, so expansion stays bounded."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.nodes = 0
+
+    def spend(self, node: yaml.Node, depth: int) -> None:
+        self.nodes += 1
+        line = node.start_mark.line + 1
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"{self.path}:{line}: nested more than {MAX_DEPTH} levels deep (or an alias refers to"
+                              " itself); flatten it")
+        if self.nodes > MAX_NODES:
+            raise ConfigError(f"{self.path}:{line}: more than {MAX_NODES} values once aliases are expanded; write the"
+                              " values out instead of repeating aliases (&/*)")
+
+
+def _compose_with_lines(node: yaml.Node, loc: PathKey, lines: dict[PathKey, int], path: Path,
+                        budget: _Budget | None = None) -> Any:
+    budget = budget or _Budget(path)
+    budget.spend(node, len(loc))
     lines.setdefault(loc, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
@@ -72,10 +97,10 @@ def _compose_with_lines(node: yaml.Node, loc: PathKey, lines: dict[PathKey, int]
                     f" (first defined on line {first}); keep one of them"
                 )
             lines[loc + (key,)] = key_node.start_mark.line + 1
-            result[key] = _compose_with_lines(value_node, loc + (key,), lines, path)
+            result[key] = _compose_with_lines(value_node, loc + (key,), lines, path, budget)
         return result
     if isinstance(node, yaml.SequenceNode):
-        return [_compose_with_lines(item, loc + (i,), lines, path) for i, item in enumerate(node.value)]
+        return [_compose_with_lines(item, loc + (i,), lines, path, budget) for i, item in enumerate(node.value)]
     return yaml.SafeLoader.construct_object(_LOADER_FOR_SCALARS, node)  # type: ignore[arg-type]
 
 
@@ -90,6 +115,11 @@ def load_yaml(path: Path | str) -> LoadedYaml:
     """Parse one YAML document; any problem is a ``ConfigError`` naming ``file:line``."""
     path = Path(path)
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO would block the read forever, a device never end
+            raise ConfigError(f"{path}: not a regular file; give a YAML file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ConfigError(f"{path}: {info.st_size} bytes; a kit or inventory is at most {MAX_FILE_BYTES} bytes")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found") from None
@@ -99,6 +129,8 @@ def load_yaml(path: Path | str) -> LoadedYaml:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read; flatten it (at most {MAX_DEPTH} levels)") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}" if mark else ""
@@ -115,4 +147,6 @@ def load_yaml(path: Path | str) -> LoadedYaml:
         mark = exc.problem_mark
         line = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}{line}: {exc.problem}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply to read; flatten it (at most {MAX_DEPTH} levels)") from None
     return LoadedYaml(path, data, lines)

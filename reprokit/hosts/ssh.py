@@ -19,7 +19,8 @@ from fabric import Config, Connection
 from paramiko.config import SSHConfig
 
 from reprokit.config.inventory import Host, Inventory
-from reprokit.errors import HostError
+from reprokit.errors import ConfigError, HostError
+from reprokit.hosts.known_hosts import check_known_hosts
 
 DEFAULT_KNOWN_HOSTS = Path(".reprokit/known_hosts")
 KEEPALIVE_S = 15
@@ -67,6 +68,8 @@ def ensure_known_hosts(path: Path) -> None:
 
 def _secure(conn: Connection, known_hosts: Path, accept_new: bool, say, also_known: tuple[str, ...] = ()) -> None:
     client = conn.client
+    for path in (*also_known, known_hosts):
+        check_known_hosts(path)  # one line for any malformed form, before paramiko reads it
     for path in also_known:  # the SSH config's UserKnownHostsFile: trusted, never written
         if Path(path).is_file():
             client.load_system_host_keys(path)
@@ -89,7 +92,7 @@ def connection_for(
     if host.is_local:
         raise HostError(f"host '{host.name}' is local; it needs no SSH connection")
     if host.name in _seen:
-        raise HostError(f"{host.source}: proxy_jump loop through {' -> '.join(_seen + (host.name,))}; fix proxy_jump")
+        raise ConfigError(f"{host.source}: proxy_jump loop through {' -> '.join(_seen + (host.name,))}; fix proxy_jump")
     ensure_known_hosts(known_hosts)
     gateway = None
     if host.proxy_jump:
