@@ -93,6 +93,14 @@ def install_parser() -> None:
 class ReprokitTask(Task):
     """A task whose flags take their short names from ``SHORT_FLAGS``; a positional listed as iterable takes many values."""
 
+    def get_arguments(self, ignore_unknown_help: bool | None = None) -> list[Any]:
+        # Invoke consumes the help dict while it builds the arguments: keep it for the next call (a second Program run).
+        saved = dict(self.help)
+        try:
+            return super().get_arguments(ignore_unknown_help)
+        finally:
+            self.help = saved
+
     def arg_opts(self, name: str, default: Any, taken_names: set[str]) -> dict[str, Any]:
         opts = super().arg_opts(name, default, taken_names)
         long_name = opts["names"][0]
@@ -152,6 +160,13 @@ class ReprokitProgram(Program):
         # A bundled namespace has no project directory of its own: the directory it runs in is the project.
         self.config.set_project_location(os.getcwd())
         self.config.load_project()
+
+    def run(self, argv: list[str] | str | None = None, exit: bool = True) -> None:
+        try:
+            super().run(argv, exit)
+        except BrokenPipeError:  # Invoke's own --help or --list into `head`
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
 
     def _make_parser(self) -> invoke_parser.Parser:
         install_parser()
