@@ -166,7 +166,7 @@ def test_serve_is_not_run_without_the_model_on_the_host(tmp_path, serve_double):
     assert steps["triage"]["status"] == "not_run"
     assert steps["triage"]["reason"] == (
         f"not run: input 'logs' (the server logs of serve) is missing: step 'serve' did not produce it"
-        f" (not_run: {steps['serve']['reason']})")
+        f" ({steps['serve']['reason']})")
 
 
 def test_the_double_refuses_what_sglang_059_refuses(serve_double, tmp_path):
