@@ -8,6 +8,7 @@ the log file of the run directory, never on the terminal.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -18,7 +19,7 @@ from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprokit.workloads.contract import Exit, WorkloadError, progress
+from reprokit.workloads.contract import Exit, WorkloadError, count_progress
 
 MIN_VERSION = (12, 8)  # first nvcc whose CUTLASS headers enable SM100/SM120 (CUTLASS_ARCH_MMA_SM120_SUPPORTED)
 DEFAULT_LOCATIONS = ("/usr/local/cuda/bin/nvcc",)
@@ -110,23 +111,101 @@ def first_error_line(log_text: str) -> str:
     return " ".join(lines[-1].split())[:300] if lines else "no output"
 
 
-class Compiler:
-    """Runs compiles ``jobs`` at a time; objects are cached by the hash of their inputs."""
+class DependencyCache:
+    """Objects found again by the files the compile really read, across wheels (ccache's "direct mode").
 
-    def __init__(self, nvcc: Nvcc, object_cache: Path, jobs: int):
+    Two FlashInfer releases often compile a probe from byte-identical headers in different directories
+    (the extracted wheels). A compile is keyed by its arguments and program text with those directories
+    replaced by names (``path_roots``); each entry lists every file nvcc's depfile named, with its sha256.
+    An entry is used only when every one of those files, under this run's roots, has the same sha256.
+    """
+
+    def __init__(self, directory: Path, path_roots: dict[str, Path]):
+        self.directory = directory
+        # longest first, so a root inside another one is replaced before it
+        self.roots = sorted(((name, str(path.resolve())) for name, path in path_roots.items()),
+                            key=lambda item: -len(item[1]))
+
+    def normalize(self, text: str) -> str:
+        for name, root in self.roots:
+            text = text.replace(root, name)
+        return text
+
+    def localize(self, text: str) -> str:
+        for name, root in self.roots:
+            text = text.replace(name, root)
+        return text
+
+    def key(self, job: Compile, nvcc: Nvcc) -> str:
+        digest = hashlib.sha256()
+        for part in (nvcc.version, self.normalize("\0".join(job.args)), self.normalize(job.inputs_text)):
+            digest.update(part.encode())
+            digest.update(b"\1")
+        return digest.hexdigest()[:32]
+
+    def find(self, job: Compile, nvcc: Nvcc) -> Path | None:
+        """The cached object of an earlier compile that read the same bytes, its depfile written for this run."""
+        path = self.directory / f"{self.key(job, nvcc)}.json"
+        try:
+            entries = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+        for entry in entries:
+            obj = self.directory.parent / entry["object"]
+            if obj.is_file() and all(_sha256(Path(self.localize(dep))) == digest for dep, digest in entry["deps"].items()):
+                job.depfile.write_text(self.localize(entry["depfile"]))
+                return obj
+        return None
+
+    def add(self, job: Compile, nvcc: Nvcc, cached_object: Path) -> None:
+        deps = {self.normalize(str(dep if dep.is_absolute() else job.output.parent / dep)): _sha256(
+            dep if dep.is_absolute() else job.output.parent / dep) for dep in dependencies(job.depfile)}
+        if not deps or None in deps.values():
+            return
+        path = self.directory / f"{self.key(job, nvcc)}.json"
+        try:
+            entries = json.loads(path.read_text())
+        except (OSError, ValueError):
+            entries = []
+        entries.append({"object": cached_object.name, "deps": deps,
+                        "depfile": self.normalize(job.depfile.read_text(errors="replace"))})
+        self.directory.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}")
+        tmp.write_text(json.dumps(entries))
+        os.replace(tmp, path)
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+class Compiler:
+    """Runs compiles ``jobs`` at a time; objects are cached by the hash of their inputs.
+
+    With ``path_roots`` (e.g. the extracted wheel and the probe directory), an object is also found
+    again by the content of every file it read (``DependencyCache``), whatever directory held it.
+    """
+
+    def __init__(self, nvcc: Nvcc, object_cache: Path, jobs: int, path_roots: dict[str, Path] | None = None):
         self.nvcc = nvcc
         self.object_cache = object_cache
+        self.dependency_cache = DependencyCache(object_cache / "by-deps", path_roots) if path_roots else None
         self.jobs = max(1, jobs)
         self._running: set[subprocess.Popen] = set()
         self._lock = threading.Lock()
         self._cancelled = False
         self.cache_hits = 0
         self.compiled: list[tuple[str, float]] = []
+        self._total = self._done = 0  # compile units of the current run_all, for progress
 
     def run_all(self, compiles: list[Compile]) -> None:
         """Compile everything, or raise CompileError for the first failure (the others are stopped)."""
         if not compiles:
             return
+        self._total, self._done = len(compiles), 0
         with ThreadPoolExecutor(max_workers=self.jobs) as pool:
             futures = [pool.submit(self._one, job) for job in compiles]
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
@@ -157,6 +236,15 @@ class Compiler:
             job.log.write_text(f"(object cache hit: {cached})\n")
             with self._lock:
                 self.cache_hits += 1
+            self._finished(job.name, "cached")
+            return
+        same_bytes = self.dependency_cache.find(job, self.nvcc) if self.dependency_cache else None
+        if same_bytes is not None:
+            shutil.copyfile(same_bytes, job.output)
+            job.log.write_text(f"(object cache hit by dependencies: {same_bytes}; every file nvcc read is byte-identical)\n")
+            with self._lock:
+                self.cache_hits += 1
+            self._finished(job.name, "cached")
             return
         command = [str(self.nvcc.path), *job.args, "-MD", "-MF", str(job.depfile), "-o", str(job.output)]
         started = time.monotonic()
@@ -189,9 +277,19 @@ class Compiler:
         os.replace(tmp, cached)
         if job.depfile.is_file():
             shutil.copyfile(job.depfile, cached_deps)
+            if self.dependency_cache:
+                with self._lock:
+                    self.dependency_cache.add(job, self.nvcc, cached)
         with self._lock:
             self.compiled.append((job.name, elapsed))
-        progress(f"static-smem: compiled {job.name} in {elapsed:.0f} s")
+        self._finished(job.name, f"compiled in {elapsed:.0f} s")
+
+    def _finished(self, name: str, how: str) -> None:
+        """One compile unit done: ``progress: static-smem compile k/n`` (the control plane draws a bar with an ETA)."""
+        with self._lock:
+            self._done += 1
+            done = self._done
+        count_progress("static-smem compile", done, self._total, f"{name} {how}")
 
     def link_and_run(self, name: str, objects: list[Path], gencode: str, work_dir: Path, log: Path) -> list[str]:
         """Link a host program and run it; its stdout lines (JSON records)."""

@@ -32,6 +32,7 @@ DISPATCH = f"{KERNELS}/moe_gemm/moe_gemm_template_dispatch.h"
 HEURISTIC = f"{KERNELS}/cutlass_heuristic.cpp"
 MOE_KERNELS_H = f"{KERNELS}/include/moe_kernels.h"
 BINDING = "data/csrc/fused_moe/cutlass_backend/flashinfer_cutlass_fused_moe_binding.cu"
+BINDING_UP_TO_0_5_3 = "data/csrc/fused_moe/cutlass_backend/flashinfer_cutlass_fused_moe_sm100_binding.cu"
 FUSED_MOE_CORE = "fused_moe/core.py"
 JIT_FUSED_MOE = "jit/fused_moe.py"
 JIT_CORE = "jit/core.py"
@@ -46,7 +47,7 @@ OLD_NINJA_BUILDER = "generate_ninja_build_for_op"
 COMMON_SOURCES = ("tllmException.cpp", "logger.cpp", "stringUtils.cpp")  # nv_internal/cpp/common
 
 # The files whose text decides the result; their sha256 goes into every result.
-KEY_FILES = (LAUNCHER, LAUNCHER_DECL, DISPATCH_TMA_WS, DISPATCH, HEURISTIC, MOE_KERNELS_H, BINDING,
+KEY_FILES = (LAUNCHER, LAUNCHER_DECL, DISPATCH_TMA_WS, DISPATCH, HEURISTIC, MOE_KERNELS_H, BINDING, BINDING_UP_TO_0_5_3,
              FUSED_MOE_CORE, JIT_FUSED_MOE, CUTLASS_ARCH_H, CUTLASS_VERSION_H)
 
 
@@ -60,6 +61,11 @@ def read(package: Path, relative: str) -> str:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise SourceError(f"{relative}: cannot read it in the wheel ({exc.strerror})") from None
+
+
+def binding(package: Path) -> str:
+    """The CUTLASS fused-MoE binding of this wheel (it was ``..._sm100_binding.cu`` up to 0.5.3)."""
+    return BINDING if (package / BINDING).is_file() or not (package / BINDING_UP_TO_0_5_3).is_file() else BINDING_UP_TO_0_5_3
 
 
 def file_sha256(package: Path, relative: str) -> str:
@@ -202,6 +208,23 @@ def dispatch_converts_k_bytes(dispatch_h: str) -> bool:
     return bool(re.search(r"KtileBytes = \(K \* 8\) / cutlass::sizeof_bits<", code))
 
 
+INSTANTIATION_MACRO = "INSTANTIATE_TMA_WARP_SPECIALIZED_MOE_GEMM"
+# The form the kernel probes instantiate (0.5.3 on): with EpilogueSchedule_, DYNAMIC_CGA_ and SWAP_AB_.
+INSTANTIATION_PARAMS = 17
+
+
+def check_instantiation_macro(launcher_inl: str) -> None:
+    """The launcher's instantiation macro must take the arguments the kernel probes pass it."""
+    match = re.search(rf"#define\s+{INSTANTIATION_MACRO}\s*\(([^)]*)\)", launcher_inl.replace("\\\n", " "))
+    if not match:
+        raise SourceError(f"{LAUNCHER}: no #define {INSTANTIATION_MACRO}(...)")
+    params = [p.strip() for p in match.group(1).split(",") if p.strip()]
+    if len(params) != INSTANTIATION_PARAMS:
+        raise SourceError(f"{LAUNCHER}: {INSTANTIATION_MACRO} takes {len(params)} arguments ({', '.join(params)}); "
+                          f"the kernel probes know the {INSTANTIATION_PARAMS}-argument form of FlashInfer 0.5.3 and "
+                          "later (with EpilogueSchedule_, DYNAMIC_CGA_, SWAP_AB_)")
+
+
 # --- tactic numbering -----------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -218,12 +241,12 @@ def tactic_indexing(core_py: str, binding_cu: str) -> TacticIndexing:
     concatenated = ("mAllProfiles = gemm1_tactics;" in binding
                     and "mAllProfiles.insert(mAllProfiles.end(), gemm2_tactics.begin(), gemm2_tactics.end());" in binding)
     if concatenated:
-        evidence.append(f"flashinfer/{BINDING}: mAllProfiles = gemm1 tactics, then gemm2 tactics")
+        evidence.append("the CUTLASS fused-MoE binding: mAllProfiles = gemm1 tactics, then gemm2 tactics")
     if "return list(range(gemm1_count, gemm1_count + gemm2_count))" in flat:
         evidence.append(f"flashinfer/{FUSED_MOE_CORE}: MoERunner.get_valid_tactics gives gemm2 "
                         "range(gemm1_count, gemm1_count + gemm2_count)")
     if not concatenated:
-        raise SourceError(f"flashinfer/{BINDING}: cannot find how gemm1 and gemm2 tactics are combined (mAllProfiles)")
+        raise SourceError("the CUTLASS fused-MoE binding: cannot find how gemm1 and gemm2 tactics are combined (mAllProfiles)")
     return TacticIndexing(rule="gemm1 tactics are 0..n1-1; gemm2 tactics are n1..n1+n2-1 (one list, gemm1 first)",
                           evidence=evidence)
 

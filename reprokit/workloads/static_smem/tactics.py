@@ -34,7 +34,7 @@ def tactics_document(params: dict[str, Any], work_dir: Path) -> dict[str, Any]:
         records = [r for r in run.tactics() if r["kind"] == "tactic" and r["output"] == "bf16"]
         entries = analysis.tactic_entries(records, options.dtype.act_bits, options.arch.name)
         package = run.package
-        indexing = sources.tactic_indexing(sources.read(package, sources.FUSED_MOE_CORE), sources.read(package, sources.BINDING))
+        indexing = sources.tactic_indexing(sources.read(package, sources.FUSED_MOE_CORE), sources.read(package, sources.binding(package)))
         meta = sources.build_meta(sources.read(package, sources.BUILD_META))
     return {
         "flashinfer": options.flashinfer,
@@ -52,7 +52,7 @@ def tactics_document(params: dict[str, Any], work_dir: Path) -> dict[str, Any]:
             "counts": {op: sum(1 for e in entries if e["op"] == op) for op in analysis.GEMM_OPS.values()},
             "files": {f"flashinfer/{p}": sources.file_sha256(package, p)
                       for p in (sources.HEURISTIC, sources.DISPATCH_TMA_WS, sources.DISPATCH, sources.MOE_KERNELS_H,
-                                sources.BINDING, sources.FUSED_MOE_CORE)},
+                                sources.binding(package), sources.FUSED_MOE_CORE)},
         },
     }
 

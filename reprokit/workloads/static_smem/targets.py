@@ -47,10 +47,14 @@ class MoeDtype:
     weight_token: str
     is_mx_fpx: bool
     scaling_type: str  # TmaWarpSpecializedGroupedGemmInput::FpXBlockScalingType the runner sets
+    output_dtypes: tuple[str, ...]  # the output types the binding builds runners for (switch_output_type)
 
 
 DTYPES: dict[str, MoeDtype] = {
-    "nvfp4": MoeDtype("nvfp4", "__nv_fp4_e2m1", "__nv_fp4_e2m1", 4, "SafeFP4", "SafeFP4", False, "NVFP4"),
+    "nvfp4": MoeDtype("nvfp4", "__nv_fp4_e2m1", "__nv_fp4_e2m1", 4, "SafeFP4", "SafeFP4", False, "NVFP4", ("bf16", "f16")),
+    # Hopper's grouped GEMMs (isValidHopperMOESpecialisation): FP8 with bf16/f16 output, and plain BF16.
+    "fp8": MoeDtype("fp8", "__nv_fp8_e4m3", "__nv_fp8_e4m3", 8, "SafeFP8", "SafeFP8", False, "NONE", ("bf16", "f16")),
+    "bf16": MoeDtype("bf16", "__nv_bfloat16", "__nv_bfloat16", 16, "SafeBF16", "SafeBF16", False, "NONE", ("bf16",)),
 }
 
 # Output types of the NVFP4 runners FlashInfer builds (switch_output_type in the binding).

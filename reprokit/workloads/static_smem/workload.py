@@ -76,9 +76,11 @@ class Options:
         dtype_name = params.get("dtype", "nvfp4")
         if dtype_name not in DTYPES:
             raise WorkloadError(Exit.BAD_PARAMS, f"dtype {dtype_name!r} is not analysed; known: {', '.join(DTYPES)}")
-        output_names = params.get("output_dtypes", list(OUTPUT_DTYPES))
-        if not isinstance(output_names, list) or not output_names or any(o not in OUTPUT_DTYPES for o in output_names):
-            raise WorkloadError(Exit.BAD_PARAMS, f"output_dtypes must be a non-empty list of {', '.join(OUTPUT_DTYPES)}")
+        allowed_outputs = DTYPES[dtype_name].output_dtypes
+        output_names = params.get("output_dtypes", list(allowed_outputs))
+        if not isinstance(output_names, list) or not output_names or any(o not in allowed_outputs for o in output_names):
+            raise WorkloadError(Exit.BAD_PARAMS, f"output_dtypes must be a non-empty list of {', '.join(allowed_outputs)} "
+                                                 f"(the outputs of {dtype_name} runners)")
         variants = params.get("variants") or []
         if not isinstance(variants, list) or not all(_valid_filter(v) for v in variants):
             raise WorkloadError(Exit.BAD_PARAMS, "variants must be a list of tiles (\"128x256x128\", in elements), "
@@ -210,15 +212,18 @@ class Analysis:
     def compiler(self) -> Compiler:
         if self._compiler is None:
             object_cache = self.options.cache_dir / "static_smem" / "obj"
-            self._compiler = Compiler(self.nvcc, object_cache, self.options.jobs)
+            self._compiler = Compiler(self.nvcc, object_cache, self.options.jobs,
+                                      path_roots={"<wheel>": self.wheel.root, "<probe>": self.probe_dir})
             self._prepare_probe_dir()
         return self._compiler
 
     def _prepare_probe_dir(self) -> None:
         """The generated headers every probe includes, and the log directory."""
         if not (self.probe_dir / "reprokit_probe_common.h").is_file():
+            launcher = sources.read(self.package, sources.LAUNCHER)
+            sources.check_instantiation_macro(launcher)
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            codegen.write_support_files(self.probe_dir, sources.read(self.package, sources.LAUNCHER))
+            codegen.write_support_files(self.probe_dir, launcher)
 
     def flags(self) -> list[str]:
         if self._flags is not None:
@@ -269,7 +274,8 @@ class Analysis:
         progress(f"static-smem: building the tactics probe (FlashInfer's getTactics + dispatcher) for {arch.name}")
         compiler = self.compiler
         program = self.probe_dir / "tactics.cu"
-        program.write_text(codegen.tactics_program(sources.read(self.package, sources.LAUNCHER_DECL), arch, dtype, OUTPUT_DTYPES))
+        program.write_text(codegen.tactics_program(sources.read(self.package, sources.LAUNCHER_DECL), arch, dtype,
+                                                   {o: OUTPUT_DTYPES[o] for o in dtype.output_dtypes}))
         heuristic = self.package / sources.HEURISTIC
         jobs = [self._compile("tactics", program), self._compile("cutlass_heuristic", heuristic, language_cu=True),
                 *self._common_objects()]
@@ -422,7 +428,7 @@ def _run(run_: Analysis, options: Options, started: float) -> dict[str, Any]:
     verdicts = analysis.tile_verdicts(rows)
     first_output = next(iter(entries_by_output.values()))
     gemm_counts = {op: sum(1 for e in first_output if e["op"] == op) for op in GEMM_OPS.values()}
-    indexing = sources.tactic_indexing(sources.read(package, sources.FUSED_MOE_CORE), sources.read(package, sources.BINDING))
+    indexing = sources.tactic_indexing(sources.read(package, sources.FUSED_MOE_CORE), sources.read(package, sources.binding(package)))
     notes = []
     if not first_output:
         notes.append(f"flashinfer {options.flashinfer} has no TMA warp-specialized {options.dtype.name} MoE "
