@@ -29,6 +29,7 @@ from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosts.pullback import PULL_REPORT_BYTES
 from reprokit.hosts.remote import STOP
+from reprokit.progress import CountProgress
 from reprokit.records.run import load_manifest, resolve_run_dir, verify_record
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
@@ -84,14 +85,18 @@ def pull_limits(max_pull_bytes: str | int | None) -> dict[str, int]:
 
 def _printers(as_json: bool, quiet: bool, prefix: str = ""):
     lock = threading.Lock()
+    counts = CountProgress(err_console, prefix)  # "progress: TASK k/n" lines become a bar with an ETA, quiet or not
 
     def say(message: str) -> None:
         if not as_json:
+            counts.stop()
             with lock:
                 err_console.print(f"{prefix}{message}", markup=False)
 
     def stream(line: str) -> None:
-        if not (as_json or quiet):
+        if as_json or counts.feed(line):
+            return
+        if not quiet:
             with lock:
                 err_console.print(f"{prefix}      | {line}", style="dim", markup=False)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Callable
@@ -67,6 +68,15 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+# "progress: static-smem compile 12/33: <detail>": how many of a step's units are done, for a progress bar
+# with an ETA in the control plane (which parses it with COUNT_PROGRESS_RE); on a terminal of its own, a plain line.
+COUNT_PROGRESS_RE = re.compile(r"^progress: (?P<task>[^:]+?) (?P<done>\d+)/(?P<total>\d+)(?:: (?P<detail>.*))?$")
+
+
+def count_progress(task: str, done: int, total: int, detail: str = "") -> None:
+    progress(f"progress: {task} {done}/{total}" + (f": {detail}" if detail else ""))
 
 
 def main(name: str, run: Callable[[dict[str, Any], Path], dict[str, Any]], argv: list[str] | None = None) -> int:

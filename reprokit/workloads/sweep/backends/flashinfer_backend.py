@@ -19,7 +19,7 @@ import inspect
 import time
 from typing import Any
 
-from reprokit.workloads.contract import progress
+from reprokit.workloads.contract import count_progress, progress
 from reprokit.workloads.sweep import classify, roofline
 from reprokit.workloads.sweep.context import SweepContext
 from reprokit.workloads.sweep.shapes import GemmProblem, parse_parallelism
@@ -109,7 +109,9 @@ def run(ctx: SweepContext) -> dict[str, Any]:
     routed = int(model_config["n_routed_experts"])
     rows: list[dict] = []
     # One problem per (parallelism, tokens): a tactic of GEMM1 and one of GEMM2 profile the same runner.
-    for problem in [p for p in ctx.problems if p.gemm == "gemm1"]:
+    gemm1_problems = [p for p in ctx.problems if p.gemm == "gemm1"]
+    for done, problem in enumerate(gemm1_problems):
+        count_progress("sweep flashinfer problems", done, len(gemm1_problems), f"next {problem.id}")
         tokens = problem.tokens_per_expert * routed // top_k
         hidden, intermediate = problem.k, problem.n // 2
         if ctx.lost_context or ctx.out_of_time():
@@ -135,6 +137,7 @@ def run(ctx: SweepContext) -> dict[str, Any]:
         progress(f"sweep[flashinfer]: {problem.parallelism} t={problem.tokens_per_expert}: {failed} tactics failed")
         del inputs, runner
         torch.cuda.empty_cache()
+    count_progress("sweep flashinfer problems", len(gemm1_problems), len(gemm1_problems))
     return {"status": "ran", "flashinfer": getattr(flashinfer, "__version__", None), "module_s": module_s,
             "module_arch": arch, "rows": rows}
 

@@ -22,7 +22,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from reprokit.workloads.contract import progress
+from reprokit.workloads.contract import count_progress, progress
 from reprokit.workloads.sweep import classify, roofline
 from reprokit.workloads.sweep.context import SweepContext
 from reprokit.workloads.sweep.shapes import GemmProblem
@@ -283,6 +283,7 @@ def run(ctx: SweepContext) -> dict[str, Any]:
         started = time.perf_counter()
         rows.extend(_run_problem(ctx, problem, index, loads))
         problem_wall_s[problem.id] = time.perf_counter() - started
+        count_progress("sweep triton problems", index + 1, len(ctx.problems), problem.id)
         torch.cuda.empty_cache()
     for config in ctx.configs:
         by_id[config.id]["launch"] = loads.get(config.id, {"outcome": "not_attempted"})
