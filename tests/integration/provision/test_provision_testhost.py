@@ -128,7 +128,7 @@ def test_cli_exit_codes(fresh_host, ssh_key, tmp_path):
     code = provision_cli("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
                          say=said.append)
     assert code == ExitCode.FAIL
-    assert said[-2].startswith("testhost: testhost has no NVIDIA GPU")
+    assert said[-1].startswith("testhost: testhost has no NVIDIA GPU")
 
     (tmp_path / "known_hosts").write_text("")
     assert provision_cli("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
