@@ -213,7 +213,7 @@ def _severity(code: int) -> int:
 def _warn(inventory) -> None:
     """The inventory's warnings (a misspelt reprokit variable) go to stderr, never into --json output."""
     for warning in getattr(inventory, "warnings", ()):
-        err_console.print(f"warning: {warning}", markup=False)
+        print(f"warning: {warning}", file=sys.stderr)  # one line, never wrapped
 
 
 def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float,

@@ -154,3 +154,14 @@ def test_the_installed_console_command_runs_the_same_tasks(tmp_path):
     helped = subprocess.run([str(target / "bin" / "reprokit"), "repro", "--help"], cwd=work, env=env, capture_output=True,
                             text=True)
     assert helped.returncode == 0 and helped.stdout.startswith("Usage: reprokit [--core-opts] repro [--options]")
+
+
+def test_hosts_of_an_ini_inventory_as_json_with_the_warning_on_stderr(tmp_path):
+    path = tmp_path / "hosts.ini"
+    path.write_text("[gpu]\nrtx1 ansible_host=10.1.0.11 gpu_arch=sm120 gpu_cuont=8 ansible_become_user=ops\n")
+    proc = run_invoke("hosts", "-i", str(path), "--json")
+    assert proc.returncode == 0
+    assert [(h["name"], h["gpu_arch"], h["groups"]) for h in json.loads(proc.stdout)["hosts"]] == [
+        ("local", None, []), ("rtx1", "sm120", ["gpu"])]
+    assert proc.stderr == (f"warning: {path}:2: host 'rtx1': variable 'gpu_cuont' is not reprokit's (did you mean"
+                           " 'gpu_count'?); it is passed to Ansible as it is\n")

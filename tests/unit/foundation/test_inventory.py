@@ -189,3 +189,23 @@ def test_a_syntax_error_in_group_vars_names_its_file_and_line(tmp_path):
     with pytest.raises(ConfigError) as err:
         load_inventory(path)
     assert str(err.value).startswith(f"{tmp_path / 'group_vars' / 'gpu.yml'}:3: ansible-inventory: YAML syntax error:")
+
+
+def test_host_ranges_expand_as_in_ansible(tmp_path):
+    path = tmp_path / "hosts.ini"
+    path.write_text("[blackwell]\nrtx-[01:03] gpu_arch=sm120 gpu_count=8\n")
+    inventory = load_inventory(path)
+    assert inventory.groups["blackwell"] == ["rtx-01", "rtx-02", "rtx-03"]
+    assert inventory.host("rtx-02").address == "rtx-02" and inventory.host("rtx-03").gpu_count == 8
+
+
+def test_without_ansible_core_a_yaml_inventory_is_still_read(tmp_path, monkeypatch):
+    from reprokit.config import ansible_inventory
+
+    monkeypatch.setattr(ansible_inventory, "available", lambda: False)
+    inventory = load_inventory(inv(tmp_path, GOOD))
+    assert inventory.host("rtx1").groups == ("rack1", "blackwell") and inventory.host("rtx2").runtime == "native"
+    ini = tmp_path / "hosts.ini"
+    ini.write_text(INI)
+    with pytest.raises(ConfigError, match="only a YAML inventory file can be read without ansible-inventory; install ansible-core"):
+        load_inventory(ini)
