@@ -1,0 +1,81 @@
+"""A planted secret appears nowhere: not in any file of the record, not on the host afterwards, not in the process list."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from reprokit.config.kit import load_kit_file
+from reprokit.records.run import verify_record
+from reprokit.runner import run_kit
+from reprokit.secrets import Redactor
+from tests.integration.hostile.conftest import HOST, KIT, inventory_file, step
+from tests.integration.remote.test_remote_docker import BASE
+from tests.integration.remote.test_remote_docker import REASON as DOCKER_REASON
+
+SECRET = "hf_PLANTED_0123456789abcdef"
+# the workload writes the token into every kind of artifact; the big file puts it across the 1 MiB read boundary
+PLANT = ('echo "{\\"token\\": \\"$HF_TOKEN\\"}" > other.json; echo "$HF_TOKEN" > server.log.1; echo "x $HF_TOKEN" > trace.out;'
+         ' head -c 1048570 /dev/zero > big.bin; printf "%s" "$HF_TOKEN" >> big.bin;'
+         ' ps -eo args | grep -c "$HF_TOKEN" > ps.txt; echo "token is $HF_TOKEN";'
+         ' printf \'{"workload": "smem-probe", "schema_version": 1, "status": "ok", "devices": [], "token": "%s"}\' "$HF_TOKEN"'
+         ' > result.json; exit 0')
+
+
+def secret_kit(tmp_path):
+    kits = tmp_path / "kits"
+    kits.mkdir()
+    (kits / "smem-probe.yml").write_text(KIT.read_text() + "\nsecrets: [HF_TOKEN]\n")
+    return kits / "smem-probe.yml"
+
+
+def everything(path) -> bytes:
+    return b"".join(p.read_bytes() for p in path.rglob("*") if p.is_file())
+
+
+def test_a_planted_secret_is_masked_in_every_artifact_and_gone_from_the_host(rig, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", SECRET)
+    outcome, manifest, _ = rig.run(PLANT, kit=secret_kit(tmp_path))
+    out = outcome.run_dir / "steps" / "probe"
+    assert step(manifest)["status"] == "ok", rig.messages
+    assert SECRET.encode() not in everything(outcome.run_dir)
+    assert (out / "other.json").read_text() == '{"token": "***"}\n'
+    assert (out / "server.log.1").read_text() == "***\n" and (out / "trace.out").read_text() == "x ***\n"
+    assert (out / "big.bin").read_bytes()[-8:] == b"\0\0\0\0\0***"
+    assert (out / "ps.txt").read_text() == "1\n"  # only the grep itself: no command line carries it
+    assert verify_record(outcome.run_dir) == []
+    assert SECRET.encode() not in everything(rig.work)  # the host keeps nothing of it
+
+
+@pytest.mark.skipif(DOCKER_REASON is not None, reason=DOCKER_REASON or "")
+def test_under_docker_the_secrets_file_is_gone_before_the_workload_starts(rig, tmp_path, monkeypatch):
+    image = "reprokit-test/secret-probe:1"
+    context = tmp_path / "image"
+    context.mkdir()
+    (context / "Dockerfile").write_text(
+        f"FROM {BASE}\nRUN printf '#!/bin/sh\\ncase \"$*\" in *smem_probe*) cd /out; ls -A /out > seen.txt;"
+        " echo \"$HF_TOKEN\" > token.txt; echo ok > result.json; exit 0;; esac\\nexec /usr/bin/python3 \"$@\"\\n'"
+        " > /usr/local/bin/python3 && chmod 755 /usr/local/bin/python3\n")
+    subprocess.run(["docker", "build", "-q", "-t", image, str(context)], check=True, capture_output=True)
+    monkeypatch.setenv("HF_TOKEN", SECRET)
+    inv_path = inventory_file(tmp_path / "inv.yml", rig.work, runtime="docker", container_ulimits={})
+    from reprokit.config.inventory import load_inventory  # noqa: PLC0415
+
+    inv = load_inventory(inv_path)
+    kit = secret_kit(tmp_path)
+    outcome = run_kit(load_kit_file(kit), kit, inv.host(HOST), rig.runs, kit.parent, say=rig.messages.append,
+                      inventory=inv, options=rig.options(images={"workload": image}))
+    out = outcome.run_dir / "steps" / "probe"
+    assert (out / "token.txt").read_text() == "***\n", rig.messages  # it reached the workload, and was masked
+    assert (out / "seen.txt").read_text().split() == ["exit_code", "params.json", "pid", "run.sh", "seen.txt", "step.log"]
+    assert SECRET.encode() not in everything(outcome.run_dir) + everything(rig.work)
+
+
+def test_redaction_streams_and_catches_a_secret_split_across_reads(tmp_path):
+    path = tmp_path / "log"
+    data = b"a" * 1000 + SECRET.encode() + b"b" * 7 + SECRET.encode()[:-1]
+    for chunk_bytes in (1, 3, 16, 1000, 1003, 1 << 20):
+        path.write_bytes(data)
+        assert Redactor([SECRET]).file(path, chunk_bytes=chunk_bytes) is True
+        assert path.read_bytes() == b"a" * 1000 + b"***" + b"b" * 7 + SECRET.encode()[:-1]
