@@ -12,7 +12,7 @@ from pathlib import Path
 from invoke import Exit
 
 from reprokit import bisect as bisect_search
-from reprokit import cli, pins
+from reprokit import cli, pins, upstream_args
 from reprokit.errors import ReprokitError
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.program import collection, guard_output, install_parser, is_dry, settings, task
@@ -237,9 +237,14 @@ def bisect(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_dir=No
     _run(bisect_search.bisect_cli, flashinfer, tile, arch, json, int(jobs) if jobs else None, work_dir)
 
 
-@task(help={"kits-dir": RUN_HELP["kits-dir"], **JSON_HELP})
-def kits(c, kits_dir=None, json=False):
-    """List the kits and the step kinds they can use."""
+@task(help={"kits-dir": RUN_HELP["kits-dir"], **JSON_HELP,
+            "check": "check every sglang server and bench_serving flag the kits pass against the pinned release's own"
+                     " server_args.py / bench_serving.py (read from its wheel); exit 1 on any it would refuse"})
+def kits(c, kits_dir=None, json=False, check=False):
+    """List the kits and the step kinds they can use; --check their sglang flags against the pinned wheel."""
+    if check:
+        _run(upstream_args.check_kits_cli, _paths(c, kits_dir=kits_dir)["kits_dir"])
+        return
     _run(cli.list_kits, _paths(c, kits_dir=kits_dir)["kits_dir"], as_json=json)
 
 
