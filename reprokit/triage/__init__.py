@@ -12,8 +12,8 @@ lines), ``parser`` (lines to events), ``exception_text``, ``tactics``, ``summary
 ``verdict``, ``api``, ``render``.
 """
 
-from reprokit.triage.api import TriageReport, triage_files
+from reprokit.triage.api import TriageReport, current_phase, triage_files
 from reprokit.triage.render import render_table
 from reprokit.triage.verdict import EXIT_CODES, Verdict
 
-__all__ = ["EXIT_CODES", "TriageReport", "Verdict", "render_table", "triage_files"]
+__all__ = ["EXIT_CODES", "TriageReport", "Verdict", "current_phase", "render_table", "triage_files"]

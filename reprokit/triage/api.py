@@ -9,7 +9,7 @@ from typing import Any
 from reprokit.errors import ConfigError
 from reprokit.triage.parser import parse_file
 from reprokit.triage.summary import Span, Summarizer, TriageSummary
-from reprokit.triage.tactics import TacticTable, default_tactics_path, load_tactic_table
+from reprokit.triage.tactics import TableChoice, TacticTable, choose_table
 from reprokit.triage.verdict import Decision, Verdict, decide
 
 SCHEMA_VERSION = 1
@@ -21,8 +21,18 @@ class TriageReport:
     decision: Decision
     summary: TriageSummary
     flashinfer_version: str | None
-    flashinfer_version_source: str | None  # 'argument', 'log' (sglang's autotune cache path) or None
-    tactic_table: TacticTable | None
+    flashinfer_version_source: str | None  # 'argument', 'log' (cache paths, banners, pip pins) or None
+    table_choice: TableChoice
+
+    @property
+    def tactic_table(self) -> TacticTable | None:
+        return self.table_choice.table
+
+    @property
+    def phase(self) -> str | None:
+        """How far the server's start got: loading_weights, autotune, cuda_graph_capture, engine_initialized,
+        http_server_up, ready, or dead (a fatal error); 'starting' before any of them."""
+        return self.summary.phase
 
     @property
     def verdict(self) -> Verdict:
@@ -44,6 +54,13 @@ class TriageReport:
             "verdict": self.verdict.value,
             "exit_code": self.exit_code,
             "reason": self.decision.reason,
+            "evidence": _evidence_json(self.decision.evidence, s),
+            "phase": s.phase,
+            "versions": s.versions.first(),
+            "versions_seen": {k: list(v) for k, v in sorted(s.versions.by_component.items())},
+            "arch": s.versions.archs[0] if s.versions.archs else None,
+            "archs": list(s.versions.archs),
+            "ranks": s.ranks,
             "hint": self.decision.hint,
             "env": self.decision.env,
             "ready": s.ready,
@@ -62,6 +79,7 @@ class TriageReport:
                     "errors": [{"message": m, "count": c} for m, c in row.errors.most_common()],
                     "instantiation_files": sorted(row.instantiation_files),
                     "runners": sorted(row.runners),
+                    "mapping": row.mapping,
                 }
                 for row in s.failures
             ],
@@ -72,6 +90,7 @@ class TriageReport:
             ],
             "fatal": None if s.fatal is None else {
                 "kind": s.fatal.kind,
+                "family": s.fatal.family,
                 "cause": s.fatal.cause,
                 "message": s.fatal.message,
                 "exception": s.fatal.exception,
@@ -94,6 +113,8 @@ class TriageReport:
                 "lines": s.lines,
                 "unknown_lines": s.unknown_lines,
                 "truncated_lines": sum(f.read.truncated_lines for f in s.files),
+                "records_after_progress_bar": sum(f.records_after_progress_bar for f in s.files),
+                "records_mid_line": sum(f.records_mid_line for f in s.files),
                 "lines_by_format": dict(sorted(lines_by_format.items())),
                 "events": dict(sorted(s.events_by_kind.items())),
             },
@@ -101,6 +122,9 @@ class TriageReport:
                 "version": self.flashinfer_version,
                 "version_source": self.flashinfer_version_source,
                 "tactics_file": str(self.tactic_table.path) if self.tactic_table else None,
+                "tactics_source": self.table_choice.source,
+                "tactics_reason": self.table_choice.reason,
+                "tactics_detail": self.table_choice.detail,
                 "logger_lines": s.flashinfer_logger_lines,
                 "logger_levels": dict(sorted(s.flashinfer_levels.items())),
                 "autotune_ran": s.autotune_ran,
@@ -132,23 +156,29 @@ def _span_json(span: Span) -> dict[str, Any]:
     }
 
 
-def _table_for(flashinfer_version: str | None, tactics_file: Path | None) -> TacticTable | None:
-    if tactics_file is not None:
-        return load_tactic_table(tactics_file)
-    if flashinfer_version is not None and (path := default_tactics_path(flashinfer_version)).is_file():
-        return load_tactic_table(path)
-    return None
+def _evidence_json(location: str | None, s: TriageSummary) -> dict[str, Any] | None:
+    if location is None:
+        return None
+    path, _, line = location.rpartition(":")
+    text = None
+    if s.fatal is not None and location == s.fatal.location:
+        text = s.fatal.message
+    elif s.files and path == s.files[-1].path and int(line) == s.files[-1].lines:
+        text = s.files[-1].last_line
+    return {"location": location, "file": path, "line": int(line), "text": text}
 
 
 def triage_files(
-    paths: list[Path], flashinfer_version: str | None = None, tactics_file: Path | None = None
+    paths: list[Path], flashinfer_version: str | None = None, tactics_file: Path | None = None,
+    compute_tables: bool = False,
 ) -> TriageReport:
     """Triage server logs (plain or gzip, any size, ranks interleaved or one file per rank).
 
-    ``flashinfer_version`` picks the tactic table ``reprokit/data/tactics/flashinfer-<v>.json``
-    (when it exists) and the advice on log levels; without it, the version is read from
-    sglang's autotune cache path when the log has one. ``tactics_file`` overrides the table.
-    Raises ``ConfigError`` for a path that cannot be read or a malformed tactic table.
+    The FlashInfer release (``flashinfer_version``, else the one the log names) picks its own
+    tactic table: shipped, cached, or with ``compute_tables`` computed from the release's wheel
+    (pip + nvcc, about a minute) and cached; ``tactics_file`` overrides it. Without a table a
+    tactic is reported unmapped with the reason. Raises ``ConfigError`` for a path that cannot be
+    read or a malformed tactic table.
     """
     if not paths:
         raise ConfigError("no log file given; pass one or more server logs")
@@ -156,16 +186,23 @@ def triage_files(
         if not Path(path).is_file():
             reason = "is a directory; pass the log files inside it" if Path(path).is_dir() else "no such file"
             raise ConfigError(f"{path}: {reason}")
-    table = _table_for(flashinfer_version, tactics_file)
     summarizer = Summarizer()
     for path in paths:
         parsed = parse_file(Path(path))
         for event in parsed.events:
             summarizer.add(event)
         summarizer.add_file(parsed.stats)
-    version, source = flashinfer_version, ("argument" if flashinfer_version else None)
-    if version is None and summarizer.detected_flashinfer_version:
-        version, source = summarizer.detected_flashinfer_version, "log"
-        table = table or _table_for(version, None)
-    summary = summarizer.summary(table)
-    return TriageReport(decide(summary, version), summary, version, source, table)
+    seen = summarizer.versions
+    logged = seen.by_component.get("flashinfer", [])
+    versions = [flashinfer_version] if flashinfer_version else logged
+    source = "argument" if flashinfer_version else ("log" if logged else None)
+    choice = choose_table(versions, seen.archs[0] if seen.archs else None, tactics_file=tactics_file,
+                          compute=compute_tables)
+    summary = summarizer.summary(choice)
+    version = versions[0] if len(set(versions)) == 1 else None
+    return TriageReport(decide(summary, version), summary, version, source, choice)
+
+
+def current_phase(paths: list[Path]) -> str | None:
+    """How far a (live) server log has got: a phase name of ``TriageReport.phase``, e.g. for a progress line."""
+    return triage_files(paths).phase

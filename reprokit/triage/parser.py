@@ -34,13 +34,18 @@ from pathlib import Path
 from reprokit.triage import formats
 from reprokit.triage.formats import LINE_FORMATS_BY_NAME, LogPattern
 from reprokit.triage.reader import ReadStats, iter_regions, open_log
+from reprokit.triage.versions import VersionsSeen
 
 MAX_RECORD_TEXT_CHARS = 64 * 1024  # text kept per record; the first traceback is what people read
 MAX_OPEN_RECORDS = 64  # streams with an open record at once (vLLM workers); the oldest closes first
-MAX_RANKS_TRACKED = 1024  # distinct rank labels kept per file; garbage input could invent millions
+MAX_RANKS_TRACKED = 1024
+MAX_EVIDENCE_CHARS = 300  # distinct rank labels kept per file; garbage input could invent millions
 
-# Written for the regex engine's speed: a one-character literal prefix scans fastest.
-_NOT_SGLANG_LINE = re.compile(rb"\n(?!\[[0-9])")
+# Written for the regex engine's speed: a one-character literal prefix scans fastest. sglang's
+# prefix starts '[2026-', '[02-19 ' or '[10:05:'; TensorRT-LLM's Python logger '[11/21/2024-' and a
+# pasted line counter '[80746] ' are not sglang lines.
+_NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
+_SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 _SGLANG_TRIGGER = re.compile(
     rb"\][ ](?:" + b"|".join(dict.fromkeys(p.lead.encode() for p in formats.SERVER_PATTERNS)) + rb")"
 )
@@ -48,8 +53,14 @@ _SGLANG = LINE_FORMATS_BY_NAME["sglang"].compiled
 _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
 _HEADED_FORMATS = tuple(
-    LINE_FORMATS_BY_NAME[name] for name in ("flashinfer", "vllm", "torch_c10", "uvicorn", "tensorrt_llm", "progress")
+    LINE_FORMATS_BY_NAME[name]
+    for name in ("flashinfer", "vllm", "torch_c10", "uvicorn", "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed",
+                 "progress")
 )
+_WRAPPERS = formats.WRAPPER_FORMATS
+MAX_RECORDS_PER_LINE = 16  # records glued on one physical line (tqdm redraws without carriage returns)
+# the line before a bare traceback says the traceback was logged (logger.exception), not uncaught
+_LOGGED_TRACEBACK_MARKERS = (b"ERROR", b"CRITICAL", b"xception", b"rror:", b"Traceback")
 _CONTINUATION_FORMATS = formats.CONTINUATION_FORMATS
 _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "sglang": formats.SERVER_PATTERNS,
@@ -58,7 +69,9 @@ _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "torch_c10": formats.ERROR_PATTERNS,
     "uvicorn": formats.SERVER_PATTERNS,
     "tensorrt_llm": formats.ERROR_PATTERNS,
-    "progress": formats.AUTOTUNER_PATTERNS,
+    "tensorrt_llm_python": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
+    "sglang_untimed": formats.SERVER_PATTERNS,
+    "progress": formats.AUTOTUNER_PATTERNS + formats.PROGRESS_PATTERNS,
     "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
 }
 
@@ -94,6 +107,10 @@ class FileStats:
     flashinfer_levels: Counter[str] = field(default_factory=Counter)
     ranks: set[str] = field(default_factory=set)
     ranks_overflowed: bool = False
+    records_after_progress_bar: int = 0  # records glued to the end of a tqdm bar on one line
+    records_mid_line: int = 0  # other records that start in the middle of a line (after a test id, ...)
+    versions: VersionsSeen = field(default_factory=VersionsSeen)
+    last_line: str = ""  # where the file ends: the evidence of a log that never became ready
 
     @property
     def unknown_lines(self) -> int:
@@ -110,8 +127,12 @@ def _time_key(fmt: str, ts: str | None) -> str | None:
     """'MM-DD HH:MM:SS.fff' for any of the formats' timestamps (the year is often absent)."""
     if ts is None:
         return None
-    if fmt == "torch_c10":  # 'MMDD HH:MM:SS'
-        return f"{ts[:2]}-{ts[2:4]} {ts[5:]}.000"
+    if fmt == "torch_c10":  # 'MMDD HH:MM:SS', or 'MDD HH:MM:SS' before October
+        date, _, clock = ts.partition(" ")
+        date = date.zfill(4)
+        return f"{date[:2]}-{date[2:]} {clock}.000"
+    if fmt == "tensorrt_llm_python":  # 'MM/DD/YYYY-HH:MM:SS'
+        return f"{ts[:2]}-{ts[3:5]} {ts[11:]}.000"
     date_time, _, millis = ts.partition(",")
     if len(date_time) == 8:  # time only
         date_time = "00-00 " + date_time
@@ -139,14 +160,17 @@ class FileParser:
         self._lines_before_region = 0
         self._previous_line_read = True  # the line before the current one was decoded (no sglang line skipped)
         self._region = b""
+        self._region_start = 0
         self._cursor_offset = 0
         self._cursor_line = 0
+        self._previous_tail = b""  # the last line of the previous region
+        self._counting = True  # False for the second record of a physical line: lines are counted once
 
     def feed(self, region: bytes, start: int, end: int) -> list[Event]:
         """Parse the whole lines ``region[start:end]``; return the events that completed."""
-        self._region, self._cursor_offset, self._cursor_line = region, start, 0
+        self._region, self._region_start, self._cursor_offset, self._cursor_line = region, start, start, 0
         line_count = region.count(b"\n", start, end)
-        starts = [] if region[start:start + 1] == b"[" and region[start + 1:start + 2].isdigit() else [start]
+        starts = [] if _SGLANG_SHAPED.match(region, start) else [start]
         # endpos end - 1: the region's last newline starts no line of this region
         starts.extend(m.end() for m in _NOT_SGLANG_LINE.finditer(region, start, end - 1))
         if line_count > len(starts):
@@ -165,12 +189,14 @@ class FileParser:
             self._line(region[line_start:line_end], line_start)
             expected = line_end + 1
         self._previous_line_read = expected == end
+        self._previous_tail = region[region.rfind(b"\n", start, end - 1) + 1:end - 1]
         self._stats.lines += line_count
         self._lines_before_region += line_count
         events, self._events = self._events, []
         return events
 
     def finish(self) -> list[Event]:
+        self._stats.last_line = self._previous_tail.decode("utf-8", "replace")[:MAX_EVIDENCE_CHARS]
         for stream in list(self._open):
             self._close(stream, by_eof=True)
         events, self._events = self._events, []
@@ -178,16 +204,48 @@ class FileParser:
 
     # --- one line
 
+    def _count(self, fmt: str) -> None:
+        if self._counting:
+            self._stats.lines_by_format[fmt] += 1
+
     def _line(self, raw: bytes, offset: int) -> None:
         text = raw.decode("utf-8", "replace")
-        if raw[:1] == b"[" and raw[1:2].isdigit():  # counted as sglang in feed()
+        self._stats.versions.scan(text)
+        if _SGLANG_SHAPED.match(raw):  # counted as sglang in feed()
             self._close(None)
-            match = _SGLANG.match(text)
-            if match is not None:
-                ranks = match["ranks"].strip() or None
-                self._note_rank(ranks)
-                self._message("sglang", text[match.end():], offset, match["ts"], None, ranks, None)
+            self._sglang(text, offset, None)
             return
+        self._text_line(text, offset, 0)
+
+    def _sglang(self, text: str, offset: int, stream: str | None) -> bool:
+        match = _SGLANG.match(text)
+        if match is None:
+            return False
+        ranks = match["ranks"].strip() or None
+        self._note_rank(ranks)
+        self._message("sglang", text[match.end():], offset, match["ts"], None, ranks, stream)
+        return True
+
+    def _strip_wrappers(self, text: str) -> str:
+        """Remove what log collectors and launchers put in front of a line (docker, compose, journald, ...)."""
+        for _ in range(len(_WRAPPERS)):
+            for fmt in _WRAPPERS:
+                match = fmt.compiled.match(text)
+                if match is not None:
+                    text = text[match.end():]
+                    break
+            else:
+                return text
+        return text
+
+    def _text_line(self, text: str, offset: int, glued: int) -> None:
+        """A line that is not a plain sglang line: wrappers, a worker prefix, then its own format."""
+        text = self._strip_wrappers(text)
+        if _SGLANG_SHAPED.match(text.encode("utf-8", "replace")[:4]):
+            self._close(None)
+            if self._sglang(text, offset, None):
+                self._count("sglang")
+                return
         stream: str | None = None
         rank: str | None = None
         prefix = _VLLM_WORKER.match(text) or _TORCH_RANK.match(text)
@@ -196,39 +254,77 @@ class FileParser:
             groups = prefix.groupdict()
             rank = _worker_rank(groups["worker"], groups["rank"]) if "worker" in groups else f"rank{groups['rank']}"
             self._note_rank(rank)
-            text = text[prefix.end():]
+            text = self._strip_wrappers(text[prefix.end():])
             if prefix.re is _VLLM_WORKER and (inner := _TORCH_RANK.match(text)) is not None:
                 text = text[inner.end():]
+        if glued < MAX_RECORDS_PER_LINE and self._split_glued(text, offset, stream, rank, glued):
+            return
         for fmt in _HEADED_FORMATS:
             head = fmt.head(text)
             if head is not None:
                 self._close(stream)
-                self._stats.lines_by_format[fmt.name] += 1
+                self._count(fmt.name)
                 start, groups = head
                 level = groups.get("level")
                 if fmt.name == "flashinfer" and level:
                     self._stats.flashinfer_levels[level] += 1
-                self._message(fmt.name, text[start:], offset, groups.get("ts"), level, rank, stream)
+                line_rank = rank
+                if groups.get("ranks"):
+                    line_rank = groups["ranks"]
+                elif groups.get("rank"):
+                    line_rank = f"rank{groups['rank']}"
+                self._note_rank(line_rank)
+                self._message(fmt.name, text[start:], offset, groups.get("ts"), level, line_rank, stream)
                 return
         self._bare(text, offset, stream, rank)
+
+    def _split_glued(self, text: str, offset: int, stream: str | None, rank: str | None, glued: int) -> bool:
+        """A record written on the same line after a tqdm bar or another program's output: two records."""
+        cut = -1
+        if "|" in text and (bar := formats.PROGRESS_BAR_END.search(text)) is not None and text[bar.end():].strip():
+            cut = bar.end()
+            self._stats.records_after_progress_bar += 1
+        elif "flashinfer.jit: " in text and (record := formats.FLASHINFER_RECORD_START.search(text, 1)) is not None:
+            cut = record.start()
+            self._stats.records_mid_line += 1
+        if cut == -1:
+            return False
+        head, tail = text[:cut], text[cut:]
+        self._text_line(head if stream is None else f"{stream} {head}", offset, MAX_RECORDS_PER_LINE)
+        counting, self._counting = self._counting, False
+        try:
+            self._text_line(tail, offset, glued + 1)
+        finally:
+            self._counting = counting
+        return True
 
     def _bare(self, text: str, offset: int, stream: str | None, rank: str | None) -> None:
         record = self._open.get(stream)
         if record is not None:
-            self._stats.lines_by_format["continuation"] += 1
+            self._count("continuation")
             self._append(record, text)
             return
         if not text.strip():
-            self._stats.lines_by_format["blank"] += 1
+            self._count("blank")
             return
         if self._message("bare", text, offset, None, None, rank, stream):
-            self._stats.lines_by_format["event"] += 1
+            self._count("event")
             return
         for fmt in _CONTINUATION_FORMATS:
             if fmt.compiled.match(text):
-                self._stats.lines_by_format[fmt.name] += 1
+                self._count(fmt.name)
                 return
-        self._stats.lines_by_format["unknown"] += 1
+        self._count("unknown")
+
+    def _previous_line(self, offset: int) -> bytes:
+        if offset > self._region_start:
+            return self._region[self._region.rfind(b"\n", self._region_start, offset - 1) + 1:offset - 1]
+        return self._previous_tail
+
+    def _uncaught(self, offset: int) -> bool:
+        """A bare traceback is uncaught unless the line before it logged an error (``logger.exception``)."""
+        previous = self._previous_line(offset)
+        return not any(marker in previous for marker in _LOGGED_TRACEBACK_MARKERS)
 
     def _message(
         self, fmt: str, message: str, offset: int, ts: str | None, level: str | None, rank: str | None,
@@ -239,12 +335,15 @@ class FileParser:
             found = pattern.find(message)
             if found is None:
                 continue
+            severity = pattern.severity
+            if pattern.kind == "python_traceback" and fmt == "bare" and self._uncaught(offset):
+                severity, found["uncaught"] = "fatal", "true"
             if pattern.kind == "autotune_progress":
                 self._last_progress_op = found["op"]
             elif pattern.kind in ("autotune_skip", "autotune_failure_detail"):
                 found["op_hint"] = self._last_progress_op
             event = Event(
-                kind=pattern.kind, severity=pattern.severity, fmt=fmt, file=self._path, line_no=self._line_no(offset),
+                kind=pattern.kind, severity=severity, fmt=fmt, file=self._path, line_no=self._line_no(offset),
                 at=ts, at_key=_time_key(fmt, ts), rank=rank, level=level, fields=found,
                 text=message[:MAX_RECORD_TEXT_CHARS], text_truncated=len(message) > MAX_RECORD_TEXT_CHARS,
             )

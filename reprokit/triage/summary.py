@@ -15,9 +15,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from reprokit.triage.exception_text import ExceptionFacts, analyse
-from reprokit.triage.formats import FLASHINFER_VERSION_IN_CACHE_PATH
+from reprokit.triage.formats import PATTERNS_BY_KIND
 from reprokit.triage.parser import Event, FileStats
-from reprokit.triage.tactics import TacticTable
+from reprokit.triage.tactics import TableChoice
+from reprokit.triage.versions import VersionsSeen
 
 MAX_NAMES_PER_SET = 64
 
@@ -38,6 +39,20 @@ LIFECYCLE_KINDS = (
     "uvicorn_startup_complete",
     "ready",
 )
+# where a server's start has got to, by the last lifecycle event seen (``phase``)
+PHASE_OF_KIND = {
+    "load_weight_begin": "loading_weights", "load_weight_end": "loading_weights",
+    **dict.fromkeys(("server_autotune_start", "autotune_process_start", "autotune_progress", "autotune_skip",
+                     "autotune_failure_detail", "autotune_skipped_summary", "autotune_oom_fallback",
+                     "autotune_process_end", "server_autotune_completed"), "autotune"),
+    **dict.fromkeys(("cuda_graph_capture_begin", "cuda_graph_capture_end", "cuda_graph_capture_progress",
+                     "vllm_graph_capture_finished"), "cuda_graph_capture"),
+    "vllm_engine_initialized": "engine_initialized",
+    "uvicorn_running": "http_server_up", "uvicorn_startup_complete": "http_server_up",
+}
+READY_KINDS = frozenset({"ready", "vllm_server_starting"})
+# line formats that only a serving framework (or its kernel library) writes
+FRAMEWORK_FORMATS = ("sglang", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python", "uvicorn", "flashinfer")
 AUTOTUNE_EVIDENCE_KINDS = frozenset(
     ("server_autotune_start", "server_autotune_completed", "autotune_process_start", "autotune_process_end",
      "autotune_progress", "autotune_skip", "autotune_failure_detail", "autotune_skipped_summary")
@@ -113,6 +128,7 @@ class FailureRow:
     errors: Counter[str]
     instantiation_files: set[str]
     runners: set[str]
+    mapping: dict[str, str | None] = field(default_factory=dict)  # status, reason, detail, table
 
 
 @dataclass
@@ -120,6 +136,7 @@ class FatalInfo:
     """The first fatal event (by time), its cause, and the first fatal record with a traceback."""
 
     kind: str
+    family: str  # what died how: e.g. 'process_exception', 'signal', 'cpp_terminate', 'uncaught_exception'
     cause: str | None  # the error pattern behind it, e.g. 'cuda_illegal_memory_access'
     message: str
     exception: str | None
@@ -149,6 +166,15 @@ class TriageSummary:
     autotune_ran: bool
     flashinfer_logger_lines: int
     flashinfer_levels: Counter[str]
+    versions: VersionsSeen = field(default_factory=VersionsSeen)
+    phase: str | None = None  # the last phase of a server's start the log reached (PHASE_OF_KIND), or 'ready'
+    ready_location: str | None = None  # file:line of the first readiness line
+    framework_seen: bool = False  # a line only a serving framework writes, or a lifecycle event
+    table: TableChoice | None = None
+
+    @property
+    def ranks(self) -> list[str]:
+        return sorted({rank for f in self.files for rank in f.ranks})
 
     @property
     def lines(self) -> int:
@@ -178,10 +204,15 @@ def _tactic_value(text: str | None) -> int | str:
         return text or "?"
 
 
+# Errors that leave the CUDA context unusable: whoever logged them, the process cannot go on.
+STICKY_CAUSES = frozenset({"cuda_illegal_memory_access", "cuda_illegal_instruction"})
+
+
 def _is_fatal(event: Event, facts: ExceptionFacts | None) -> bool:
+    """Fatal lines are fatal; a logged error is fatal only when its cause is a sticky CUDA error."""
     if event.severity == "fatal":
         return True
-    return event.severity == "error" and facts is not None and facts.cause_severity == "fatal"
+    return event.severity == "error" and facts is not None and facts.cause in STICKY_CAUSES
 
 
 class Summarizer:
@@ -194,24 +225,26 @@ class Summarizer:
         self._groups: dict[tuple, _FailureGroup] = {}
         self._skipped: dict[str, Span] = {}
         self._skipped_totals: Counter[str] = Counter()
-        self._fatal_first: tuple[tuple[str, int], Event, ExceptionFacts | None] | None = None
-        self._fatal_traceback: tuple[tuple[str, int], Event] | None = None
+        self._fatal_first: tuple[tuple[str, int, int], Event, ExceptionFacts | None] | None = None
+        self._fatal_traceback: tuple[tuple[str, int, int], Event] | None = None
         self._fatal_kinds: Counter[str] = Counter()
         self._errors: dict[str, tuple[Span, str]] = {}
         self._timeline: dict[str, Span] = {}
-        self._version: str | None = None
+        self._versions = VersionsSeen()
+        self._phase: str | None = None
+        self._ready_location: str | None = None
         self._order = 0
 
     def add(self, event: Event) -> None:
         self._events_by_kind[event.kind] += 1
         self._order += 1
         kind = event.kind
-        if kind == "ready" or (kind == "uvicorn_startup_complete" and event.fmt != "sglang"):
+        self._phase = PHASE_OF_KIND.get(kind, self._phase)
+        if kind in READY_KINDS or (kind == "uvicorn_startup_complete" and event.fmt != "sglang"):
             # vLLM has no 'ready to roll'; its API server is up when uvicorn finishes starting
             self._ready = True
-        if kind == "server_autotune_start" and (path := event.fields.get("cache_path")):
-            if found := FLASHINFER_VERSION_IN_CACHE_PATH.search(path):
-                self._version = self._version or found.group(1)
+            self._phase = "ready"
+            self._ready_location = self._ready_location or f"{event.file}:{event.line_no}"
         if kind == "autotune_skip":
             self._add_failure(event)
         elif kind == "autotune_skipped_summary":
@@ -219,6 +252,8 @@ class Summarizer:
             self._skipped.setdefault(op, Span()).add(event)
             self._skipped_totals[op] += int(event.fields.get("count") or 0)
         facts = analyse(event.text) if event.severity in ("error", "fatal") else None
+        if facts is not None and facts.instantiation_arch:
+            self._versions.add_arch(facts.instantiation_arch)
         fatal = _is_fatal(event, facts)
         if fatal:
             self._add_fatal(event, facts)
@@ -230,11 +265,12 @@ class Summarizer:
 
     def add_file(self, stats: FileStats) -> None:
         self._files.append(stats)
+        self._versions.merge(stats.versions)
 
     @property
-    def detected_flashinfer_version(self) -> str | None:
-        """The FlashInfer version named by sglang's autotune cache path, if the log has one."""
-        return self._version
+    def versions(self) -> VersionsSeen:
+        """The versions and archs the logs name (autotune and JIT cache paths, banners, pip pins)."""
+        return self._versions
 
     def _add_failure(self, event: Event) -> None:
         facts = analyse(event.text)
@@ -249,23 +285,30 @@ class Summarizer:
             group.unattributed_by_file[event.file] += 1
         group.errors[facts.summary] += 1
         _add_capped(group.instantiation_files, facts.instantiation_file)
+        if facts.instantiation_arch:
+            self._versions.add_arch(facts.instantiation_arch)
         runner = fields.get("runner") or ""
         found = _RUNNER_CLASS.search(runner)
         _add_capped(group.runners, found.group(1) if found else runner[:80] or None)
 
     def _add_fatal(self, event: Event, facts: ExceptionFacts | None) -> None:
         self._fatal_kinds[event.kind] += 1
-        order = (event.at_key or "~", self._order)  # untimed events sort after timed ones
+        # untimed events sort after timed ones; in the same second, the record with the traceback (the
+        # cause) before a bare notice such as sglang's 'Received sigquit'
+        tie = (0 if event.continuation_lines else 1) if event.at_key else 0
+        order = (event.at_key or "~", tie, self._order)
         if self._fatal_first is None or order < self._fatal_first[0]:
             self._fatal_first = (order, event, facts)
         if event.continuation_lines and (self._fatal_traceback is None or order < self._fatal_traceback[0]):
             self._fatal_traceback = (order, event)
 
-    def summary(self, table: TacticTable | None) -> TriageSummary:
+    def summary(self, table: TableChoice) -> TriageSummary:
         levels: Counter[str] = Counter()
         for stats in self._files:
             levels.update(stats.flashinfer_levels)
         notes: list[str] = []
+        framework_seen = self._phase is not None or self._ready or any(
+            f.lines_by_format[name] for f in self._files for name in FRAMEWORK_FORMATS)
         return TriageSummary(
             files=self._files,
             events_by_kind=self._events_by_kind,
@@ -286,9 +329,14 @@ class Summarizer:
             autotune_ran=any(self._events_by_kind[k] for k in AUTOTUNE_EVIDENCE_KINDS),
             flashinfer_logger_lines=sum(levels.values()),
             flashinfer_levels=levels,
+            versions=self._versions,
+            phase="dead" if self._fatal_first else self._phase or ("starting" if framework_seen else None),
+            ready_location=self._ready_location,
+            framework_seen=framework_seen,
+            table=table,
         )
 
-    def _failure_rows(self, table: TacticTable | None, notes: list[str]) -> list[FailureRow]:
+    def _failure_rows(self, choice: TableChoice, notes: list[str]) -> list[FailureRow]:
         """Apply the tactic table, attribute single-rank files, and merge groups that now coincide.
 
         What the exception text shows (the dispatch frame's tile, the gemm1/gemm2 frame) is
@@ -298,9 +346,16 @@ class Summarizer:
         """
         sole_rank = {s.path: next(iter(s.ranks)) for s in self._files if len(s.ranks) == 1 and not s.ranks_overflowed}
         rows: dict[tuple, FailureRow] = {}
+        table = choice.table
         for (tactic_text, text_op, op_hint, tile, tile_enum, fusion, swap_ab), group in self._groups.items():
             tactic = _tactic_value(tactic_text)
-            entry = table.lookup(tactic, text_op or op_hint) if table and isinstance(tactic, int) else None
+            entry, reason, detail = None, choice.reason, choice.detail
+            if not isinstance(tactic, int):
+                reason, detail = "compound_tactic", f"tactic {tactic} is a tuple: the MoE tables number single tactics"
+            elif table is not None:
+                entry, reason, detail = table.resolve(tactic, text_op or op_hint)
+            mapping = {"status": "mapped" if entry else "unmapped", "reason": None if entry else reason,
+                       "detail": choice.detail if entry else detail, "table": str(table.path) if table else None}
             source = "exception_text" if tile else None
             op = text_op or (entry.op if entry else None) or op_hint
             if table is not None and entry is not None:
@@ -327,7 +382,8 @@ class Summarizer:
             row = rows.get(key)
             if row is None:
                 rows[key] = FailureRow(op, tactic, tile, tile_enum, fusion, swap_ab, source, span, unattributed,
-                                       Counter(group.errors), set(group.instantiation_files), set(group.runners))
+                                       Counter(group.errors), set(group.instantiation_files), set(group.runners),
+                                       mapping)
                 continue
             row.span.merge(span)
             row.unattributed += unattributed
@@ -344,8 +400,12 @@ class Summarizer:
             return None
         _, event, facts = self._fatal_first
         traceback_event = self._fatal_traceback[1] if self._fatal_traceback else None
+        family = PATTERNS_BY_KIND[event.kind].fatal_family or event.kind
+        if event.kind == "python_traceback" and event.fields.get("uncaught"):
+            family = "uncaught_exception"
         return FatalInfo(
             kind=event.kind,
+            family=family,
             cause=facts.cause if facts else None,
             message=event.text.split("\n", 1)[0][:300],
             exception=facts.final_exception if facts else None,

@@ -8,20 +8,32 @@ shared-memory analysis writes that mapping to ``reprokit/data/tactics/flashinfer
      "tactics": [{"op": "trtllm::fused_moe::gemm1", "tactic": 0, "tile": "128x128x128",
                   "tile_enum": "CtaShape128x128x64B", "fusion": "NONE", "swap_ab": false}, ...]}
 
-``tile`` is in elements (MxNxK), ``fusion`` is ``NONE`` or ``FINALIZE``. The triage reads
-the file when it exists and otherwise falls back to what the exception text says.
+``tile`` is in elements (MxNxK), ``fusion`` is ``NONE`` or ``FINALIZE``.
+
+``choose_table`` finds the table of exactly the release the log ran: shipped with reprokit
+(every flashinfer-python release from 0.6.0 to the newest listed in ``releases.json``), or in the
+cache, or computed on demand from the release's own wheel by the static analysis and cached.
+When there is none it says why (unknown version, no table, another arch); a tactic number the
+table does not have is out of range. A table of another release is never used instead.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
 
 from reprokit.errors import ConfigError
 
 TACTICS_DIR = Path(__file__).resolve().parents[1] / "data" / "tactics"
+RELEASES_FILE = TACTICS_DIR / "releases.json"  # the flashinfer-python releases the tables cover, from PyPI
+FIRST_RELEASE = Version("0.6.0")
+TABLE_ARCHES = ("sm120", "sm121", "sm100", "sm90")  # what the static analysis can compute
 _TILE = re.compile(r"\d+x\d+x\d+")
 _FUSIONS = ("NONE", "FINALIZE")
 
@@ -46,14 +58,100 @@ class TacticTable:
     def lookup(self, tactic: int, op: str | None) -> Tactic | None:
         """The entry for ``tactic``: unique by number when FlashInfer numbers tactics across
         both GEMMs (gemm2 after gemm1), else told apart by ``op`` when that is known."""
+        return self.resolve(tactic, op)[0]
+
+    def resolve(self, tactic: int, op: str | None) -> tuple[Tactic | None, str | None, str]:
+        """(entry, None, '') or (None, reason, detail): 'out_of_range' or 'ambiguous'."""
         matches = [t for t in self.tactics if t.tactic == tactic]
         if len(matches) > 1 and op is not None:
             matches = [t for t in matches if t.op == op]
-        return matches[0] if len(matches) == 1 else None
+        if len(matches) == 1:
+            return matches[0], None, ""
+        if not matches:
+            numbers = sorted({t.tactic for t in self.tactics if op is None or t.op == op})
+            span = f"{numbers[0]}-{numbers[-1]}" if numbers else "none"
+            return None, "out_of_range", (f"tactic {tactic} is not in FlashInfer {self.flashinfer}'s {self.arch} table "
+                                          f"({len(self.tactics)} tactics, numbered {span}{' for ' + op if op else ''})")
+        return None, "ambiguous", f"tactic {tactic} names one tactic of each GEMM in FlashInfer {self.flashinfer}; the log does not say which op"
 
 
-def default_tactics_path(flashinfer_version: str) -> Path:
-    return TACTICS_DIR / f"flashinfer-{flashinfer_version}.json"
+@dataclass(frozen=True)
+class TableChoice:
+    """The table for a log's FlashInfer release and arch, or why there is none."""
+
+    table: TacticTable | None
+    source: str | None  # 'file' (given), 'shipped', 'cache', 'computed'
+    reason: str | None  # 'unknown_version', 'no_table', 'no_table_for_arch', 'conflicting_versions'
+    detail: str  # the reason in words, or where the table came from
+
+
+def default_tactics_path(flashinfer_version: str, arch: str = "sm120") -> Path:
+    suffix = "" if arch == "sm120" else f"-{arch}"
+    return TACTICS_DIR / f"flashinfer-{flashinfer_version}{suffix}.json"
+
+
+def cache_dir() -> Path:
+    """Where computed tables are kept: ``$REPROKIT_CACHE/tactics`` (default ``~/.cache/reprokit``)."""
+    return Path(os.environ.get("REPROKIT_CACHE") or Path.home() / ".cache" / "reprokit") / "tactics"
+
+
+def known_releases() -> list[str]:
+    """The flashinfer-python releases from 0.6.0 on, newest last, as listed on the package index."""
+    data = json.loads(RELEASES_FILE.read_text(encoding="utf-8"))
+    return list(data["releases"])
+
+
+def choose_table(versions: list[str], arch: str | None, *, tactics_file: Path | None = None,
+                 compute: bool = False) -> TableChoice:
+    """The tactic table of the one FlashInfer release in ``versions`` for ``arch`` (default sm120)."""
+    if tactics_file is not None:
+        table = load_tactic_table(tactics_file)
+        return TableChoice(table, "file", None, f"tactics from {tactics_file}")
+    if not versions:
+        return TableChoice(None, None, "unknown_version",
+                           "the FlashInfer version is unknown: the log names none; pass --flashinfer")
+    if len(set(versions)) > 1:
+        return TableChoice(None, None, "conflicting_versions",
+                           f"the log names FlashInfer {' and '.join(dict.fromkeys(versions))}; pass --flashinfer")
+    version, arch = versions[0], arch or "sm120"
+    try:
+        release = Version(version)
+    except InvalidVersion:
+        return TableChoice(None, None, "no_table", f"{version!r} is not a FlashInfer version")
+    if release < FIRST_RELEASE:
+        return TableChoice(None, None, "no_table",
+                           f"FlashInfer {version} predates {FIRST_RELEASE}, the first release with a tactic table")
+    if arch not in TABLE_ARCHES:
+        return TableChoice(None, None, "no_table_for_arch",
+                           f"no tactic table for {arch}: the static analysis covers {', '.join(TABLE_ARCHES)}")
+    shipped = default_tactics_path(version, arch)
+    if shipped.is_file():
+        return TableChoice(load_tactic_table(shipped), "shipped", None, f"tactics from {shipped}")
+    cached = cache_dir() / shipped.name
+    if cached.is_file():
+        return TableChoice(load_tactic_table(cached), "cache", None, f"tactics from {cached}")
+    if not compute:
+        listed = "" if version in known_releases() else " (not a release listed in releases.json)"
+        return TableChoice(None, None, "no_table",
+                           f"no {arch} tactic table for FlashInfer {version}{listed}; computing it was not asked for")
+    return _compute(version, arch, cached)
+
+
+def _compute(version: str, arch: str, target: Path) -> TableChoice:
+    """Compute the table from the release's own wheel (``static_smem.tactics``: pip + nvcc) and cache it."""
+    from reprokit.workloads.contract import WorkloadError
+    from reprokit.workloads.static_smem.tactics import tactics_document
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="reprokit-tactics-") as work:
+            document = tactics_document({"flashinfer": version, "arch": arch}, Path(work))
+    except WorkloadError as exc:
+        return TableChoice(None, None, "no_table", f"no {arch} table for FlashInfer {version}: computing it failed ({exc})")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(".json.partial")
+    partial.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
+    partial.replace(target)
+    return TableChoice(load_tactic_table(target), "computed", None, f"tactics computed from the {version} wheel into {target}")
 
 
 _KIND_NAMES = {int: "an integer", str: "a string", bool: "true or false"}

@@ -41,6 +41,7 @@ class Decision:
     reason: str
     hint: str | None = None  # what to change to get a conclusive log, in words
     env: dict[str, str] | None = None  # the same as environment variables for the next run
+    evidence: str | None = None  # file:line of the line the verdict rests on
 
     @property
     def exit_code(self) -> int:
@@ -66,41 +67,55 @@ def decide(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
         cause = f" ({fatal.cause})" if fatal.cause else ""
         where = f" on {fatal.rank}" if fatal.rank else ""
         what = fatal.exception or fatal.message
-        return Decision(Verdict.FATAL, f"{fatal.kind}{cause}{where} at {fatal.location}: {what}")
+        return Decision(Verdict.FATAL, f"{fatal.family}{cause}{where} at {fatal.location}: {what}",
+                        evidence=fatal.location)
     if summary.ready:
-        failures = summary.failure_count
-        if failures:
-            tiles = ", ".join(summary.failure_tiles) or "tiles unknown"
-            return Decision(
-                Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
-                f"server ready; {failures} autotune tactic failure(s), skipped by the autotuner ({tiles})",
-            )
-        skipped = sum(summary.skipped_totals.values())
-        if skipped:
-            return Decision(
-                Verdict.INCONCLUSIVE,
-                f"server ready; FlashInfer skipped {skipped} unsupported tactic(s) but the per-tactic lines "
-                "are not in the log, so the failing tiles are unknown",
-                _hidden_tactics_hint(flashinfer_version),
-                {LOG_LEVEL_ENV: "debug"},
-            )
-        if summary.autotune_ran and summary.flashinfer_logger_lines == 0:
-            return Decision(
-                Verdict.INCONCLUSIVE,
-                "server ready and autotuning ran, but the log has no FlashInfer logger line, "
-                "so failed tactics cannot be seen",
-                _hidden_tactics_hint(flashinfer_version),
-                {LOG_LEVEL_ENV: "debug"},
-            )
-        return Decision(Verdict.READY, "server ready; no autotune tactic failed")
-    if summary.recognised_lines == 0:
+        return _ready(summary, flashinfer_version)
+    if not summary.framework_seen:
         return Decision(
             Verdict.INCONCLUSIVE,
-            f"no recognisable log line in {summary.lines} line(s): not an sglang, vLLM or FlashInfer log?",
+            f"no line of a serving framework in {summary.lines} line(s) (sglang, vLLM, TensorRT-LLM, FlashInfer): "
+            "nothing says whether a server started",
         )
+    last = summary.files[-1]
     cut = [f.path for f in summary.files if f.read.ends_mid_line or f.read.read_error]
     ending = f"; cut off: {', '.join(cut)}" if cut else ""
     return Decision(
         Verdict.NOT_READY,
-        f"the log ends with neither readiness nor a fatal error (still starting, hung or truncated){ending}",
+        f"the log ends with neither readiness nor a fatal error (last phase: {summary.phase or 'starting'}; still "
+        f"starting, hung or truncated){ending}",
+        evidence=f"{last.path}:{last.lines}",
     )
+
+
+def _ready(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
+    """The server came up: were autotune failures seen, or hidden by the log level?"""
+    evidence = summary.ready_location
+    failures = summary.failure_count
+    if failures:
+        tiles = ", ".join(summary.failure_tiles) or "tiles unknown"
+        return Decision(
+            Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
+            f"server ready; {failures} autotune tactic failure(s), skipped by the autotuner ({tiles})",
+            evidence=evidence,
+        )
+    skipped = sum(summary.skipped_totals.values())
+    if skipped:
+        return Decision(
+            Verdict.INCONCLUSIVE,
+            f"server ready; FlashInfer skipped {skipped} unsupported tactic(s) but the per-tactic lines "
+            "are not in the log, so the failing tiles are unknown",
+            _hidden_tactics_hint(flashinfer_version),
+            {LOG_LEVEL_ENV: "debug"},
+            evidence=evidence,
+        )
+    if summary.autotune_ran and summary.flashinfer_logger_lines == 0:
+        return Decision(
+            Verdict.INCONCLUSIVE,
+            "server ready and autotuning ran, but the log has no FlashInfer logger line, "
+            "so failed tactics cannot be seen",
+            _hidden_tactics_hint(flashinfer_version),
+            {LOG_LEVEL_ENV: "debug"},
+            evidence=evidence,
+        )
+    return Decision(Verdict.READY, "server ready; no autotune tactic failed", evidence=evidence)

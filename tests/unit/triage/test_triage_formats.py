@@ -38,13 +38,14 @@ def test_example_matches_with_grep_extended_regex(pattern, tmp_path):
 @pytest.mark.parametrize("pattern", formats.SERVER_PATTERNS, ids=lambda p: p.kind)
 def test_server_pattern_matches_start_with_its_lead(pattern):
     """The parser only looks at sglang lines whose message starts with a lead: no match may escape it."""
-    message = pattern.example.split("] ", 1)[1] if pattern.example.startswith("[") else pattern.example
-    message = re.sub(r"^\(\w+ pid=\d+\) (?:\w+ \d\d-\d\d \d\d:\d\d:\d\d \[[^\]]+\] )?", "", message)
+    events, _ = parse_lines([pattern.example])
+    message = events[0].text.split("\n", 1)[0]
     assert pattern.compiled.match(message) is not None
     assert re.match(pattern.lead, message) is not None
 
 
-@pytest.mark.parametrize("fmt", formats.LINE_FORMATS + formats.CONTINUATION_FORMATS, ids=lambda f: f.name)
+@pytest.mark.parametrize("fmt", formats.LINE_FORMATS + formats.CONTINUATION_FORMATS + formats.WRAPPER_FORMATS,
+                         ids=lambda f: f.name)
 def test_line_format_example_is_recognised(fmt):
     assert fmt.head(fmt.example) is not None
 
@@ -52,7 +53,7 @@ def test_line_format_example_is_recognised(fmt):
 def test_kinds_are_unique_and_families_partition_the_table():
     kinds = [p.kind for p in formats.PATTERNS]
     assert len(kinds) == len(set(kinds))
-    families = (formats.SERVER_PATTERNS, formats.AUTOTUNER_PATTERNS, formats.ERROR_PATTERNS,
+    families = (formats.SERVER_PATTERNS, formats.AUTOTUNER_PATTERNS, formats.PROGRESS_PATTERNS, formats.ERROR_PATTERNS,
                 formats.EXCEPTION_TEXT_PATTERNS)
     assert sum(len(f) for f in families) == len(formats.PATTERNS)
 

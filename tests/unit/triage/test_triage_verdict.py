@@ -39,11 +39,12 @@ def test_fatal_wins_over_readiness(tmp_path):
     assert report["fatal"]["kind"] == "sigquit_received"
 
 
-def test_a_bare_traceback_with_a_sticky_cuda_error_is_fatal_but_a_handled_one_is_not(tmp_path):
+def test_a_bare_traceback_with_a_sticky_cuda_error_is_fatal_but_a_logged_oom_is_not(tmp_path):
     crash = ["Traceback (most recent call last):", '  File "x.py", line 3, in forward',
              "torch.AcceleratorError: CUDA error: an illegal memory access was encountered"]
     assert triage(tmp_path, [READY] + crash)["fatal"]["cause"] == "cuda_illegal_memory_access"
-    handled = ["Traceback (most recent call last):", '  File "x.py", line 3, in generate',
+    handled = [sglang("ERROR:    Exception in ASGI application"),
+               "Traceback (most recent call last):", '  File "x.py", line 3, in generate',
                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has 1 GiB free."]
     report = triage(tmp_path, [READY] + handled)
     assert (report["verdict"], report["fatal"]) == ("READY", None)
