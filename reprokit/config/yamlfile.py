@@ -63,9 +63,11 @@ class _Budget:
         self.path = path
         self.nodes = 0
 
-    def spend(self, node: yaml.Node, depth: int) -> None:
+    def spend(self, node: yaml.Node, loc: PathKey, lines: dict[PathKey, int]) -> None:
         self.nodes += 1
-        line = node.start_mark.line + 1
+        depth = len(loc)
+        # an aliased node carries the line of its anchor; the line of the top-level key that led here is the useful one
+        line = lines.get(loc[:1], node.start_mark.line + 1) if loc else node.start_mark.line + 1
         if depth > MAX_DEPTH:
             raise ConfigError(f"{self.path}:{line}: nested more than {MAX_DEPTH} levels deep (or an alias refers to"
                               " itself); flatten it")
@@ -77,7 +79,7 @@ class _Budget:
 def _compose_with_lines(node: yaml.Node, loc: PathKey, lines: dict[PathKey, int], path: Path,
                         budget: _Budget | None = None) -> Any:
     budget = budget or _Budget(path)
-    budget.spend(node, len(loc))
+    budget.spend(node, loc, lines)
     lines.setdefault(loc, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         result: dict[Any, Any] = {}
