@@ -78,6 +78,7 @@ all:
       gpu_arch: ${GPU_ARCH:-sm90}
       gpu_count: ${GPU_COUNT:-1}
       workdir: $WORK/host
+      ansible_become: false  # we log in as root: no sudo needed (or installed)
       offline: true
 EOF
 cp "$INV" "$OUT/inventory.yml"
