@@ -160,7 +160,6 @@ def smoke(port: int, prompt: str) -> dict[str, Any]:
     return result
 
 
-def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path, clock_start: float = 0.0) -> list[dict[str, Any]]:
 def bench_command(python: str, port: int, settings: dict[str, Any], concurrency: int, output: Path) -> list[str]:
     """sglang's benchmark client on random token ids.
 
@@ -175,6 +174,7 @@ def bench_command(python: str, port: int, settings: dict[str, Any], concurrency:
             "--max-concurrency", str(concurrency), "--output-file", str(output)]
 
 
+def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path, clock_start: float = 0.0) -> list[dict[str, Any]]:
     """sglang's own benchmark client (random token ids) at each concurrency; its JSON lines are kept as artifacts."""
     rows = []
     for concurrency in settings["concurrencies"]:
@@ -222,12 +222,12 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         raise WorkloadError(Exit.MISSING_DEPENDENCY, f"sglang is not installed for {python}; run this step in the kit's"
                             " serve image (runtime: docker) or install the pinned sglang on the host")
     argv = server_command(merged, python)
-    env = dict(os.environ, **{str(k): str(v) for k, v in (merged.get("env") or {}).items()})
     model = str(merged["model"])
     if model.startswith("/") and not (Path(model) / "config.json").is_file():
         raise WorkloadError(Exit.MISSING_DEPENDENCY, f"model {model} has no config.json here"
                             + (" (inside the container: the host's models_dir is mounted read-only at the same path"
                                " only when it exists on the host)" if Path("/.dockerenv").exists() else ""))
+    env = dict(os.environ, **{str(k): str(v) for k, v in (merged.get("env") or {}).items()})
     progress(f"serve: {' '.join(argv)}")
     telemetry = Telemetry(float(merged["telemetry_interval_s"]))
     telemetry.start()
@@ -255,7 +255,7 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         "command": argv,
         "env": sorted((merged.get("env") or {}).keys()),
         "outcome": outcome,
-        "ready": outcome in ("ready", "ready_answering_wrong"),
+        "ready": outcome == "ready",
         "ready_after_s": round(ready_after_s, 1),
         "server_exit_code_before_stop": server_exit,
         "server_exit_code": stopped_exit,
