@@ -89,6 +89,7 @@ run_kit() {  # run_kit KIT [flags]: one repro over SSH; its exit code is recorde
     invoke_ repro "$kit" --host h200 --inventory "$INV" --known-hosts "$KNOWN" --runs-dir "$WORK/runs" "$@" \
         2>&1 | tee "$OUT/$kit.log"
     log "exit code of $kit: ${PIPESTATUS[0]}"
+    tar -czf "$OUT/records.tar.gz" -C "$WORK/runs" .  # after each kit: what ran comes back even if a later one overruns
 }
 started=$(date +%s)
 run_kit smem-probe --accept-new-host-key
@@ -100,6 +101,5 @@ log "exit code of provision --check: ${PIPESTATUS[0]}"
 log "known_hosts written by reprokit: $(cut -d' ' -f1,2 "$KNOWN")"
 log "host cache: $(find "$WORK/host/cache" -type f -name '*.whl' | sed "s|$WORK/host|<workdir>|")"
 log "total $(( $(date +%s) - started )) s"
-tar -czf "$OUT/records.tar.gz" -C "$WORK/runs" .
 kill "$(cat "$WORK/sshd.pid")" 2>/dev/null
 exit 0
