@@ -4,11 +4,12 @@ YAML or INI files, directories of them, ``group_vars/`` and ``host_vars/`` next 
 directory) all come out of ``ansible-inventory`` as merged variables per host and the groups' members, exactly
 as ``ansible-playbook`` will see them. Its errors become one line, ``file:line: problem``, where Ansible names the
 place. One result is kept per inventory path and the mtimes of every file that can feed it (the command costs
-about half a second of Python start-up).
+0.6-1.2 s here: benchmarks/inventory_bench.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -35,32 +36,59 @@ class AnsibleInventory:
     host_groups: dict[str, list[str]]  # host -> its groups, the innermost first (never 'all' or 'ungrouped')
 
 
-_cache: dict[tuple[str, tuple[tuple[str, int], ...]], AnsibleInventory] = {}
+_cache: dict[tuple[str, tuple[tuple[str, int, int], ...]], AnsibleInventory] = {}
 
 
 def available() -> bool:
     return shutil.which("ansible-inventory") is not None
 
 
-def _sources(path: Path) -> tuple[tuple[str, int], ...]:
+def _sources(path: Path) -> tuple[tuple[str, int, int], ...]:
     """Every file whose change can change the inventory, with its mtime (ns): the key of the cache."""
     base = path if path.is_dir() else path.parent
     files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     for vars_dir in ("group_vars", "host_vars"):
         if (base / vars_dir).is_dir():
             files += sorted(p for p in (base / vars_dir).rglob("*") if p.is_file())
-    return tuple((str(p), p.stat().st_mtime_ns) for p in dict.fromkeys(files))
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in dict.fromkeys(files))
 
 
 def read(path: Path) -> AnsibleInventory:
-    """Run ``ansible-inventory -i PATH --list`` (or reuse its result while no source file changed)."""
+    """Run ``ansible-inventory -i PATH --list``, or reuse its result while no source file changed: in this process,
+    and across commands from ``$XDG_CACHE_HOME/reprokit/inventory/`` (keyed also by Ansible's version and settings)."""
     key = (str(path.resolve()), _sources(path))
     if key not in _cache:
-        _cache[key] = _run(path)
+        disk = _disk_entry(key)
+        try:
+            _cache[key] = parse_list(json.loads(disk.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            data = _run(path)
+            _cache[key] = parse_list(data)
+            _save(disk, data)
     return _cache[key]
 
 
-def _run(path: Path) -> AnsibleInventory:
+def _disk_entry(key: tuple) -> Path:
+    binary = shutil.which("ansible-inventory") or ""
+    settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("ANSIBLE_"))
+    stamp = os.stat(binary).st_mtime_ns if binary else 0
+    digest = hashlib.sha256(json.dumps([key, binary, stamp, settings]).encode()).hexdigest()[:32]
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "reprokit" / "inventory"
+    return root / f"{digest}.json"
+
+
+def _save(entry: Path, data: dict[str, Any]) -> None:
+    """Best effort, atomically (a reader sees the whole file or none): the cache only saves time."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = entry.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, entry)
+    except OSError:
+        pass
+
+
+def _run(path: Path) -> dict[str, Any]:
     env = dict(os.environ, ANSIBLE_INVENTORY_UNPARSED_FAILED="True", ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                ANSIBLE_LOCALHOST_WARNING="False", ANSIBLE_INVENTORY_UNPARSED_WARNING="False")
     if path.is_file():
@@ -74,7 +102,7 @@ def _run(path: Path) -> AnsibleInventory:
                           " ansible-core) to read this inventory") from None
     if proc.returncode != 0:
         raise ConfigError(describe_error(path, proc.stderr))
-    return parse_list(json.loads(proc.stdout))
+    return json.loads(proc.stdout)
 
 
 def describe_error(path: Path, stderr: str) -> str:
