@@ -31,6 +31,7 @@ from reprokit.records.atomic import sha256_file, write_json_atomic
 from reprokit.records.run import RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
+from reprokit.report.reasons import SaidOnce
 from reprokit.secrets import collect_secrets
 
 WORKLOAD_STATUS_BY_EXIT = {0: "ok", 2: "bad_params", 3: "no_driver", 4: "no_device", 5: "check_failed", 6: "missing_dependency"}
@@ -159,6 +160,7 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
         say(f"      no GPU: {fingerprint.get('gpu_reason')}")
 
     steps: dict[str, dict[str, Any]] = {}
+    once = SaidOnce(None if gpus else fingerprint.get("gpu_reason"))  # a reason is said once on the console
     for number, step in enumerate(kit.steps, start=2):
         planned = plan_step(step, kit, kits_dir, fingerprint, steps, host_cpu_only=executor.host.cpu_only,
                             host=executor.host)
@@ -169,13 +171,11 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
                 entry["inputs"] = planned.inputs
         if planned.skip_reason:
             entry.update(status="not_run", reason=planned.skip_reason, ended=entry["started"], result=None)
-            gpu_reason = fingerprint.get("gpu_reason")  # said once, under the fingerprint
-            shown = planned.skip_reason.replace(gpu_reason, "see above") if gpu_reason and not gpus else planned.skip_reason
-            say(f"[{number}/{total}] {step.name} ({step.uses}) ... {shown}")
+            say(f"[{number}/{total}] {step.name} ({step.uses}) ... {once(planned.skip_reason)}")
         elif planned.kind.where == "control":
             say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
             entry.update(CONTROL_STEPS[step.uses](planned.params, record.dir, steps, record.step_dir(step.name)))
-            say(f"      {entry['status']}" + (f": {entry['reason']}" if entry.get("reason") else "")
+            say(f"      {entry['status']}" + (f": {once(entry['reason'])}" if entry.get("reason") else "")
                 + (f": {entry['result']['verdict']}" if entry.get("result") and "verdict" in entry["result"] else ""))
         else:
             say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
@@ -186,7 +186,7 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
             entry.update(step_entry(run, step.name, step.timeout, out_dir))
             _prune(out_dir, step.keep)
             detail = entry.get("reason") or ""
-            say(f"      {entry['status']} in {run.duration_s:.1f} s" + (f": {detail}" if detail else ""))
+            say(f"      {entry['status']} in {run.duration_s:.1f} s" + (f": {once(detail)}" if detail else ""))
         steps[step.name] = entry
         record.manifest.pop("in_flight", None)
         record.set_step({k: v for k, v in entry.items() if k not in ("result", "result_path")})

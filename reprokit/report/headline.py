@@ -44,7 +44,7 @@ def kernels_near_limit(result: dict[str, Any]) -> tuple[int | None, list[dict[st
 
 def no_kernels_explanation(result: dict[str, Any]) -> str | None:
     """Why a result has no sized kernels (e.g. sm90 has no NVFP4 CUTLASS MoE kernels), instead of "none"."""
-    if any(isinstance(r, dict) and is_number(r.get("kernel_smem_bytes")) for r in result.get("rows") or []):
+    if result.get("status") not in (None, "ok") or any(isinstance(r, dict) and is_number(r.get("kernel_smem_bytes")) for r in result.get("rows") or []):
         return None
     notes = "; ".join(str(n) for n in result.get("notes") or [])
     what = (f"FlashInfer {result.get('flashinfer', '?')} has no {result.get('dtype', '')} CUTLASS MoE kernel for "
@@ -90,8 +90,8 @@ def text_chart(result: dict[str, Any]) -> list[str]:
 
 def markdown(result: dict[str, Any] | None, table) -> list[str]:
     """The headline of ``report.md``; ``table`` is the report's markdown table helper."""
-    if not isinstance(result, dict):
-        return []
+    if not isinstance(result, dict) or result.get("status") not in (None, "ok"):
+        return []  # the step failed: the expectations and the steps table say why
     arch = result.get("arch", "?")
     explanation = no_kernels_explanation(result)
     if explanation:

@@ -113,7 +113,7 @@ def render_html(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[s
         *_headline(step_result(steps, "static-smem")),
         *_expectations(verdict, notes, reasons),
         *_serve(step_result(steps, "serve"), step_result(steps, "triage")),
-        *_environment(manifest),
+        *_environment(manifest, notes),
         *_steps_table(steps, notes),
         *_probe(step_result(steps, "smem-probe")),
         *_static_smem(step_result(steps, "static-smem")),
@@ -194,7 +194,7 @@ def _expectations(verdict: dict[str, Any], notes: list, reasons: dict[str, str])
 
 def _headline(result: dict[str, Any] | None) -> list[str]:
     """Each failing kernel's bytes against the limit, and the chart drawn against the limit."""
-    if result is None:
+    if result is None or result.get("status") not in (None, "ok"):
         return []
     explanation = headline.no_kernels_explanation(result)
     if explanation:
@@ -212,7 +212,7 @@ def _headline(result: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _environment(manifest: dict[str, Any]) -> list[str]:
+def _environment(manifest: dict[str, Any], notes: list) -> list[str]:
     fp = manifest.get("fingerprint") or {}
     host = manifest.get("host") or {}
     machine = fp.get("host") or {}
@@ -220,7 +220,7 @@ def _environment(manifest: dict[str, Any]) -> list[str]:
     out = ["<h2>Environment</h2>", _table(None, [
         ["host", f"{host.get('name')} ({host.get('connection')}, runtime {host.get('runtime')})"],
         ["machine", f"{machine.get('machine')} {machine.get('kernel')}, Python {machine.get('python')}"],
-        ["driver", driver.get("driver_release") if driver else fp.get("gpu_reason")],
+        ["driver", driver.get("driver_release") if driver else f"none: {refer(fp.get('gpu_reason'), notes)}"],
         ["CUDA driver API", driver.get("cuda_driver_api")],
         ["nvcc", fp.get("nvcc")],
     ], "environment")]
@@ -247,7 +247,7 @@ def _environment(manifest: dict[str, Any]) -> list[str]:
 
 def _steps_table(steps: dict[str, dict[str, Any]], notes: list) -> list[str]:
     rows = [[e.get("name"), e.get("uses"), e.get("status"), (e.get("duration_s"), "num"),
-             (refer(e.get("reason"), notes, own=e.get("reason")), "wrap"), e.get("log")] for e in steps.values()]
+             (refer(e.get("reason"), notes, step=e.get("name")), "wrap"), e.get("log")] for e in steps.values()]
     return ["<h2>Steps</h2>", _table(["step", "uses", "status", "duration (s)", "detail", "log"], rows, "steps")]
 
 

@@ -76,7 +76,8 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
     env_rows = [
         ["host", f"{host.get('name')} ({host.get('connection')}, runtime {host.get('runtime')})"],
         ["machine", f"{(fp.get('host') or {}).get('machine')} {(fp.get('host') or {}).get('kernel')}, Python {(fp.get('host') or {}).get('python')}"],
-        ["driver", f"{driver.get('driver_release')} (CUDA driver API {driver.get('cuda_driver_api')})" if driver else fp.get("gpu_reason")],
+        ["driver", f"{driver.get('driver_release')} (CUDA driver API {driver.get('cuda_driver_api')})" if driver
+         else f"none: {refer(fp.get('gpu_reason'), notes)}"],
         ["nvcc", fp.get("nvcc")],
         ["pins", ", ".join(f"{k} {v}" for k, v in (manifest.get("pins") or {}).items())],
         ["installed", ", ".join(f"{k} {v}" for k, v in (fp.get("packages") or {}).items() if v) or "(none of the pinned packages)"],
@@ -96,7 +97,7 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
     lines += ["", "## Steps", ""]
     lines += _table(
         ["step", "uses", "status", "duration (s)", "detail", "log"],
-        [[e["name"], e["uses"], e["status"], e.get("duration_s"), refer(e.get("reason"), notes, own=e.get("reason")), e.get("log")]
+        [[e["name"], e["uses"], e["status"], e.get("duration_s"), refer(e.get("reason"), notes, step=e.get("name")), e.get("log")]
          for e in steps.values()],
     )
     probe = next((e["result"] for e in steps.values() if e["uses"] == "smem-probe" and e.get("result")), None)

@@ -24,21 +24,23 @@ class SharedReason:
     need: str  # "need one" or "depend on it"
     text: str
     names: list[str] = field(default_factory=list)
+    step: str | None = None  # the step whose own reason this is (None: the fingerprint's)
 
     def sentence(self) -> str:
         return f"{self.label}: {len(self.names)} expectations {self.need}: {self.text}"
 
 
-def _roots(fingerprint: dict[str, Any] | None, steps: dict[str, dict[str, Any]] | list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+def _roots(fingerprint: dict[str, Any] | None,
+           steps: dict[str, dict[str, Any]] | list[dict[str, Any]]) -> list[tuple[str, str, str, str | None]]:
     roots = []
     gpu_reason = (fingerprint or {}).get("gpu_reason")
     if gpu_reason and not (fingerprint or {}).get("devices"):
-        roots.append(("no GPU here", "need one", str(gpu_reason)))
+        roots.append(("no GPU here", "need one", str(gpu_reason), None))
     entries = steps.values() if isinstance(steps, dict) else steps
     for entry in entries:
         reason = entry.get("reason") if isinstance(entry, dict) else None
         if reason and entry.get("status") != "ok" and not (gpu_reason and gpu_reason in reason):
-            roots.append((f"step '{entry.get('name')}' ({entry.get('status')})", "depend on it", str(reason)))
+            roots.append((f"step '{entry.get('name')}' ({entry.get('status')})", "depend on it", str(reason), entry.get("name")))
     return roots
 
 
@@ -57,22 +59,22 @@ def shared_reasons(expectations: list[dict[str, Any]], fingerprint: dict[str, An
     notes: list[SharedReason] = []
     cells = {str(j.get("name")): str(j.get("reason") or "") for j in expectations if isinstance(j, dict)}
     # shorter roots first: a step's reason may quote another step's (triage quotes serve's), which then reads "note 1"
-    for label, need, text in sorted(_roots(fingerprint, steps), key=lambda r: len(r[2])):
+    for label, need, text, step in sorted(_roots(fingerprint, steps), key=lambda r: len(r[2])):
         names = [name for name, reason in cells.items() if text in reason]
         if len(names) < 2:
             continue
-        note = SharedReason(len(notes) + 1, label, need, text, names)
+        note = SharedReason(len(notes) + 1, label, need, text, names, step)
         notes.append(note)
         for name in names:
             cells[name] = _refer(cells[name], text, note.number)
     return notes, cells
 
 
-def refer(text: str | None, notes: list[SharedReason], own: str | None = None) -> str:
-    """``text`` with every note's root replaced by a reference to it, except the note that is ``own`` (a step's own reason)."""
+def refer(text: str | None, notes: list[SharedReason], step: str | None = None) -> str:
+    """``text`` with every note's root replaced by a reference to it, except the note of ``step``'s own reason."""
     out = str(text or "")
     for note in notes:
-        if note.text != own and note.text in out:
+        if (step is None or note.step != step) and note.text in out:
             out = _refer(out, note.text, note.number)
     return out
 
@@ -84,3 +86,21 @@ def record_reasons(run_dir: Path, expectations: list[dict[str, Any]]) -> tuple[l
     except (OSError, ValueError):
         return [], {}
     return shared_reasons(expectations, manifest.get("fingerprint"), manifest.get("steps") or [])
+
+
+class SaidOnce:
+    """For the console, line by line: a reason already said is "see above" when another line would repeat it."""
+
+    def __init__(self, *said: str | None):
+        self.said = [s for s in said if s]
+
+    def __call__(self, text: str | None) -> str:
+        out = str(text or "")
+        for earlier in sorted(self.said, key=len, reverse=True):
+            if earlier in out and earlier != out:
+                out = out.replace(earlier, "see above")
+            elif earlier == out:
+                out = "see above"
+        if text and text not in self.said:
+            self.said.append(str(text))
+        return out
