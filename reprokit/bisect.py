@@ -1,7 +1,8 @@
 """``invoke bisect --flashinfer V1..V2 --tile T --arch A``: the first FlashInfer release where a tile's verdict changes.
 
-No GPU: each version probed runs the static shared-memory analysis (nvcc on the
-CPU) as its own process, as a kit step would (``python -m
+No GPU: each version probed is read from the fit table (``invoke fit-table``,
+``reprokit/data/fit-table.json``) when it has that release; otherwise it runs the
+static shared-memory analysis (nvcc on the CPU) as its own process, as a kit step would (``python -m
 reprokit.workloads.static_smem --params P --out-dir D``), limited to the one
 tile. The releases between V1 and V2 come from the package index (``pip index
 versions``; pre-releases and dev builds are left out unless named as an end).
@@ -24,6 +25,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from reprokit.errors import ConfigError, ExitCode, HostError, StepError
+from reprokit.fix import fit_table
 from reprokit.plan.steps import STEP_KINDS
 from reprokit.report.compare import tile_status
 
@@ -106,8 +108,23 @@ def bisect(versions: list[str], verdict_of: Callable[[str], str]) -> dict[str, A
 WORKLOAD_ERRORS: dict[int, type] = {2: ConfigError, 6: HostError}
 
 
+def table_verdict(version: str, arch: str, tile: str, table_path: Path | None = None) -> str | None:
+    """The verdict from the fit table (``invoke fit-table``), or None when the table has no readable cell for it."""
+    found = fit_table.cell(version, arch, "nvfp4", table_path or fit_table.DATA_FILE)
+    if found is None or found["status"] == "unreadable":
+        return None
+    return tile_status({"failing_tiles": found.get("failing_tiles"), "fitting_tiles": found.get("fitting_tiles"),
+                        "unsupported_tiles": found.get("dispatch_rejected_tiles")}, tile)
+
+
 def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int | None = None) -> str:
-    """The static-smem verdict of ``tile`` in FlashInfer ``version`` on ``arch``: fails, fits, unsupported or absent."""
+    """The static-smem verdict of ``tile`` in FlashInfer ``version`` on ``arch``: fails, fits, unsupported or absent.
+
+    Read from the fit table when it has the release; otherwise the analysis runs (and caches) for this one tile.
+    """
+    from_table = table_verdict(version, arch, tile)
+    if from_table is not None:
+        return from_table
     run_dir.mkdir(parents=True, exist_ok=True)
     params: dict[str, Any] = {"flashinfer": version, "arch": arch, "variants": [tile]}
     if jobs is not None:

@@ -62,6 +62,8 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
         "fitting_tiles": result["fitting_tiles"],
         "dispatch_rejected_tiles": result["unsupported_tiles"],
         "dispatch_rejected_tactics": sorted(r["tactic"] for r in rejected),
+        "dispatch_rejected_by_op": {op: sorted(r["tactic"] for r in rejected if r["op"] == op) for op in counts},
+        "dispatch_error": rejected[0]["explanation"] if rejected else None,
         "capacity_bytes": result["capacity_bytes"],
         "failing": [{"op": r["op"], "tactic": r["tactic"], "tile": r["tile"], "fusion": r["fusion"],
                      "swap_ab": r["swap_ab"], "kernel_smem_bytes": r["kernel_smem_bytes"],

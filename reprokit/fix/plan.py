@@ -72,7 +72,12 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
                             "diagnosis": {k: cell.get(k) for k in ("status", "reason", "failing_tactics", "failing_tiles",
                                                                    "tactic_counts", "capacity_bytes", "source")},
                             "knobs": [], "recommended": None}
-    failing = {op: t for op, t in (cell.get("failing_tactics") or {}).items() if t}
+    # Both kinds cannot run: over the capacity (initialize fails) and rejected by the dispatcher (it throws).
+    rejected = cell.get("dispatch_rejected_by_op") or {}
+    failing = {op: sorted(set(t) | set(rejected.get(op, []))) for op, t in (cell.get("failing_tactics") or {}).items()}
+    failing = {op: t for op, t in failing.items() if t}
+    plan["blocked"] = {"over_capacity": cell.get("failing_tactics"), "dispatch_rejected": rejected,
+                       "dispatch_error": cell.get("dispatch_error")}
     if cell["status"] == "no_kernels" or not failing:
         plan["summary"] = (f"nothing to block: {cell.get('reason')}" if cell["status"] == "no_kernels" else
                            f"nothing to block: no tactic of flashinfer {version} exceeds {arch}'s "
@@ -92,7 +97,7 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
     knobs.append(_disable_knob(options, sglang, total))
     usable = [k for k in knobs if k["applies"]]
     plan["recommended"] = usable[0]["name"] if usable else None
-    plan["summary"] = (f"flashinfer {version} on {arch}: {lost} of {total} {dtype} tactics cannot start "
+    plan["summary"] = (f"flashinfer {version} on {arch}: {lost} of {total} {dtype} tactics cannot run "
                        f"({', '.join(f'{op} {t}' for op, t in failing.items())}); "
                        + (f"use {usable[0]['name']}: {usable[0]['cost']}" if usable else
                           "no knob of this stack keeps them from being tried"))

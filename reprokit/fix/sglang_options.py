@@ -11,6 +11,7 @@ so a flag is checked against everything that release's parser accepts.
 from __future__ import annotations
 
 import ast
+import re
 import zipfile
 from pathlib import Path
 
@@ -56,8 +57,10 @@ def _field_option(name: str, annotation: ast.Subscript, line: int) -> Option | N
         if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
             choices = tuple(v.value for v in values)  # type: ignore[union-attr]
     takes_value = not (is_bool and action is None) and action_name not in NO_VALUE_ACTIONS
+    if nargs_value is None and re.match(r"(Optional\[)?(List|list)\[", type_text):
+        nargs_value = "+"  # arg_utils: List[X] fields take nargs "+" unless Arg says otherwise
     return Option(strings=tuple(strings), takes_value=takes_value, value_optional=nargs_value in ("?", "*"),
-                  choices=choices, line=line)
+                  nargs=nargs_value, choices=choices, line=line)
 
 
 def field_options(source: str) -> dict[str, Option]:
