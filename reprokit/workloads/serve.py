@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from reprokit.workloads import answers
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
 from reprokit.workloads.serve_stats import performance
 
@@ -241,10 +242,14 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         try:
             outcome, ready_after_s = wait_ready(proc, int(merged["port"]), float(merged["ready_timeout_s"]))
             progress(f"serve: {outcome} after {ready_after_s:.0f} s")
-            smoke_result = bench_rows = None
+            smoke_result = bench_rows = answers_result = None
             if outcome == "ready":
                 smoke_result = smoke(int(merged["port"]), str(merged["smoke_prompt"]))
                 progress(f"serve: smoke request {'ok' if smoke_result['ok'] else 'failed'} in {smoke_result['latency_s']} s")
+                answers_result = answers.check_server(int(merged["port"]), http, merged.get("load_format"))
+                if answers_result["ok"] is False:  # up, and answering wrong: its own outcome
+                    outcome = "ready_answering_wrong"
+                    progress(f"serve: ready but answering wrong: {answers_result['first_wrong']}")
                 bench_rows = bench(python, int(merged["port"]), merged["bench"], out_dir, telemetry.started_at)
         finally:
             server_exit = proc.returncode if proc.poll() is not None else None
@@ -255,11 +260,12 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         "command": argv,
         "env": sorted((merged.get("env") or {}).keys()),
         "outcome": outcome,
-        "ready": outcome == "ready",
+        "ready": outcome in ("ready", "ready_answering_wrong"),
         "ready_after_s": round(ready_after_s, 1),
         "server_exit_code_before_stop": server_exit,
         "server_exit_code": stopped_exit,
         "smoke": smoke_result,
+        "answers": answers_result,
         "bench": bench_rows,
         "telemetry": telemetry.summary(),
         "performance": performance(bench_rows, telemetry.samples, round(ready_after_s, 1)),

@@ -28,7 +28,7 @@ EXTRACT_PREFIXES = (
     "flashinfer/data/cutlass/include/",
     "flashinfer/data/cutlass/tools/util/include/",
     "flashinfer/data/csrc/nv_internal/",
-    "flashinfer/data/csrc/fused_moe/cutlass_backend/flashinfer_cutlass_fused_moe_binding.cu",
+    "flashinfer/data/csrc/fused_moe/cutlass_backend/flashinfer_cutlass_fused_moe_",  # _binding.cu; _sm100_binding.cu up to 0.5.3
     "flashinfer/data/include/",
     "flashinfer/jit/",
     "flashinfer/fused_moe/core.py",
