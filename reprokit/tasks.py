@@ -14,6 +14,7 @@ from invoke import Exit
 from reprokit import bisect as bisect_search
 from reprokit import cli, pins, upstream_args
 from reprokit.errors import ReprokitError
+from reprokit.fix.cli import fit_table_cli, fix_cli
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.program import collection, guard_output, install_parser, is_dry, settings, task
 from reprokit import history
@@ -237,6 +238,26 @@ def bisect(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_dir=No
     _run(bisect_search.bisect_cli, flashinfer, tile, arch, json, int(jobs) if jobs else None, work_dir)
 
 
+@task(help={"kit": "take FlashInfer, sglang and the arch from this kit's pins (e.g. ep8-crash)",
+            "flashinfer": "flashinfer-python release (default: the kit's pin)", "arch": "sm120|sm121|sm100|sm90",
+            "dtype": "MoE dtype: nvfp4 (default), fp8, bf16", "sglang": "sglang release whose flags to check",
+            "gpu": "pin the blocklist to this GPU name (default: any, '*')",
+            "out": "write fix.json and tactics-blocklist.json into this directory", **JSON_HELP})
+def fix(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None, gpu=None, out=None, json=False):
+    """What keeps FlashInfer's failing tactics from being tried: blocklist, sglang flags or fallback, checked (no GPU)."""
+    _run(fix_cli, kit, flashinfer, arch, dtype, sglang, gpu, out, json, _paths(c)["kits_dir"])
+
+
+@task(help={"versions": "comma-separated releases (default: every final release from 0.5.0 on the package index)",
+            "arch": "comma-separated archs (default sm120,sm121,sm90,sm100)",
+            "dtype": "'auto' (NVFP4 everywhere, FP8 and BF16 on sm90) or comma-separated dtypes",
+            "jobs": "parallel nvcc jobs", "refresh": "recompute cells already in the table (from the cache)",
+            "docs-only": "only rewrite docs/fit-table.md from the data"})
+def fit_table(c, versions=None, arch="sm120,sm121,sm90,sm100", dtype="auto", jobs=None, refresh=False, docs_only=False):
+    """The static analysis over every FlashInfer release and arch: failing tactics, tiles, bytes (cached; no GPU)."""
+    _run(fit_table_cli, versions, arch, dtype, int(jobs) if jobs else None, refresh, docs_only)
+
+
 @task(help={"kits-dir": RUN_HELP["kits-dir"], **JSON_HELP,
             "check": "check every sglang server and bench_serving flag the kits pass against the pinned release's own"
                      " server_args.py / bench_serving.py (read from its wheel); exit 1 on any it would refuse"})
@@ -267,4 +288,4 @@ def check_pins(c, kit=None, kits_dir=None):
 
 
 ns = collection(repro, probe, sweep, collect, unlock, smem, triage, summary, lint, build, lock, provision, compare, runs,
-                bisect, kits, hosts, check_record, check_pins)
+                bisect, fix, fit_table, kits, hosts, check_record, check_pins)
