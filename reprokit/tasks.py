@@ -15,9 +15,10 @@ from reprokit import bisect as bisect_search
 from reprokit import cli, pins, upstream_args
 from reprokit.errors import ReprokitError
 from reprokit.fix.cli import fit_table_cli, fix_cli
+from reprokit.history import compare_command, runs_command
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.program import collection, guard_output, install_parser, is_dry, settings, task
-from reprokit import history
+from reprokit.report.ci import changed_kits_command, ci_verdict_command
 from reprokit.smem_cli import run_smem
 
 install_parser()
@@ -214,8 +215,22 @@ def provision(c, host=None, group=None, limit=None, check=False, diff=False, tag
 def compare(c, run_a, run_b, runs_dir=None, tolerance_pct=5.0, fail_on_regression=False, json=False):
     """What changed from A to B: environment, pins, verdict, expectations, tiles, sweep, triage, serving; regressions."""
     dirs = list(runs_dir or []) or [_paths(c)["runs_dir"], "evidence"]
-    _run(history.compare_command, run_a, run_b, dirs, as_json=json, tolerance_pct=float(tolerance_pct),
+    _run(compare_command, run_a, run_b, dirs, as_json=json, tolerance_pct=float(tolerance_pct),
          fail_on_regression=fail_on_regression)
+
+
+@task(help={"base": "commit before the push (github.event.before); none or all zeros: every kit",
+            "head": "commit after the push (default HEAD)", "kit": "just this kit (a workflow_dispatch input)",
+            "kits-dir": RUN_HELP["kits-dir"], "github-output": "append kits=[...] to this file ($GITHUB_OUTPUT)"})
+def changed_kits(c, base=None, head="HEAD", kit=None, kits_dir=None, github_output=None):
+    """The kits a push changed, as a JSON list (a kit file, a model it uses; docker/ or inventory.yml: every kit)."""
+    _run(changed_kits_command, base, head, _paths(c, kits_dir=kits_dir)["kits_dir"], kit=kit, github_output=github_output)
+
+
+@task(help={"runs-dir": "the CI job's run records", "inconclusive-fails": "INCONCLUSIVE fails the job too"})
+def ci_verdict(c, runs_dir=None, inconclusive_fails=False):
+    """GitHub annotations for each run (FAIL: errors; INCONCLUSIVE: a warning with its reasons) and the job's status."""
+    _run(ci_verdict_command, _paths(c, runs_dir=runs_dir)["runs_dir"], inconclusive_fails=inconclusive_fails)
 
 
 @task(help={"runs-dir": "directory of run records (default: config reprokit.runs_dir); e.g. evidence",
@@ -226,7 +241,7 @@ def compare(c, run_a, run_b, runs_dir=None, tolerance_pct=5.0, fail_on_regressio
             **JSON_HELP})
 def runs(c, runs_dir=None, kit=None, host=None, verdict=None, gpu=None, since=None, html=None, json=False):
     """The runs of a directory: verdict, kit, host, GPU, versions, when, git commit; filters; an HTML index."""
-    _run(history.runs_command, _paths(c, runs_dir=runs_dir)["runs_dir"], kit=kit, host=host, verdict=verdict, gpu=gpu,
+    _run(runs_command, _paths(c, runs_dir=runs_dir)["runs_dir"], kit=kit, host=host, verdict=verdict, gpu=gpu,
          since=since, as_json=json, html=html)
 
 
@@ -288,4 +303,5 @@ def check_pins(c, kit=None, kits_dir=None):
 
 
 ns = collection(repro, probe, sweep, collect, unlock, smem, triage, summary, lint, build, lock, provision, compare, runs,
+                changed_kits, ci_verdict,
                 bisect, fix, fit_table, kits, hosts, check_record, check_pins)

@@ -60,17 +60,33 @@ def test_repro_workflow_contract():
     on = data["on"]
     assert on["push"]["paths"] == ["kits/**", "docker/**", "inventory.yml"]
     assert set(on["workflow_dispatch"]["inputs"]) == {"kit", "host"}
-    assert data["concurrency"]["cancel-in-progress"] is False
-    assert "inputs.host" in data["concurrency"]["group"]
+    assert data["permissions"] == {"contents": "read"}
+    # a push runs the kits it changed: the plan job computes them, the matrix runs them
+    plan = data["jobs"]["plan"]
+    assert plan["outputs"]["kits"] == "${{ steps.changed.outputs.kits }}"
+    assert next(s for s in plan["steps"] if s.get("uses", "").startswith("actions/checkout@"))["with"]["fetch-depth"] == 0
+    changed = next(s for s in plan["steps"] if s.get("id") == "changed")
+    assert changed["run"].startswith("./dev invoke changed-kits --base \"$BASE\" --head \"$HEAD_SHA\" --kit \"$KIT\"")
+    assert plan["env"] == {"BASE": "${{ github.event.before }}", "HEAD_SHA": "${{ github.sha }}", "KIT": "${{ inputs.kit }}"}
     job = data["jobs"]["repro"]
+    assert job["needs"] == "plan" and job["if"] == "needs.plan.outputs.kits != '[]'"
+    assert job["strategy"]["matrix"]["kit"] == "${{ fromJSON(needs.plan.outputs.kits) }}"
+    assert job["strategy"]["max-parallel"] == 1 and job["strategy"]["fail-fast"] is False
+    assert job["concurrency"]["cancel-in-progress"] is False and "inputs.host" in job["concurrency"]["group"]
     assert job["runs-on"] == ["self-hosted", "linux", "x64", "gpu", "sm120"]
-    assert job["env"]["KIT"] == "${{ inputs.kit || 'ep8-crash' }}" and "inputs.host" in job["env"]["HOST"]
+    assert job["env"]["KIT"] == "${{ matrix.kit }}" and "inputs.host" in job["env"]["HOST"]
+    names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
+    # the verdict step decides the job's status, after the summary and the upload, whatever the run did
+    reproduce = next(s for s in job["steps"] if s.get("run", "").startswith("./dev invoke repro "))
+    assert reproduce["continue-on-error"] is True
+    verdict = job["steps"][-1]
+    assert verdict["run"] == './dev invoke ci-verdict --runs-dir "$RUNS_DIR"' and verdict["if"] == "always()"
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert "${{ github.run_id }}-${{ github.run_attempt }}" in upload["with"]["name"]
     assert upload["if"] == "always()"
     summary = next(s for s in job["steps"] if "summary" in s.get("run", ""))
     assert '"$GITHUB_STEP_SUMMARY"' in summary["run"] and summary["if"] == "always()"
-    assert data["permissions"] == {"contents": "read"}
+    assert names.index(summary["name"]) < names.index(verdict["name"])
 
 
 def test_every_invoke_task_a_workflow_calls_exists():
