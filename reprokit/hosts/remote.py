@@ -238,7 +238,8 @@ class RemoteExecutor(PullBackMixin):
         try:
             self._prepare(run_id)
         except (OSError, EOFError, paramiko.SSHException) as exc:
-            raise HostError(self._explain("cannot prepare the host", f"{type(exc).__name__}: {exc}")) from None
+            problem = self._explain("cannot prepare the host", f"{type(exc).__name__}: {exc}")
+            raise HostError(self._disk_problem(problem) if isinstance(exc, OSError) else problem) from None
 
     def _prepare(self, run_id: str) -> None:
         self.sh(f"mkdir -p -- {shell.path(self.workdir, 'runs')} {shell.path(self.workdir, 'code')}")
@@ -433,7 +434,11 @@ class RemoteExecutor(PullBackMixin):
         return listing
 
     def _disk_problem(self, problem: str) -> str:
-        code, out, _ = self.sh(f"df -Pk -- {shell.quote(self.workdir)} | tail -1", check=False)
+        """``problem``, and what to do when the host's workdir is full (SFTP only says "Failure" then)."""
+        try:
+            code, out, _ = self.sh(f"df -Pk -- {shell.quote(self.workdir)} | tail -1", check=False)
+        except (ReprokitError, OSError, EOFError, paramiko.SSHException):
+            return problem
         fields = out.split()
         if code == 0 and len(fields) >= 4 and fields[3] == "0":
             return f"{problem}; host '{self.host.name}' has no space left in {self.workdir}"

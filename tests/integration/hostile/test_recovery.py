@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pwd
 import signal
 import subprocess
 import sys
@@ -17,7 +18,9 @@ from reprokit.hosts import remote
 from reprokit.records.run import load_manifest, resolve_run_dir, verify_record
 from tests.conftest import REPO
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file, step
-from tests.integration.remote.conftest import alive
+from tests.integration.remote.conftest import alive, sshd_master_pid
+
+HOME_UID = pwd.getpwnam("rkuser").pw_uid
 
 BIG = 'head -c 300000 /dev/urandom > big.bin; ' + RESULT_OK
 
@@ -143,3 +146,20 @@ def test_no_space_here_stops_before_writing_and_keeps_the_host_copy(rig, tmp_pat
         assert (remote_run / "probe" / "big.bin").stat().st_size == 20000000
     finally:
         subprocess.run(["umount", "-l", str(rig.runs)], check=False)
+
+
+def test_a_full_remote_disk_is_named_not_an_sftp_failure(rig):
+    small = rig.work / "small"
+    small.mkdir()
+    in_host = ["nsenter", "--mount", "--target", str(sshd_master_pid(HOST))]  # the host's own mount namespace
+    subprocess.run([*in_host, "mount", "-t", "tmpfs", "-o", "size=1m,uid=" + str(HOME_UID) + ",gid=" + str(HOME_UID),
+                    "tmpfs", str(small)], check=True)
+    try:
+        subprocess.run([*in_host, "sh", "-c", f"head -c 2000000 /dev/zero > {small}/fill"], check=False)
+        with pytest.raises(HostError) as full:
+            rig.run(RESULT_OK, workdir=small)
+        assert str(full.value).startswith(f"host '{HOST}': cannot ")
+        assert str(full.value).endswith(f"; host '{HOST}' has no space left in {small}")
+        assert not rig.runs.exists() or list(rig.runs.iterdir()) == []
+    finally:
+        subprocess.run([*in_host, "umount", "-l", str(small)], check=False)
