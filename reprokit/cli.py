@@ -304,20 +304,21 @@ def lint(paths: list[str]) -> int:
 
 
 def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, image: str | None,
-          push: str | None, docker_host: str | None, options: ConnectOptions) -> int:
+          push: str | None, docker_host: str | None, options: ConnectOptions, as_json: bool = False) -> int:
     from reprokit.hosts.commands import SSHCommandRunner  # noqa: PLC0415 - only builds need it
     from reprokit.images import build_cli  # noqa: PLC0415
 
     say, _ = _printers(False, False)
     inventory = load_inventory(inventory_path)
     return build_cli(kit_name, host_name, inventory_path, kits_dir, image=image, push=push, docker_host=docker_host,
-                     runner_for=lambda host: SSHCommandRunner(host, inventory, options, say), say=say)
+                     runner_for=lambda host: SSHCommandRunner(host, inventory, options, say), say=say, as_json=as_json)
 
 
-def lock(only: list[str] | None) -> int:
+def lock(only: list[str] | None, as_json: bool = False) -> int:
     from reprokit.images import lock_cli  # noqa: PLC0415
 
-    return lock_cli(only=only, say=lambda m: console.print(m, markup=False))
+    say = (lambda m: err_console.print(m, markup=False)) if as_json else (lambda m: console.print(m, markup=False))
+    return lock_cli(only=only, say=say, as_json=as_json)
 
 
 def provision(host_name: str | None, inventory_path: str, check: bool, known_hosts: str, accept_new_host_key: bool,

@@ -79,17 +79,24 @@ def check_kit(kit: Kit) -> tuple[list[PinProblem], dict[str, dict]]:
     return pin_problems(kit.pins, metadata), metadata
 
 
-def check_pins_cli(kits_dir: str, kit_name: str | None) -> int:
+def check_pins_cli(kits_dir: str, kit_name: str | None, as_json: bool = False) -> int:
     names = [kit_name] if kit_name else kit_names(Path(kits_dir))
     failed = 0
+    report = []
     for name in names:
         kit, path = load_kit(name, kits_dir)
         problems, metadata = check_kit(kit)
         checked = ", ".join(f"{m['name']} {m['version']}" for m in metadata.values())
+        report.append({"kit": kit.kit, "path": str(path), "checked": [f"{m['name']} {m['version']}" for m in metadata.values()],
+                       "problems": [str(problem) for problem in problems]})
         if problems:
             failed += 1
-            for problem in problems:
-                print(f"{path}: pins: {problem}; change the pin to match")
-        else:
+        if as_json:
+            continue
+        for problem in problems:
+            print(f"{path}: pins: {problem}; change the pin to match")
+        if not problems:
             print(f"{path}: pins agree with the wheels' metadata ({checked})")
+    if as_json:
+        print(json.dumps(report, indent=2))
     return ExitCode.FAIL if failed else ExitCode.PASS

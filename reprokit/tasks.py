@@ -174,19 +174,19 @@ def lint(c):
 @task(help={"kit": "kit whose images to build (default ep8-crash)", "host": "inventory host to build on (default: local)",
             "image": "build only this image of the kit (e.g. workload)", "push": "registry to push to, e.g. 127.0.0.1:5000",
             "docker-host": "a Docker engine to build with (DOCKER_HOST form)", "kits-dir": RUN_HELP["kits-dir"],
-            **INVENTORY_HELP, **SSH_HELP})
+            **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
 def build(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None, inventory=None, kits_dir=None,
-          known_hosts=None, accept_new_host_key=False, ssh_config=None):
+          json=False, known_hosts=None, accept_new_host_key=False, ssh_config=None):
     """Build a kit's pinned images on a host (bases from docker/images.lock.yml); prints each image's digest."""
     paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
     _run(cli.build, kit, host, paths["inventory"], paths["kits_dir"], image, push, docker_host,
-         _options(paths, accept_new_host_key))
+         _options(paths, accept_new_host_key), as_json=json)
 
 
-@task(help={"only": "resolve only this build argument (e.g. CUDA_DEVEL_IMAGE)"}, iterable=["only"])
-def lock(c, only=None):
+@task(help={"only": "resolve only this build argument (e.g. CUDA_DEVEL_IMAGE)", **JSON_HELP}, iterable=["only"])
+def lock(c, only=None, json=False):
     """Resolve every pinned base's tag to its digest now and rewrite docker/images.lock.yml."""
-    _run(cli.lock, list(only or []) or None)
+    _run(cli.lock, list(only or []) or None, as_json=json)
 
 
 @task(iterable=["tags", "skip_tags", "extra_vars"],
@@ -296,10 +296,10 @@ def check_record(c, run_dir, json=False):
     _run(cli.check_record, run_dir, as_json=json)
 
 
-@task(help={"kit": "kit to check (default: all kits)", "kits-dir": RUN_HELP["kits-dir"]})
-def check_pins(c, kit=None, kits_dir=None):
+@task(help={"kit": "kit to check (default: all kits)", "kits-dir": RUN_HELP["kits-dir"], **JSON_HELP})
+def check_pins(c, kit=None, kits_dir=None, json=False):
     """Check a kit's pins against the pinned wheels' own metadata (reads the metadata from PyPI)."""
-    _run(pins.check_pins_cli, _paths(c, kits_dir=kits_dir)["kits_dir"], kit)
+    _run(pins.check_pins_cli, _paths(c, kits_dir=kits_dir)["kits_dir"], kit, as_json=json)
 
 
 ns = collection(repro, probe, sweep, collect, unlock, smem, triage, summary, lint, build, lock, provision, compare, runs,

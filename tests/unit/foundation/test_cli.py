@@ -165,3 +165,11 @@ def test_hosts_of_an_ini_inventory_as_json_with_the_warning_on_stderr(tmp_path):
         ("local", None, []), ("rtx1", "sm120", ["gpu"])]
     assert proc.stderr == (f"warning: {path}:2: host 'rtx1': variable 'gpu_cuont' is not reprokit's (did you mean"
                            " 'gpu_count'?); it is passed to Ansible as it is\n")
+
+
+@pytest.mark.network
+def test_check_pins_as_json():
+    proc = run_invoke("check-pins", "-k", "smem-probe", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [{"kit": "smem-probe", "path": "kits/smem-probe.yml", "checked": ["torch 2.9.1"],
+                                        "problems": []}]
