@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 
 from reprokit.errors import ExitCode
+from reprokit.progress import CountProgress
 from reprokit.report.smem_table import comparison_table, print_smem_result, smem_summary
 
 WORKLOAD = "reprokit.workloads.static_smem"
@@ -78,10 +79,15 @@ def _run_one(flashinfer: str, arch: str, optin_limit_bytes: int | None, jobs: in
     run_dir.mkdir(parents=True, exist_ok=True)
     params_file = run_dir / "params.json"
     params_file.write_text(json.dumps(params, indent=2) + "\n")
-    done = subprocess.run([sys.executable, "-m", WORKLOAD, "--params", str(params_file), "--out-dir", str(run_dir)],
-                          stdout=subprocess.DEVNULL)  # stderr (progress, the one-line error) passes through
-    code = EXIT_CODES.get(done.returncode, ExitCode.STEP_ERROR)
     err = Console(stderr=True, highlight=False)
+    counts = CountProgress(err)  # "progress: static-smem compile k/n" lines: a bar with an ETA; other lines pass through
+    with subprocess.Popen([sys.executable, "-m", WORKLOAD, "--params", str(params_file), "--out-dir", str(run_dir)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace") as done:
+        for line in done.stderr or []:
+            if not counts.feed(line.rstrip("\n")):
+                sys.stderr.write(line)
+    counts.stop()
+    code = EXIT_CODES.get(done.returncode, ExitCode.STEP_ERROR)
     try:
         result = json.loads((run_dir / "result.json").read_text())
     except (OSError, ValueError):
