@@ -57,6 +57,12 @@ def _run(fn, *args, **kwargs) -> None:
         raise Exit(code=code)
 
 
+def _no_dry(c, name: str) -> None:
+    """A task that changes a host or a file has no plan to print: under --dry it does nothing, and says so."""
+    if is_dry(c):
+        raise Exit(f"error: `invoke {name}` has no --dry plan; nothing was done (run it without --dry)", code=2)
+
+
 def _paths(c, **given):
     """Flags given on the command line win over the config's paths."""
     merged = settings(c)
@@ -122,6 +128,7 @@ def sweep(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None
 def collect(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, known_hosts=None, accept_new_host_key=False,
             ssh_config=None, max_pull_bytes=None, runs_dir=None):
     """Finish a detached, incomplete or killed run: wait for its step on the host, pull, verify, judge, report."""
+    _no_dry(c, "collect")
     paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config,
                    runs_dir=runs_dir)
     _run(cli.collect, run_dir, paths["inventory"], paths["kits_dir"],
@@ -135,6 +142,7 @@ def collect(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, kn
 def unlock(c, host, inventory=None, runs_dir=None, json=False, known_hosts=None, accept_new_host_key=False,
            ssh_config=None, force=False):
     """Remove a host's lock whose owner is gone (a live owner's lock is refused; another machine's needs --force)."""
+    _no_dry(c, "unlock")
     paths = _paths(c, inventory=inventory, runs_dir=runs_dir, known_hosts=known_hosts, ssh_config=ssh_config)
     _run(cli.unlock, host, paths["inventory"], paths["runs_dir"], _options(paths, accept_new_host_key), as_json=json,
          force=force)
@@ -178,6 +186,7 @@ def lint(c):
 def build(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None, inventory=None, kits_dir=None,
           json=False, known_hosts=None, accept_new_host_key=False, ssh_config=None):
     """Build a kit's pinned images on a host (bases from docker/images.lock.yml); prints each image's digest."""
+    _no_dry(c, "build")
     paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
     _run(cli.build, kit, host, paths["inventory"], paths["kits_dir"], image, push, docker_host,
          _options(paths, accept_new_host_key), as_json=json)
@@ -186,6 +195,7 @@ def build(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None
 @task(help={"only": "resolve only this build argument (e.g. CUDA_DEVEL_IMAGE)", **JSON_HELP}, iterable=["only"])
 def lock(c, only=None, json=False):
     """Resolve every pinned base's tag to its digest now and rewrite docker/images.lock.yml."""
+    _no_dry(c, "lock")
     _run(cli.lock, list(only or []) or None, as_json=json)
 
 

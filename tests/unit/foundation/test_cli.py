@@ -173,3 +173,11 @@ def test_check_pins_as_json():
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == [{"kit": "smem-probe", "path": "kits/smem-probe.yml", "checked": ["torch 2.9.1"],
                                         "problems": []}]
+
+
+@pytest.mark.parametrize("argv", [["unlock", "-H", "local"], ["lock"], ["build", "-k", "ep8-crash"],
+                                  ["collect", "runs/none"]])
+def test_tasks_that_change_things_do_nothing_under_dry(capsys, argv):
+    code, out, err = run_program(capsys, "--dry", *argv)
+    assert (code, out) == (2, "")
+    assert err.strip() == f"error: `invoke {argv[0]}` has no --dry plan; nothing was done (run it without --dry)"
