@@ -53,6 +53,9 @@ def _apply(host: Host, config: SSHConfig, path: Path, hosts: dict[str, Host], de
     if depth > MAX_JUMPS:
         raise ConfigError(f"{path}: ProxyJump chain of '{host.name}' is longer than {MAX_JUMPS} hops; is it a loop?")
     entry = config.lookup(str(host.address))
+    if entry.get("proxycommand", "none").lower() != "none" and host.proxy_jump is None:
+        raise ConfigError(f"{path}: 'ProxyCommand' of '{host.address}' is not supported (host keys could not be checked"
+                          " through it); write the gateway as 'ProxyJump' there, or as proxy_jump in the inventory")
     changes: dict = {"address": entry.get("hostname", host.address)}
     if host.user is None and entry.get("user"):
         changes["user"] = entry["user"]
