@@ -223,6 +223,7 @@ class PullBackMixin:
                     dst.write(chunk)
                 except OSError as exc:
                     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                        part.unlink()  # give the space back, so the record can still say what happened
                         raise PullStopped(f"this machine's disk is full at {out_dir} ({exc.strerror}) while pulling"
                                           f" {remote.rel}; free space there; the files stay on the host") from None
                     raise

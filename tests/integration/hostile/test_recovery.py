@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import types
 
 import pytest
 
@@ -163,3 +164,25 @@ def test_a_full_remote_disk_is_named_not_an_sftp_failure(rig):
         assert not rig.runs.exists() or list(rig.runs.iterdir()) == []
     finally:
         subprocess.run([*in_host, "umount", "-l", str(small)], check=False)
+
+
+def test_a_disk_that_fills_while_writing_is_its_own_error(rig, monkeypatch):
+    """ENOSPC mid-file (another process filled the disk after the free-space check) stops the pull, not a retry loop."""
+    from reprokit.hosts import pullback  # noqa: PLC0415
+
+    rig.runs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(rig.runs)], check=True)
+    monkeypatch.setattr(pullback, "FREE_SPACE_RESERVE_BYTES", 0)
+    monkeypatch.setattr(pullback.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=1 << 40))  # it saw room
+    try:
+        outcome, manifest, _ = rig.run('head -c 6000000 /dev/zero > big.bin; ' + RESULT_OK)
+        assert outcome.exit_code == ExitCode.HOST_ERROR
+        assert manifest["status"] == "incomplete"
+        assert manifest["status_detail"] == (f"this machine's disk is full at {outcome.run_dir / 'steps' / 'probe'} (No"
+                                             " space left on device) while pulling big.bin; free space there; the files"
+                                             " stay on the host")
+        (remote_run,) = rig.remote_runs()
+        assert (remote_run / "probe" / "big.bin").stat().st_size == 6000000
+    finally:
+        subprocess.run(["umount", "-l", str(rig.runs)], check=False)
+
