@@ -14,6 +14,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from reprokit.report.headline import no_kernels_explanation
+
 VERDICT_STYLE = {"fits": "green", "exceeds": "bold red", "unsupported": "yellow"}
 SIZE_KEYS = ("stages", "mainloop_smem_bytes", "epilogue_smem_bytes", "kernel_smem_bytes", "verdict", "verdict_optin")
 
@@ -72,6 +74,9 @@ def smem_table(result: dict[str, Any]) -> Table:
 
 def smem_summary(result: dict[str, Any]) -> Group:
     lines: list[Text] = []
+    explanation = no_kernels_explanation(result)
+    if explanation:  # e.g. sm90: no NVFP4 CUTLASS MoE kernels at all, which "fitting tiles: none" would hide
+        return Group(Text(explanation, style="yellow"))
     failing = result.get("failing_tiles", [])
     lines.append(Text.assemble(("failing tiles: ", "bold"), (", ".join(failing) or "none", "bold red" if failing else "green"),
                                ("   fitting tiles: ", "bold"), ", ".join(result.get("fitting_tiles", [])) or "none"))
@@ -105,7 +110,8 @@ def print_smem_result(result: dict[str, Any], console: Console) -> None:
     if result.get("status") not in (None, "ok"):
         console.print(Text(f"static-smem {result.get('status')}: {result.get('error', '')}", style="bold red"))
         return
-    console.print(smem_table(result))
+    if result.get("rows"):
+        console.print(smem_table(result))
     console.print(smem_summary(result))
 
 

@@ -158,3 +158,19 @@ def test_shorten_never_cuts_inside_a_word():
     text = "['128x256x128', '256x128x128', '128x128x128', '128x128x256']"
     assert shorten(text, 40) == "['128x256x128', '256x128x128' …"
     assert shorten("short", 40) == "short"
+
+
+def test_the_console_says_why_an_arch_has_no_kernels_instead_of_an_empty_table():
+    import io
+
+    from rich.console import Console
+
+    from reprokit.report.smem_table import print_smem_result
+
+    out = io.StringIO()
+    result = {"status": "ok", "flashinfer": "0.6.3", "arch": "sm90", "dtype": "nvfp4", "capacity_bytes": 232448, "rows": [],
+              "failing_tiles": [], "fitting_tiles": [], "notes": []}
+    print_smem_result(result, Console(file=out, width=300))
+    assert out.getvalue() == ("FlashInfer 0.6.3 has no nvfp4 CUTLASS MoE kernel for sm90 that the analysis could size, so no "
+                              "tile can fit or fail there: the tactic list of that arch is empty or not dispatchable (see the "
+                              "step log).\n")
