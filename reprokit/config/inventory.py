@@ -37,7 +37,7 @@ class HostVars(pydantic.BaseModel):
     ansible_host: str | None = None
     ansible_port: int = pydantic.Field(22, ge=1, le=65535)
     ansible_user: str | None = None
-    ansible_connection: Literal["ssh", "local", "smart", "paramiko"] = "ssh"
+    ansible_connection: str = "ssh"  # reprokit drives ssh (smart, paramiko) and local hosts; others stay Ansible's
     ansible_ssh_private_key_file: str | None = None
     ansible_python_interpreter: str | None = None
     ansible_become: bool | None = None
@@ -70,7 +70,7 @@ class Host:
     """One target machine, as both Fabric and Ansible see it."""
 
     name: str
-    connection: Literal["ssh", "local"]
+    connection: str  # "ssh" or "local" for the hosts reprokit can drive; any other is Ansible's only (e.g. winrm)
     address: str | None
     port: int
     user: str | None
@@ -212,7 +212,7 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         msg = err["msg"].removeprefix("Value error, ")
         shown = "" if err["msg"].startswith("Value error, ") else f" (got {err.get('input')!r:.60})"
         raise ConfigError(f"{where(key)}: host '{name}': field '{key}': {msg}{shown}") from None
-    connection = "local" if hv.ansible_connection == "local" else "ssh"
+    connection = {"smart": "ssh", "paramiko": "ssh"}.get(hv.ansible_connection, hv.ansible_connection)
     address = hv.ansible_host if connection == "local" or hv.ansible_host else name  # Ansible falls back to the name
     return Host(
         name=name,

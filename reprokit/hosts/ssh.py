@@ -91,6 +91,9 @@ def connection_for(
     """A Fabric connection to ``host`` (through its ``proxy_jump`` chain), not yet opened."""
     if host.is_local:
         raise HostError(f"host '{host.name}' is local; it needs no SSH connection")
+    if host.connection != "ssh":
+        raise HostError(f"{host.source}: host '{host.name}' has ansible_connection={host.connection}; reprokit runs kits"
+                        " over ssh or on the local machine only (Ansible can still provision it)")
     if host.name in _seen:
         raise ConfigError(f"{host.source}: proxy_jump loop through {' -> '.join(_seen + (host.name,))}; fix proxy_jump")
     ensure_known_hosts(known_hosts)

@@ -209,3 +209,16 @@ def test_without_ansible_core_a_yaml_inventory_is_still_read(tmp_path, monkeypat
     ini.write_text(INI)
     with pytest.raises(ConfigError, match="only a YAML inventory file can be read without ansible-inventory; install ansible-core"):
         load_inventory(ini)
+
+
+def test_a_host_reprokit_cannot_drive_does_not_break_the_others(tmp_path):
+    from reprokit.errors import HostError
+    from reprokit.hosts.ssh import connection_for
+
+    path = tmp_path / "hosts.ini"
+    path.write_text("[gpu]\nrtx1 ansible_host=10.1.0.11\n[windows]\nwin1 ansible_connection=winrm ansible_port=5986\n")
+    inventory = load_inventory(path)
+    assert (inventory.host("rtx1").connection, inventory.host("win1").connection) == ("ssh", "winrm")
+    with pytest.raises(HostError, match=r"host 'win1' has ansible_connection=winrm; reprokit runs kits over ssh or on the"
+                                        r" local machine only"):
+        connection_for(inventory.host("win1"), inventory, known_hosts=tmp_path / "known_hosts")
