@@ -38,14 +38,15 @@ from reprokit.triage.versions import VersionsSeen
 
 MAX_RECORD_TEXT_CHARS = 64 * 1024  # text kept per record; the first traceback is what people read
 MAX_OPEN_RECORDS = 64  # streams with an open record at once (vLLM workers); the oldest closes first
-MAX_RANKS_TRACKED = 1024
-MAX_EVIDENCE_CHARS = 300  # distinct rank labels kept per file; garbage input could invent millions
+MAX_RANKS_TRACKED = 1024  # distinct rank labels kept per file; garbage input could invent millions
+MAX_EVIDENCE_CHARS = 300
 
 # Written for the regex engine's speed: a one-character literal prefix scans fastest. sglang's
 # prefix starts '[2026-', '[02-19 ' or '[10:05:'; TensorRT-LLM's Python logger '[11/21/2024-' and a
 # pasted line counter '[80746] ' are not sglang lines.
 _NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
 _SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
+_SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 _SGLANG_TRIGGER = re.compile(
     rb"\][ ](?:" + b"|".join(dict.fromkeys(p.lead.encode() for p in formats.SERVER_PATTERNS)) + rb")"
 )
@@ -165,6 +166,8 @@ class FileParser:
         self._cursor_line = 0
         self._previous_tail = b""  # the last line of the previous region
         self._counting = True  # False for the second record of a physical line: lines are counted once
+        self._stream_last: OrderedDict[str, str] = OrderedDict()  # each worker stream's last line
+        self._stream_before = ""  # the line before the current one, in the current line's stream
 
     def feed(self, region: bytes, start: int, end: int) -> list[Event]:
         """Parse the whole lines ``region[start:end]``; return the events that completed."""
@@ -241,7 +244,7 @@ class FileParser:
     def _text_line(self, text: str, offset: int, glued: int) -> None:
         """A line that is not a plain sglang line: wrappers, a worker prefix, then its own format."""
         text = self._strip_wrappers(text)
-        if _SGLANG_SHAPED.match(text.encode("utf-8", "replace")[:4]):
+        if _SGLANG_SHAPED_TEXT.match(text):
             self._close(None)
             if self._sglang(text, offset, None):
                 self._count("sglang")
@@ -259,6 +262,8 @@ class FileParser:
                 text = text[inner.end():]
         if glued < MAX_RECORDS_PER_LINE and self._split_glued(text, offset, stream, rank, glued):
             return
+        if stream is not None:
+            self._remember(stream, text)
         for fmt in _HEADED_FORMATS:
             head = fmt.head(text)
             if head is not None:
@@ -316,14 +321,24 @@ class FileParser:
                 return
         self._count("unknown")
 
+    def _remember(self, stream: str, text: str) -> None:
+        """Make ``text`` the stream's last line; the one before it is what ``_uncaught`` reads."""
+        self._stream_before = self._stream_last.pop(stream, "")
+        self._stream_last[stream] = text
+        if len(self._stream_last) > MAX_OPEN_RECORDS:
+            self._stream_last.popitem(last=False)
+
     def _previous_line(self, offset: int) -> bytes:
         if offset > self._region_start:
             return self._region[self._region.rfind(b"\n", self._region_start, offset - 1) + 1:offset - 1]
         return self._previous_tail
 
-    def _uncaught(self, offset: int) -> bool:
-        """A bare traceback is uncaught unless the line before it logged an error (``logger.exception``)."""
-        previous = self._previous_line(offset)
+    def _uncaught(self, offset: int, stream: str | None) -> bool:
+        """A bare traceback is uncaught unless the line before it (in its worker's stream) logged an error."""
+        if stream is not None:
+            previous = self._stream_before.encode("utf-8", "replace")
+        else:
+            previous = self._previous_line(offset)
         return not any(marker in previous for marker in _LOGGED_TRACEBACK_MARKERS)
 
     def _message(
@@ -336,7 +351,7 @@ class FileParser:
             if found is None:
                 continue
             severity = pattern.severity
-            if pattern.kind == "python_traceback" and fmt == "bare" and self._uncaught(offset):
+            if pattern.kind == "python_traceback" and fmt == "bare" and self._uncaught(offset, stream):
                 severity, found["uncaught"] = "fatal", "true"
             if pattern.kind == "autotune_progress":
                 self._last_progress_op = found["op"]

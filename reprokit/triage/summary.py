@@ -231,6 +231,7 @@ class Summarizer:
         self._errors: dict[str, tuple[Span, str]] = {}
         self._timeline: dict[str, Span] = {}
         self._versions = VersionsSeen()
+        self._kernel_archs = VersionsSeen()  # archs of the kernels named in exception texts (after the GPU's own)
         self._phase: str | None = None
         self._ready_location: str | None = None
         self._order = 0
@@ -253,7 +254,7 @@ class Summarizer:
             self._skipped_totals[op] += int(event.fields.get("count") or 0)
         facts = analyse(event.text) if event.severity in ("error", "fatal") else None
         if facts is not None and facts.instantiation_arch:
-            self._versions.add_arch(facts.instantiation_arch)
+            self._kernel_archs.add_arch(facts.instantiation_arch)
         fatal = _is_fatal(event, facts)
         if fatal:
             self._add_fatal(event, facts)
@@ -269,8 +270,12 @@ class Summarizer:
 
     @property
     def versions(self) -> VersionsSeen:
-        """The versions and archs the logs name (autotune and JIT cache paths, banners, pip pins)."""
-        return self._versions
+        """The versions and archs the logs name (autotune and JIT cache paths, banners, pip pins), then the
+        archs of kernels named in exception texts (an sm120 kernel may run on an sm121 GPU)."""
+        seen = VersionsSeen()
+        seen.merge(self._versions)
+        seen.merge(self._kernel_archs)
+        return seen
 
     def _add_failure(self, event: Event) -> None:
         facts = analyse(event.text)
@@ -286,7 +291,7 @@ class Summarizer:
         group.errors[facts.summary] += 1
         _add_capped(group.instantiation_files, facts.instantiation_file)
         if facts.instantiation_arch:
-            self._versions.add_arch(facts.instantiation_arch)
+            self._kernel_archs.add_arch(facts.instantiation_arch)
         runner = fields.get("runner") or ""
         found = _RUNNER_CLASS.search(runner)
         _add_capped(group.runners, found.group(1) if found else runner[:80] or None)
@@ -329,7 +334,7 @@ class Summarizer:
             autotune_ran=any(self._events_by_kind[k] for k in AUTOTUNE_EVIDENCE_KINDS),
             flashinfer_logger_lines=sum(levels.values()),
             flashinfer_levels=levels,
-            versions=self._versions,
+            versions=self.versions,
             phase="dead" if self._fatal_first else self._phase or ("starting" if framework_seen else None),
             ready_location=self._ready_location,
             framework_seen=framework_seen,

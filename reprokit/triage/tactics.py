@@ -134,11 +134,11 @@ def choose_table(versions: list[str], arch: str | None, *, tactics_file: Path | 
         listed = "" if version in known_releases() else " (not a release listed in releases.json)"
         return TableChoice(None, None, "no_table",
                            f"no {arch} tactic table for FlashInfer {version}{listed}; computing it was not asked for")
-    return _compute(version, arch, cached)
+    return compute_table(version, arch, cached)
 
 
-def _compute(version: str, arch: str, target: Path) -> TableChoice:
-    """Compute the table from the release's own wheel (``static_smem.tactics``: pip + nvcc) and cache it."""
+def compute_table(version: str, arch: str, target: Path) -> TableChoice:
+    """Compute the table from the release's own wheel (``static_smem.tactics``: pip + nvcc) into ``target``."""
     from reprokit.workloads.contract import WorkloadError
     from reprokit.workloads.static_smem.tactics import tactics_document
 

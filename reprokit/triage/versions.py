@@ -89,7 +89,7 @@ CLUES: tuple[VersionClue, ...] = (
 )
 
 # cheap substrings: a line without any of them names no version (most lines)
-_HINTS = ("version", "/flashinfer/", "flashinfer_python", "flashinfer-python", "==")
+_HINTS = ("version", "Version", "engine (v", "/flashinfer/", "flashinfer_python", "flashinfer-python", "==")
 MAX_DISTINCT_PER_COMPONENT = 8
 
 
