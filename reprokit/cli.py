@@ -139,7 +139,7 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
         raise ConfigError("give --host or --group, not both")
     if dry:
         hosts = inventory.group(group) if group else [inventory.host(host_name)]
-        plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection)
+        plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection, inventory)
         print(json.dumps(plan, indent=2) if as_json else render_plan(plan))
         return ExitCode.PASS
     if options.progress is None and not group:

@@ -9,22 +9,38 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from reprokit.config.inventory import Host
+from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.remote import code_bundle
+from reprokit.hosts.ssh_config import resolve as resolve_ssh_config
 from reprokit.images.build import built_images
 from reprokit.plan.steps import STEP_KINDS
 
 
+def _route(host: Host, inventory: Inventory, options: ConnectOptions) -> str:
+    """``name (user@address:port via gateway, ...)`` as the connection will go, the SSH config applied."""
+    resolved, extended = resolve_ssh_config(host, inventory, options.ssh_config)
+    hops, seen = [], {resolved.name}
+    gateway = resolved.proxy_jump
+    while gateway and gateway not in seen:
+        seen.add(gateway)
+        hop = extended.host(gateway)
+        hops.append(f"{hop.user + '@' if hop.user else ''}{hop.address}:{hop.port}")
+        gateway = hop.proxy_jump
+    via = f" via {', '.join(hops)}" if hops else ""
+    return f"{host.name} ({resolved.user + '@' if resolved.user else ''}{resolved.address}:{resolved.port}{via})"
+
+
 def describe_plan(kit: Kit, kit_path: Path, hosts: list[Host], runs_dir: Path, options: ConnectOptions,
-                  selection: dict[str, Any]) -> dict[str, Any]:
+                  selection: dict[str, Any], inventory: Inventory | None = None) -> dict[str, Any]:
     """What a run of ``kit`` on ``hosts`` would do, step by step, as data (the ``--json`` form of the plan)."""
     bundle_bytes = len(code_bundle()[0])
+    inventory = inventory or Inventory(path=None, hosts={h.name: h for h in hosts})
     plans = []
     for host in hosts:
         images = {**built_images(host.name, kit.kit), **options.images}
-        where_host = "this machine" if host.is_local else f"{host.name} ({host.user or ''}@{host.address}:{host.port})"
+        where_host = "this machine" if host.is_local else _route(host, inventory, options)
         steps = []
         for step in kit.steps:
             kind = STEP_KINDS[step.uses]

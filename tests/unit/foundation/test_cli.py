@@ -181,3 +181,18 @@ def test_tasks_that_change_things_do_nothing_under_dry(capsys, argv):
     code, out, err = run_program(capsys, "--dry", *argv)
     assert (code, out) == (2, "")
     assert err.strip() == f"error: `invoke {argv[0]}` has no --dry plan; nothing was done (run it without --dry)"
+
+
+def test_dry_plan_of_a_remote_host_shows_the_route_the_ssh_config_gives(capsys, tmp_path):
+    (tmp_path / "ssh_config").write_text("Host gpu\n  HostName 10.1.0.11\n  User ops\n  Port 2222\n  ProxyJump admin@bastion:2200\n"
+                                         "Host bastion\n  HostName 192.0.2.1\n")
+    (tmp_path / "hosts.ini").write_text("[blackwell]\ntarget ansible_host=gpu runtime=native gpu_arch=sm120\n")
+    code, out, _ = run_program(capsys, "--dry", "probe", "-H", "target", "-i", str(tmp_path / "hosts.ini"), "--ssh-config",
+                               str(tmp_path / "ssh_config"), "-j", "-r", str(tmp_path / "runs"))
+    assert code == 0
+    [host] = json.loads(out)["hosts"]
+    assert host["uploads"][0].startswith("workload code (reprokit/workloads, ")
+    probe = host["steps"][1]
+    assert probe["runs_on"] == "target (ops@10.1.0.11:2222 via admin@192.0.2.1:2200) natively"
+    assert (probe["uploads"], probe["pulls_back"]) == (["params.json"], ["steps/probe/ (**)"])
+    assert not (tmp_path / "runs").exists()
