@@ -20,6 +20,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.table import Table
 
 from reprokit.collect import collect_run
+from reprokit.config import ansible_inventory
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import apply_overrides, kit_names, load_kit, select_steps
 from reprokit.dry_run import describe_plan, render_plan
@@ -125,8 +126,9 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
 
 def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,
           quiet: bool = False, group: str | None = None, options: ConnectOptions | None = None, only: list[str] | None = None,
-          skip: list[str] | None = None, sets: list[str] | None = None, dry: bool = False) -> int:
-    """Run a kit; ``only``/``skip``/``sets`` select steps and override parameters (recorded); ``dry`` only shows the plan."""
+          skip: list[str] | None = None, sets: list[str] | None = None, dry: bool = False, limit: str | None = None) -> int:
+    """Run a kit on a host, a group or the hosts of an Ansible pattern (``limit``); ``only``/``skip``/``sets`` select
+    steps and override parameters (recorded); ``dry`` only shows the plan."""
     kits = Path(kits_dir)
     kit, kit_path = load_kit(kit_name, kits)
     kit = select_steps(kit, only or [], skip or [])
@@ -135,19 +137,22 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     inventory = load_inventory(inventory_path)
     _warn(inventory)
     options = options or ConnectOptions()
-    if group and host_name:
-        raise ConfigError("give --host or --group, not both")
-    if dry:
+    given = [flag for flag, value in (("--host", host_name), ("--group", group), ("--limit", limit)) if value]
+    if len(given) > 1:
+        raise ConfigError(f"give one of --host, --group or --limit, not {' and '.join(given)}")
+    if limit:
+        hosts = [inventory.host(name) for name in ansible_inventory.match(Path(inventory_path), limit)]
+    else:
         hosts = inventory.group(group) if group else [inventory.host(host_name)]
+    if dry:
         plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection, inventory)
         print(json.dumps(plan, indent=2) if as_json else render_plan(plan))
         return ExitCode.PASS
-    if options.progress is None and not group:
+    if options.progress is None and not (group or limit):
         options.progress = transfer_progress
-    if group:
-        return _fan_out(kit, kit_path, inventory.group(group), inventory, Path(runs_dir), kits, as_json, quiet, options,
-                        selection)
-    host = inventory.host(host_name)
+    if group or limit:
+        return _fan_out(kit, kit_path, hosts, inventory, Path(runs_dir), kits, as_json, quiet, options, selection)
+    host = hosts[0]
     say, stream = _printers(as_json, quiet)
     outcome = run_kit(kit, kit_path, host, Path(runs_dir), kits, say=say, stream=stream, inventory=inventory,
                       options=options, selection=selection)

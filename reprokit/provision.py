@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reprokit.config import ansible_inventory
 from reprokit.config.inventory import Host, Inventory, load_inventory
 from reprokit.errors import ConfigError, ExitCode, HostError
 
@@ -221,15 +222,7 @@ def target_hosts(inventory: Inventory, host_name: str | None, group: str | None,
         return [inventory.host(host_name)]
     if group:
         return [h for h in inventory.group(group) if not h.is_local]
-    ansible = shutil.which("ansible")
-    if not ansible:
-        raise HostError("ansible is not installed here; install ansible-core")
-    proc = subprocess.run([ansible, "-i", inventory_path, "--list-hosts", limit], capture_output=True, text=True,
-                          env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="0"), timeout=120)
-    names = [line.strip() for line in proc.stdout.splitlines()[1:] if line.strip()]
-    if proc.returncode != 0 or not names:
-        raise ConfigError(f"--limit {limit!r} matches no host of {inventory_path}; `invoke hosts` lists them")
-    return [inventory.host(name) for name in names]
+    return [inventory.host(name) for name in ansible_inventory.match(Path(inventory_path), limit)]
 
 
 def provision_cli(

@@ -35,6 +35,7 @@ JSON_HELP = {"json": "print the result as JSON on stdout"}
 RUN_HELP = {
     "host": "inventory host to run on (default: local, this machine)",
     "group": "inventory group: run on all its hosts in parallel",
+    "limit": "an Ansible host pattern (e.g. 'blackwell:!rtx-02'): run on the hosts it selects, in parallel",
     "runs-dir": "where run records are written (default: config reprokit.runs_dir)",
     "kits-dir": "directory of kit files (default: config reprokit.kits_dir)",
     "quiet": "do not echo the workloads' output",
@@ -84,12 +85,12 @@ def _options(paths, accept_new_host_key, image=None, keep_remote=False, max_pull
 
 
 def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, image, keep_remote, known_hosts,
-           accept_new_host_key, ssh_config, only, skip, set_):
+           accept_new_host_key, ssh_config, only, skip, set_, limit=None):
     paths = _paths(c, inventory=inventory, runs_dir=runs_dir, kits_dir=kits_dir, known_hosts=known_hosts,
                    ssh_config=ssh_config)
     _run(cli.repro, kit, host, paths["inventory"], paths["kits_dir"], paths["runs_dir"], as_json=json, quiet=quiet,
          group=group, options=_options(paths, accept_new_host_key, image, keep_remote), only=list(only or []),
-         skip=list(skip or []), sets=list(set_ or []), dry=is_dry(c))
+         skip=list(skip or []), sets=list(set_ or []), dry=is_dry(c), limit=limit)
 
 
 @task(positional=["kit"], iterable=["image", "only", "skip", "set_"],
@@ -98,26 +99,26 @@ def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, imag
             "keep-remote": "keep the run directory on the host after the pull-back is verified", **RUN_HELP})
 def repro(c, kit, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
           image=None, keep_remote=False, known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None,
-          skip=None, set_=None):
+          skip=None, set_=None, limit=None):
     """Run a kit on a host (or a group): fingerprint, steps, expectations, report. `invoke --dry repro KIT` shows the plan."""
     _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, image, keep_remote, known_hosts,
-           accept_new_host_key, ssh_config, only, skip, set_)
+           accept_new_host_key, ssh_config, only, skip, set_, limit)
 
 
 @task(iterable=["only", "skip", "set_"], help=RUN_HELP)
 def probe(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
-          known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None):
+          known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None, limit=None):
     """The SMEM probe kit: shared-memory limits from torch and the driver, launches at and past the opt-in limit."""
     _repro(c, "smem-probe", host, group, inventory, runs_dir, kits_dir, json, quiet, None, False, known_hosts,
-           accept_new_host_key, ssh_config, only, skip, set_)
+           accept_new_host_key, ssh_config, only, skip, set_, limit)
 
 
 @task(iterable=["only", "skip", "set_"], help=RUN_HELP)
 def sweep(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
-          known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None):
+          known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None, limit=None):
     """The tile-sweep kit: the model's MoE GEMM shapes through every tile on the GPU, cross-checked with the prediction."""
     _repro(c, "tile-sweep", host, group, inventory, runs_dir, kits_dir, json, quiet, None, False, known_hosts,
-           accept_new_host_key, ssh_config, only, skip, set_)
+           accept_new_host_key, ssh_config, only, skip, set_, limit)
 
 
 @task(positional=["run_dir"], help={"run-dir": "the record to finish: runs/<id>, or just the run id",

@@ -105,6 +105,20 @@ def _run(path: Path) -> dict[str, Any]:
     return json.loads(proc.stdout)
 
 
+def match(path: Path, pattern: str) -> list[str]:
+    """The hosts an Ansible host pattern (``blackwell:!rtx-02``, ``rtx-0*``, ``a:&b``) selects, as Ansible selects them."""
+    try:
+        proc = subprocess.run(["ansible", "-i", str(path), "--list-hosts", pattern], capture_output=True, text=True,
+                              timeout=ANSIBLE_INVENTORY_TIMEOUT_S, stdin=subprocess.DEVNULL,
+                              env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="False"))
+    except FileNotFoundError:
+        raise ConfigError(f"--limit {pattern!r}: ansible is not installed; install ansible-core") from None
+    names = [line.strip() for line in proc.stdout.splitlines()[1:] if line.strip()]
+    if proc.returncode != 0 or not names:
+        raise ConfigError(f"--limit {pattern!r} matches no host of {path}; `invoke hosts` lists them")
+    return names
+
+
 def describe_error(path: Path, stderr: str) -> str:
     """Ansible's complaint as one line, ``file:line: problem`` where Ansible names a line."""
     # Ansible wraps its warnings at 80 columns, at spaces and after hyphens (inside paths too): unwrap them.

@@ -196,3 +196,11 @@ def test_dry_plan_of_a_remote_host_shows_the_route_the_ssh_config_gives(capsys, 
     assert probe["runs_on"] == "target (ops@10.1.0.11:2222 via admin@192.0.2.1:2200) natively"
     assert (probe["uploads"], probe["pulls_back"]) == (["params.json"], ["steps/probe/ (**)"])
     assert not (tmp_path / "runs").exists()
+
+
+def test_limit_is_matched_by_ansible_for_a_kit_run(capsys, tmp_path):
+    (tmp_path / "hosts.ini").write_text("[blackwell]\nrtx-[01:04] runtime=native\n")
+    code, out, _ = run_program(capsys, "--dry", "probe", "-l", "blackwell:!rtx-03", "-i", str(tmp_path / "hosts.ini"), "-j")
+    assert code == 0 and [h["host"] for h in json.loads(out)["hosts"]] == ["rtx-01", "rtx-02", "rtx-04"]
+    code, _, err = run_program(capsys, "probe", "-l", "rtx-0*", "-H", "rtx-01", "-i", str(tmp_path / "hosts.ini"))
+    assert (code, err.strip()) == (2, "error: give one of --host, --group or --limit, not --host and --limit")
