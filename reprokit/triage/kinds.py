@@ -24,6 +24,7 @@ class LogPattern:
     multiline: bool = False  # the upstream record goes on over the following unprefixed lines
     lead: str = ""  # server patterns: how every match starts, for the parser's fast scan of sglang lines
     fatal_family: str = ""  # what kind of death a fatal match means, e.g. 'signal' (default: the kind)
+    on_sglang_lines: bool = True  # server patterns: sglang can print it (else the fast scan need not look)
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -47,9 +47,24 @@ MAX_EVIDENCE_CHARS = 300
 _NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
 _SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 _SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
-_SGLANG_TRIGGER = re.compile(
-    rb"\][ ](?:" + b"|".join(dict.fromkeys(p.lead.encode() for p in formats.SERVER_PATTERNS)) + rb")"
-)
+
+
+def _trigger_regex(leads: list[bytes]) -> re.Pattern[bytes]:
+    """']' + ' ' + any lead: an sglang line whose message starts like a server pattern ('[ ]' keeps the
+    regex's literal prefix one character long, the engine's fastest scan); leads sharing a first letter
+    are grouped, so most messages fail after one comparison."""
+    by_letter: dict[bytes, list[bytes]] = {}
+    generic = []
+    for lead in dict.fromkeys(leads):
+        if lead[:1].isalpha():
+            by_letter.setdefault(lead[:1], []).append(lead[1:])
+        else:
+            generic.append(lead)
+    grouped = [letter + b"(?:" + b"|".join(rest) + b")" for letter, rest in sorted(by_letter.items())]
+    return re.compile(rb"\][ ](?:" + b"|".join(grouped + generic) + rb")")
+
+
+_SGLANG_TRIGGER = _trigger_regex([p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines])
 _SGLANG = LINE_FORMATS_BY_NAME["sglang"].compiled
 _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled

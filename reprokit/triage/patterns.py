@@ -64,7 +64,7 @@ PATTERNS: tuple[LogPattern, ...] = (
     LogPattern(
         "engine_core_failed", r"EngineCore (failed to start|encountered a fatal error)\.", ("what",),
         "(EngineCore_DP0 pid=4711) ERROR 02-19 10:08:44 [core.py:708] EngineCore failed to start.",
-        "vllm/v1/engine/core.py run_engine_core", severity="fatal", multiline=True, lead="EngineCore ",
+        "vllm/v1/engine/core.py run_engine_core", severity="fatal", multiline=True, lead="EngineCore ", on_sglang_lines=False,
     ),
     LogPattern(
         "server_autotune_start", r"Running FlashInfer autotune( with cache: ([^ ]+))?", (None, "cache_path"),
@@ -88,20 +88,20 @@ PATTERNS: tuple[LogPattern, ...] = (
         "vllm_gb10_server  | (APIServer pid=1) INFO 04-29 12:01:39 [api_server.py:602] Starting vLLM server on "
         "http://0.0.0.0:8355",
         "vllm/entrypoints/openai/api_server.py run_server_worker, after the engine is up ('Starting vLLM API "
-        "server N on' in older releases; eugr/spark-vllm-docker #200)", lead="Starting vLLM",
+        "server N on' in older releases; eugr/spark-vllm-docker #200)", lead="Starting vLLM", on_sglang_lines=False,
     ),
     LogPattern(
         "vllm_graph_capture_finished", r"Graph capturing finished in ([0-9]+) secs", ("seconds",),
         "(Worker_TP3_EP3 pid=2709393) INFO 09-29 09:52:22 [gpu_model_runner.py:3468] Graph capturing finished in "
         "38 secs, took 1.64 GiB",
-        "vllm/v1/worker/gpu_model_runner.py capture_model (vllm #25848)", lead="Graph capturing finished",
+        "vllm/v1/worker/gpu_model_runner.py capture_model (vllm #25848)", lead="Graph capturing finished", on_sglang_lines=False,
     ),
     LogPattern(
         "vllm_engine_initialized", r"init engine \(profile, create kv cache, warmup model\) took ([0-9.]+)",
         ("seconds",),
         "(EngineCore_DP0 pid=188893) INFO 10-21 09:12:04 [core.py:210] init engine (profile, create kv cache, "
         "warmup model) took 25.99 seconds",
-        "vllm/v1/engine/core.py EngineCore._initialize_kv_caches (zai-org/GLM-V #204)", lead="init engine",
+        "vllm/v1/engine/core.py EngineCore._initialize_kv_caches (zai-org/GLM-V #204)", lead="init engine", on_sglang_lines=False,
     ),
     LogPattern(
         "load_weight_end", r"Load weight end\.", (),
