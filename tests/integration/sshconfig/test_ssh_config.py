@@ -7,14 +7,18 @@ The inventory names hosts only by an alias of an SSH config file: the address, u
 
 from __future__ import annotations
 
+import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
 from reprokit.hosts.factory import ConnectOptions, remote_executor
-from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, known_hosts_for
+from reprokit.records.run import load_manifest, verify_record
+from tests.conftest import run_invoke
+from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, host_workdir, known_hosts_for
 
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
@@ -85,3 +89,18 @@ def test_user_known_hosts_file_of_the_config_is_trusted_and_never_written(tmp_pa
     finally:
         executor.close_connection()
     assert theirs.read_bytes() == before and options.known_hosts.read_text() == ""
+
+
+def test_a_kit_run_with_the_real_cli_through_the_jump_of_the_config(tmp_path):
+    inventory, options = _setup(tmp_path)
+    work = host_workdir("priv", "sshconfig")
+    (tmp_path / "inventory.yml").write_text((tmp_path / "inventory.yml").read_text() + f"      workdir: {work}\n")
+    proc = run_invoke("probe", "-H", "behind", "-i", str(tmp_path / "inventory.yml"), "--ssh-config",
+                      str(tmp_path / "ssh_config"), "--known-hosts", str(options.known_hosts), "-r", str(tmp_path / "runs"),
+                      "--json", "--quiet", timeout=300)
+    assert proc.returncode == 3, proc.stderr  # INCONCLUSIVE: the test host has no GPU
+    run_dir = Path(json.loads(proc.stdout)["run_dir"])
+    manifest = load_manifest(run_dir)
+    assert manifest["status"] == "complete" and verify_record(run_dir) == []
+    assert {s["name"]: s["status"] for s in manifest["steps"]} == {"probe": "no_driver"}
+    assert list((work / "runs").iterdir()) == []  # the host's copy went once verified
