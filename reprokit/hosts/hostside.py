@@ -1,7 +1,7 @@
 """The GPU host's side of the pull-back: list a step directory and read its files, following no link.
 
-Runs on the host with the standard library only, as ``python3 - list ROOT`` or ``python3 - read ROOT REL
-OFFSET SIZE DEV INO`` with this file's text on standard input, so it needs nothing installed there and
+Runs on the host with the standard library only, as ``python3 - list ROOT``, ``python3 - read ROOT REL
+OFFSET SIZE DEV INO`` or ``python3 - read-many ROOT JSON`` (small files) with this file's text on standard input, so it needs nothing installed there and
 works for ``invoke collect`` of a run whose workload code is gone.
 
 Nothing the host sends is trusted, but the host is where links can be swapped: every path is opened one
@@ -104,6 +104,37 @@ def read(root, rel, offset, size, dev, ino):
     sys.stderr.write(f"sha256 {digest.hexdigest()}\n")
 
 
+def read_many(root, spec):
+    """Small files in one go: per file a JSON header line (its sha256, or why not), then its bytes when it is ok."""
+    out = sys.stdout.buffer
+    for index, (rel, size, dev, ino) in enumerate(json.loads(spec)):
+        try:
+            fd = open_inside(root, rel)
+        except OSError as exc:
+            out.write(json.dumps({"i": index, "refused": f"cannot open it without following a link ({exc.strerror})"})
+                      .encode() + b"\n")
+            continue
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (dev, ino):
+                reason = "it was replaced after the listing"
+            elif info.st_size < size:
+                reason = f"it shrank from {size} to {info.st_size} bytes after the listing"
+            else:
+                os.set_blocking(fd, True)
+                data = b""
+                while len(data) < size and (chunk := os.read(fd, size - len(data))):
+                    data += chunk
+                reason = None if len(data) == size else f"it ended at byte {len(data)} of {size}"
+        finally:
+            os.close(fd)
+        if reason:
+            out.write(json.dumps({"i": index, "refused": reason}).encode() + b"\n")
+        else:
+            out.write(json.dumps({"i": index, "sha256": hashlib.sha256(data).hexdigest()}).encode() + b"\n" + data)
+    out.flush()
+
+
 def main(argv):
     if argv[:1] == ["list"] and len(argv) == 2:
         try:
@@ -116,7 +147,10 @@ def main(argv):
     if argv[:1] == ["read"] and len(argv) == 7:
         read(argv[1], argv[2], *map(int, argv[3:7]))
         return 0
-    sys.stderr.write("usage: list ROOT | read ROOT REL OFFSET SIZE DEV INO\n")
+    if argv[:1] == ["read-many"] and len(argv) == 3:
+        read_many(argv[1], argv[2])
+        return 0
+    sys.stderr.write("usage: list ROOT | read ROOT REL OFFSET SIZE DEV INO | read-many ROOT JSON\n")
     return 2
 
 

@@ -13,6 +13,7 @@ own error. Any of these stops the pull with ``PullStopped``: the host's copy sta
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -38,6 +39,8 @@ from reprokit.records.atomic import sha256_file
 CHUNK_BYTES = 1 << 20
 WINDOW_BYTES = 64 << 20
 FAST_PATH_BYTES = 1 << 20  # files this big or bigger go through the OpenSSH client
+SMALL_FILE_BYTES = 256 << 10  # files below this come many per host-side reader (a Python start each costs ~50 ms)
+BATCH_FILES, BATCH_SPEC_BYTES, BATCH_BYTES = 256, 96 << 10, 32 << 20  # one batch's files, argv bytes, data bytes
 MAX_PACKET_BYTES = 32768
 PULL_REPORT_BYTES = 1 << 20  # pull-backs above this size get a progress bar (on a terminal) and a summary line
 MAX_PULL_BYTES = 64 << 30  # default cap on what one run may bring back (ConnectOptions.max_pull_bytes)
@@ -148,6 +151,55 @@ def partial_path(out_dir: Path, rel: str) -> Path:
     return folder / hashlib.sha256(rel.encode()).hexdigest()[:32]
 
 
+def batches(files: list[RemoteFile]) -> Iterator[list[RemoteFile]]:
+    """Small files in groups that keep one reader's argv and answer bounded."""
+    batch: list[RemoteFile] = []
+    spec_bytes = data_bytes = 0
+    for remote in files:
+        entry_bytes = len(json.dumps([remote.rel, remote.size, remote.dev, remote.ino]))
+        if batch and (len(batch) >= BATCH_FILES or spec_bytes + entry_bytes > BATCH_SPEC_BYTES
+                      or data_bytes + remote.size > BATCH_BYTES):
+            yield batch
+            batch, spec_bytes, data_bytes = [], 0, 0
+        batch.append(remote)
+        spec_bytes += entry_bytes
+        data_bytes += remote.size
+    if batch:
+        yield batch
+
+
+class BufferedStream:
+    """Lines and exact byte counts from a chunk iterator (the reader's framed answer)."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self.chunks = chunks
+        self.buffer = b""
+
+    def _more(self) -> None:
+        chunk = next(self.chunks, None)
+        if chunk is None:
+            raise EOFError("the host's reader stopped early")
+        self.buffer += chunk
+
+    def line(self, limit_bytes: int = 4096) -> bytes:
+        while b"\n" not in self.buffer[:limit_bytes]:
+            if len(self.buffer) > limit_bytes:
+                raise PullStopped("the host's reader sent a header line that is too long; refused")
+            self._more()
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line
+
+    def exactly(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            self._more()
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+    def drain(self) -> None:
+        for _ in self.chunks:  # runs the source to its end, which records the exit status
+            pass
+
+
 class PullBackMixin:
     """The pull-back half of ``RemoteExecutor`` (connection, host and settings come from it)."""
 
@@ -245,6 +297,46 @@ class PullBackMixin:
         part.replace(target)
         self.pull_stats.files += 1
         self.run_pulled_bytes += remote.size
+
+    def _pull_small(self, remote_dir: str, files: list[RemoteFile], out_dir: Path, on_bytes) -> list[dict[str, str]]:
+        """Many small files through one host-side reader: a JSON header per file, then its bytes; each verified."""
+        spec = json.dumps([[f.rel, f.size, f.dev, f.ino] for f in files])
+        status: dict[str, Any] = {}
+        stream = BufferedStream(self._channel_source(self.hostside_command("read-many", remote_dir, spec), status))
+        refused = []
+        for index, remote in enumerate(files):
+            header = json.loads(stream.line())
+            if not isinstance(header, dict) or header.get("i") != index:
+                raise PullStopped(f"host '{self.host.name}': the reader's answer for {remote.rel} is out of order; the files"
+                                  " stay on the host")
+            if "refused" in header:
+                refused.append({"path": remote.rel, "reason": f"the host refused to read it: {str(header['refused'])[:300]}"})
+                continue
+            data = stream.exactly(remote.size)
+            if hashlib.sha256(data).hexdigest() != header.get("sha256"):
+                raise PullStopped(f"host '{self.host.name}': {remote.rel} arrived damaged (sha256 differs); the remote copy"
+                                  " is kept")
+            target = local_target(out_dir, remote.rel)
+            part = partial_path(out_dir, remote.rel)
+            try:
+                part.write_bytes(data)
+            except OSError as exc:
+                if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                    part.unlink(missing_ok=True)
+                    raise PullStopped(f"this machine's disk is full at {out_dir} ({exc.strerror}) while pulling"
+                                      f" {remote.rel}; free space there; the files stay on the host") from None
+                raise
+            part.replace(target)
+            remote.sha256 = header["sha256"]
+            self.pull_stats.files += 1
+            self.pull_stats.bytes += remote.size
+            self.run_pulled_bytes += remote.size
+            if on_bytes:
+                on_bytes(remote.size)
+        stream.drain()
+        if status.get("exit") != 0:
+            raise EOFError(f"the host's reader ended with {status.get('exit')}: {status.get('stderr', '').strip()[-300:]}")
+        return refused
 
     def _host_digest(self, remote: RemoteFile, status: dict[str, Any]) -> str | None:
         if status.get("exit") == hostside.EXIT_REFUSED:
@@ -348,7 +440,12 @@ class PullBackMixin:
                         advance(n)
                         if on_bytes:
                             on_bytes(n)
+                    small = [f for f in listing.files if f.size < SMALL_FILE_BYTES]
+                    for batch in batches(small):
+                        refused += self._pull_small(remote_dir, batch, out_dir, count)
                     for remote in listing.files:
+                        if remote.size < SMALL_FILE_BYTES:
+                            continue
                         try:
                             self._pull_file(remote_dir, remote, out_dir, count)
                         except RemoteRefused as exc:
@@ -360,6 +457,8 @@ class PullBackMixin:
                                       " the files stay on the host") from None
                 self.say(f"      pull-back from {self.host.name} interrupted ({type(exc).__name__}); resuming")
                 self.reconnect()
+        with contextlib.suppress(OSError):  # nothing is half-pulled any more
+            (out_dir.parent / f".partial-{out_dir.name}").rmdir()
         refused_paths = {r["path"] for r in refused}
         listing.files = [f for f in listing.files if f.rel not in refused_paths]
         listing.not_pulled += refused

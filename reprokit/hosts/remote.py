@@ -116,6 +116,7 @@ class RemoteExecutor(PullBackMixin):
     run_pulled_bytes: int = 0
     unpulled: dict[str, str] = field(default_factory=dict)  # step -> remote dir, until its files are back and verified
     kept_reasons: list[str] = field(default_factory=list)  # why the host's run directory must stay
+    stopping: bool = False  # a step is being ended after Ctrl-C/SIGTERM: STOP no longer interrupts the pull-back
     models_present: bool = False  # the host has its models_dir (then containers mount it read-only)
 
     # -- connection ---------------------------------------------------------------------------
@@ -141,7 +142,7 @@ class RemoteExecutor(PullBackMixin):
 
     def check_stop(self) -> None:
         """End this thread's step like Ctrl-C when the process was told to stop (signals reach the main thread only)."""
-        if STOP.is_set():
+        if STOP.is_set() and not self.stopping:
             raise KeyboardInterrupt
 
     def close_connection(self) -> None:
@@ -402,6 +403,7 @@ class RemoteExecutor(PullBackMixin):
         try:
             exit_code = self._follow(remote_dir, step_name, timeout_s, started, on_line)
         except KeyboardInterrupt:
+            self.stopping = True  # what the stopped step wrote still comes back
             self._stop_quietly(remote_dir, step_name)
             self._pull_quietly(remote_dir, out_dir, step_name)
             raise
