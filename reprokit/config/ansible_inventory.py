@@ -24,7 +24,7 @@ from reprokit.errors import ConfigError
 ANSIBLE_INVENTORY_TIMEOUT_S = 120
 _WHERE = re.compile(r"The error appears to be in '(?P<file>[^']+)': line (?P<line>\d+), column \d+")
 _FAILED_PLUGIN = re.compile(r"\* Failed to parse (?P<file>\S+) with (?P<plugin>\w+) plugin: (?P<msg>.*?)(?=\[WARNING\]|$)", re.S)
-_PLUGIN_BY_SUFFIX = {".yml": "yaml", ".yaml": "yaml", ".json": "yaml", ".ini": "ini", ".cfg": "ini", "": "ini"}
+_PLUGIN_BY_SUFFIX = {".yml": "yaml", ".yaml": "yaml", ".json": "yaml", ".ini": "ini", ".cfg": "ini"}
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,9 @@ def _save(entry: Path, data: dict[str, Any]) -> None:
 def _run(path: Path) -> dict[str, Any]:
     env = dict(os.environ, ANSIBLE_INVENTORY_UNPARSED_FAILED="True", ANSIBLE_NOCOLOR="1", ANSIBLE_FORCE_COLOR="0",
                ANSIBLE_LOCALHOST_WARNING="False", ANSIBLE_INVENTORY_UNPARSED_WARNING="False")
-    if path.is_file():
-        # One plugin for one file: its own error, not three plugins' guesses.
-        env["ANSIBLE_INVENTORY_ENABLED"] = _PLUGIN_BY_SUFFIX.get(path.suffix.lower(), "ini")
+    if path.is_file() and path.suffix.lower() in _PLUGIN_BY_SUFFIX:
+        # One plugin for a file that says what it is: its own error, not every plugin's guess.
+        env["ANSIBLE_INVENTORY_ENABLED"] = _PLUGIN_BY_SUFFIX[path.suffix.lower()]
     try:
         proc = subprocess.run(["ansible-inventory", "-i", str(path), "--list"], capture_output=True, text=True, env=env,
                               timeout=ANSIBLE_INVENTORY_TIMEOUT_S, stdin=subprocess.DEVNULL)

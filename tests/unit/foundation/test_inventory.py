@@ -222,3 +222,10 @@ def test_a_host_reprokit_cannot_drive_does_not_break_the_others(tmp_path):
     with pytest.raises(HostError, match=r"host 'win1' has ansible_connection=winrm; reprokit runs kits over ssh or on the"
                                         r" local machine only"):
         connection_for(inventory.host("win1"), inventory, known_hosts=tmp_path / "known_hosts")
+
+
+def test_a_file_without_an_extension_is_read_by_whichever_plugin_takes_it(tmp_path):
+    (tmp_path / "hosts").write_text(GOOD)
+    (tmp_path / "hosts_ini").write_text(INI)
+    assert load_inventory(tmp_path / "hosts").host("rtx2").user == "special"
+    assert load_inventory(tmp_path / "hosts_ini").host("h200").gpu_arch == "sm90"
