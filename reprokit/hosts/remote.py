@@ -395,8 +395,8 @@ class RemoteExecutor(PullBackMixin):
             with self.sftp.open(f"{remote_dir}/run.sh", "w") as fh:
                 fh.write(self._wrapper(command, step_name, timeout_s).encode())
             # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once
-            self.unpulled[step_name] = remote_dir
             self.sh(f"cd -- {shell.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
+            self.unpulled[step_name] = remote_dir  # from now on the host holds results until they are back
         except OSError as exc:
             raise HostError(self._disk_problem(self._explain(f"cannot start step '{step_name}'", str(exc) or "Failure"))) from None
         started = time.monotonic()

@@ -85,7 +85,8 @@ def test_the_openssh_bulk_path_gives_up_on_a_silent_link(rig):
     assert elapsed_s < 20  # not the 120 s the old bulk path sat; the exact figure is the timeout's, not asserted
 
 
-def test_group_run_honours_sigterm(rig, tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_group_run_honours_ctrl_c_and_sigterm(rig, tmp_path, signum):
     python = rig.inventory(f'echo started > {rig.work}/started; sleep 60; ' + RESULT_OK).host(HOST).python
     inv = inventory_file(tmp_path / "inv.yml", rig.work, ansible_python_interpreter=python)
     inv.write_text(inv.read_text() + f"  children:\n    rack:\n      hosts:\n        {HOST}:\n")
@@ -96,7 +97,7 @@ def test_group_run_honours_sigterm(rig, tmp_path):
     while not (rig.work / "started").exists():
         assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
         time.sleep(0.05)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == ExitCode.INTERRUPTED, err
     (row,) = json.loads(out)
