@@ -156,3 +156,23 @@ def test_kits_pass_only_flags_their_sglang_release_has():
              "modelopt_fp8", "modelopt_fp4", "petit_nvfp4", "w8a8_int8", "w8a8_fp8", "moe_wna16", "qoq", "w4afp8",
              "mxfp4", "auto-round", "compressed-tensors", "modelslim", "quark_int4fp8_moe"]),
         "step 'serve': sglang.launch_server --enable-ep-moe is not an option of sglang 0.5.9 sglang/srt/server_args.py"]
+
+
+def test_invoke_kits_check_reads_the_pinned_wheel(tmp_path):
+    from tests.conftest import run_invoke
+
+    proc = run_invoke("kits", "--check", "--kits-dir", str(KITS))
+    if "cannot read sglang" in proc.stderr:
+        pytest.skip(f"sglang 0.5.9's wheel: {proc.stderr.strip()}")
+    assert proc.returncode == 0, proc.stderr
+    assert f"{KITS}/ep8-crash.yml: sglang flags agree with the pinned release (step 'serve': 9 server flags" in proc.stdout
+    bad = tmp_path / "kits"
+    bad.mkdir()
+    (bad / "models").symlink_to(KITS / "models")
+    (bad / "ep8-crash.yml").write_text((KITS / "ep8-crash.yml").read_text().replace(
+        "      quantization: modelopt_fp4\n", "      quantization: modelopt_fp4\n      extra_args: [--enable-ep-moe]\n"))
+    proc = run_invoke("kits", "--check", "--kits-dir", str(bad))
+    assert proc.returncode == 1
+    assert proc.stdout.strip() == (f"{bad}/ep8-crash.yml: step 'serve': sglang.launch_server --enable-ep-moe is not an"
+                                   " option of sglang 0.5.9 sglang/srt/server_args.py; change the kit's `with:` to a"
+                                   " flag that release has")
