@@ -23,6 +23,7 @@ from invoke.parser import parser as invoke_parser
 from invoke.tasks import Task
 
 from reprokit import __version__
+from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 
 # One short flag per long flag, the same in every task; `-h` stays Invoke's --help.
 SHORT_FLAGS = {
@@ -37,7 +38,7 @@ CONFIG_DEFAULTS = {
     "kits_dir": "kits",
     "inventory": "inventory.yml",
     "runs_dir": "runs",
-    "known_hosts": ".reprokit/known_hosts",
+    "known_hosts": str(DEFAULT_KNOWN_HOSTS),
     "ssh_config": None,  # None: ~/.ssh/config when it exists
 }
 

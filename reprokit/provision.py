@@ -24,11 +24,11 @@ from pathlib import Path
 from reprokit.config import ansible_inventory
 from reprokit.config.inventory import Host, Inventory, load_inventory
 from reprokit.errors import ConfigError, ExitCode, HostError
+from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS  # the file the SSH executor uses
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ANSIBLE_DIR = REPO_ROOT / "ansible"
 PLAYBOOK = ANSIBLE_DIR / "site.yml"
-DEFAULT_KNOWN_HOSTS = Path(".reprokit/known_hosts")  # the file the SSH executor (reprokit.hosts.ssh) uses
 _RECAP = re.compile(
     r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)\s+"
     r"failed=(?P<failed>\d+)\s+skipped=(?P<skipped>\d+)\s+rescued=(?P<rescued>\d+)\s+ignored=(?P<ignored>\d+)"
