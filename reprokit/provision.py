@@ -90,15 +90,17 @@ def _ssh_options(host: Host, known_hosts: Path, strict: str, ssh_config: str | N
             "-o", f"ConnectTimeout={int(host.connect_timeout_s)}"]
 
 
-def _proxy_command(gateway: Host, inventory: Inventory, known_hosts: Path, strict: str, seen: tuple[str, ...]) -> str:
+def _proxy_command(gateway: Host, inventory: Inventory, known_hosts: Path, strict: str, seen: tuple[str, ...],
+                   ssh_config: str | None = None) -> str:
     """An ssh ProxyCommand through ``gateway`` (and its own gateways): each hop with its own key and port."""
     if gateway.name in seen:
         raise ConfigError(f"{gateway.source}: proxy_jump loop through {' -> '.join(seen + (gateway.name,))}; fix proxy_jump")
-    argv = ["ssh", *_ssh_options(gateway, known_hosts, strict), "-p", str(gateway.port), "-W", "%h:%p"]
+    argv = ["ssh", *_ssh_options(gateway, known_hosts, strict, ssh_config), "-p", str(gateway.port), "-W", "%h:%p"]
     if gateway.key_file:
         argv += ["-i", str(Path(gateway.key_file).expanduser()), "-o", "IdentitiesOnly=yes"]
     if gateway.proxy_jump:
-        inner = _proxy_command(inventory.host(gateway.proxy_jump), inventory, known_hosts, strict, seen + (gateway.name,))
+        inner = _proxy_command(inventory.host(gateway.proxy_jump), inventory, known_hosts, strict, seen + (gateway.name,),
+                               ssh_config)
         argv += ["-o", f"ProxyCommand={inner}"]
     argv.append(f"{gateway.user}@{gateway.address}" if gateway.user else str(gateway.address))
     return shlex.join(argv)
@@ -129,7 +131,7 @@ def ansible_command(
     ssh_args = _ssh_options(host, known_hosts.resolve(), strict, ssh_config)
     if host.proxy_jump:
         ssh_args += ["-o", "ProxyCommand=" + _proxy_command(inventory.host(host.proxy_jump), inventory,
-                                                           known_hosts.resolve(), strict, (host.name,))]
+                                                           known_hosts.resolve(), strict, (host.name,), ssh_config)]
     argv = [ansible_playbook, "-i", str(inventory_path), "--limit", limit or host.name, str(playbook),
             "--ssh-common-args", shlex.join(ssh_args)]
     if user:

@@ -85,3 +85,18 @@ def test_failure_messages_skip_ignored_errors():
     result = ProvisionResult("gpu1", True, 2, {"failed": 1}, out)
     assert result.failure_messages() == ["gpu1 has no NVIDIA GPU: no PCI device under /sys/bus/pci/devices"]
     assert not result.succeeded
+
+
+def test_an_ssh_config_reaches_every_hop(inventory, tmp_path):
+    path, inv = inventory
+    argv = ansible_command(inv.host("gpu1"), inv, path, check=False, known_hosts=tmp_path / "kh", ssh_config="~/team_ssh_config",
+                           tags=["docker", "reprokit"], skip_tags=["gpu_verify"], extra_args=["a=1", "@vars.yml"])
+    ssh = shlex.split(argv[argv.index("--ssh-common-args") + 1])
+    config = str(Path("~/team_ssh_config").expanduser())
+    assert ssh[:2] == ["-F", config]
+    assert shlex.split(ssh[-1].removeprefix("ProxyCommand="))[1:3] == ["-F", config]
+    assert argv[argv.index("--tags") + 1] == "docker,reprokit" and argv[argv.index("--skip-tags") + 1] == "gpu_verify"
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "--extra-vars"] == ["a=1", "@vars.yml"]
+    assert "--check" not in argv and "--diff" not in argv
+    none = ansible_command(inv.host("gw"), inv, path, check=False, known_hosts=tmp_path / "kh", ssh_config="none")
+    assert shlex.split(none[none.index("--ssh-common-args") + 1])[:2] == ["-F", "/dev/null"]
