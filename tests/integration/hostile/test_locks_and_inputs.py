@@ -25,6 +25,7 @@ from reprokit.runner import run_kit
 from reprokit.secrets import collect_secrets
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file
+from tests.integration.remote.conftest import alive
 
 KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"  # a well-formed ssh-ed25519 blob
 
@@ -87,7 +88,8 @@ def test_the_openssh_bulk_path_gives_up_on_a_silent_link(rig):
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_group_run_honours_ctrl_c_and_sigterm(rig, tmp_path, signum):
-    python = rig.inventory(f'echo started > {rig.work}/started; sleep 60; ' + RESULT_OK).host(HOST).python
+    python = rig.inventory(f'echo $$ > {rig.work}/hang.pid; echo started > {rig.work}/started; sleep 60; '
+                           + RESULT_OK).host(HOST).python
     inv = inventory_file(tmp_path / "inv.yml", rig.work, ansible_python_interpreter=python)
     inv.write_text(inv.read_text() + f"  children:\n    rack:\n      hosts:\n        {HOST}:\n")
     proc = subprocess.Popen([sys.executable, "-m", "invoke", "--search-root", str(REPO), "repro", "smem-probe", "--group",
@@ -103,6 +105,7 @@ def test_group_run_honours_ctrl_c_and_sigterm(rig, tmp_path, signum):
     (row,) = json.loads(out)
     assert (row["host"], row["verdict"], row["exit_code"]) == (HOST, "INTERRUPTED", 130)
     assert load_manifest(row["run_dir"])["status"] == "interrupted"
+    assert not alive(int((rig.work / "hang.pid").read_text()))  # the workload was ended on the host
     assert not (rig.work / "lock").exists()
 
 
