@@ -331,7 +331,11 @@ def provision(host_name: str | None, inventory_path: str, check: bool, known_hos
     """``flags``: group, limit, diff, tags, skip_tags, extra_vars, as_json, dry (see ``provision_cli``)."""
     from reprokit.provision import provision_cli  # noqa: PLC0415
 
-    say = (lambda m: err_console.print(m, markup=False)) if flags.get("as_json") else (lambda m: console.print(m, markup=False))
+    out = err_console if flags.get("as_json") else console
+
+    def say(message: str) -> None:
+        out.print(message, markup=False, highlight=False, soft_wrap=True)  # Ansible's lines and commands, unwrapped
+
     return provision_cli(host_name, inventory_path, check=check, known_hosts=known_hosts,
                          accept_new_host_key=accept_new_host_key, user=user, say=say, **flags)
 

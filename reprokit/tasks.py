@@ -215,7 +215,7 @@ def provision(c, host=None, group=None, limit=None, check=False, diff=False, tag
     paths = _paths(c, inventory=inventory, known_hosts=known_hosts, ssh_config=ssh_config)
     _run(cli.provision, host, paths["inventory"], check, paths["known_hosts"], accept_new_host_key, user,
          group=group, limit=limit, diff=diff, tags=list(tags or []), skip_tags=list(skip_tags or []),
-         extra_vars=list(extra_vars or []), as_json=json, dry=is_dry(c))
+         extra_vars=list(extra_vars or []), as_json=json, dry=is_dry(c), ssh_config=paths["ssh_config"])
 
 
 @task(positional=["run_a", "run_b"], iterable=["runs_dir"],
