@@ -79,8 +79,8 @@ def summarise(run_dir: Path) -> RunSummary:
     gpu = ", ".join(f"{n} x {name}" for name, n in names.items()) or "none"
     installed = fp.get("packages") or {}
     pins = manifest.get("pins") or {}
-    versions = ", ".join(f"{name} {installed.get(name) or pins.get(name)}" for name in VERSION_PACKAGES
-                         if installed.get(name) or pins.get(name))
+    versions = ", ".join(f"{name} {installed[name]}" if installed.get(name) else f"{name} {pins[name]} (pinned, not seen)"
+                         for name in VERSION_PACKAGES if installed.get(name) or pins.get(name))
     expectations = [j for j in verdict.get("expectations") or [] if isinstance(j, dict)]
     driver = (fp.get("driver") or {}).get("driver_release")
     return RunSummary(

@@ -30,7 +30,9 @@ def test_runs_lists_the_committed_evidence():
         ("20261129T095640Z-tile-sweep-local-f9a8", "PASS", 2, 2, "tile-sweep", "1 x NVIDIA H200", "580.159.04"),
         (EP8_H200, "INCONCLUSIVE", 2, 8, "ep8-crash", "1 x NVIDIA H200", "580.159.04"),
     ]
-    assert runs[2].versions == "torch 2.11.0, flashinfer-python 0.6.3, sglang 0.5.9, triton 3.6.0"
+    # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
+    assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
+                                "triton 3.6.0")
     assert runs[2].git_commit == "-"  # written before the manifest recorded its commit
 
 
