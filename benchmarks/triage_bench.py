@@ -11,7 +11,8 @@ uvicorn access lines, tqdm bars) with rare errors sprinkled in. Then, in one run
 - ``triage_files`` in a child process, which reports its own peak RSS (``VmHWM`` of
   ``/proc/self/status``: unlike ``ru_maxrss`` it is not inherited from the forking parent),
 
-each twice, keeping the faster run, and prints the figures. The file is deleted at the end.
+each three times, alternating, keeping the fastest run of each (the development VM is shared), and
+prints the figures. The file is deleted at the end.
 
     python benchmarks/triage_bench.py                 # 1 GiB
     python benchmarks/triage_bench.py --size-mib 64   # quicker
@@ -156,7 +157,7 @@ def main() -> int:
         locales = ["C"] + [name for name in (utf8_locale(),) if name]
         grep_runs: dict[str, list[tuple[float, int]]] = {name: [] for name in locales}
         triage_runs = []
-        for _ in range(2):  # alternate, keep the best of each: the machine may be shared
+        for _ in range(3):  # alternate, keep the best of each: the machine may be shared
             for name in locales:
                 grep_runs[name].append(time_grep(path, pattern, name))
             triage_runs.append(time_triage(path))

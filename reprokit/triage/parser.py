@@ -74,6 +74,7 @@ _HEADED_FORMATS = tuple(
                  "progress")
 )
 _WRAPPERS = formats.WRAPPER_FORMATS
+_ANY_WRAPPER = re.compile("|".join(f"(?:{fmt.regex})" for fmt in _WRAPPERS))  # one match call, same order
 MAX_RECORDS_PER_LINE = 16  # records glued on one physical line (tqdm redraws without carriage returns)
 # the line before a bare traceback says the traceback was logged (logger.exception), not uncaught
 _LOGGED_TRACEBACK_MARKERS = (b"ERROR", b"CRITICAL", b"xception", b"rror:", b"Traceback")
@@ -247,13 +248,10 @@ class FileParser:
     def _strip_wrappers(self, text: str) -> str:
         """Remove what log collectors and launchers put in front of a line (docker, compose, journald, ...)."""
         for _ in range(len(_WRAPPERS)):
-            for fmt in _WRAPPERS:
-                match = fmt.compiled.match(text)
-                if match is not None:
-                    text = text[match.end():]
-                    break
-            else:
+            match = _ANY_WRAPPER.match(text)
+            if match is None:
                 return text
+            text = text[match.end():]
         return text
 
     def _text_line(self, text: str, offset: int, glued: int) -> None:

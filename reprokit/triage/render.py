@@ -34,21 +34,27 @@ def render_table(report: TriageReport) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=_WIDTH_CHARS, no_color=True, highlight=False, emoji=False)
     console.print(f"verdict: {report.verdict.value} (exit {report.exit_code})")
-    console.print(f"reason:  {report.decision.reason}")
+    console.print(f"reason:  {report.decision.reason}", markup=False)
+    if report.decision.evidence:
+        console.print(f"evidence: {report.decision.evidence}", markup=False)
+    versions = ", ".join(f"{name} {version}" for name, version in s.versions.first().items())
+    console.print(f"phase:   {s.phase or '-'}; versions in the log: {versions or 'none'}"
+                  + (f"; arch {s.versions.archs[0]}" if s.versions.archs else ""), markup=False)
     if report.decision.hint:
         console.print(f"hint:    {report.decision.hint}")
 
     if s.failures:
         table = _table(
             f"autotune failures ({s.failure_count}, non-fatal: the tactic was skipped)",
-            "op", "tactic", "tile", "fusion", "swap_ab", "count", "ranks", "first", "last", "error",
-            wrap=("ranks", "error"),
+            "op", "tactic", "tile", "fusion", "swap_ab", "count", "ranks", "first", "last", "mapping", "error",
+            wrap=("ranks", "mapping", "error"),
         )
         for row in s.failures:
             table.add_row(
                 row.op or "?", str(row.tactic), row.tile or "?", row.fusion or "?",
                 "?" if row.swap_ab is None else str(row.swap_ab).lower(), str(row.span.count),
                 _ranks(row.span.ranks, row.unattributed), row.span.first_at or "-", row.span.last_at or "-",
+                "table" if row.mapping.get("status") == "mapped" else (row.mapping.get("reason") or "-"),
                 row.errors.most_common(1)[0][0] if row.errors else "",
             )
         console.print(table)
@@ -91,6 +97,7 @@ def render_table(report: TriageReport) -> str:
     console.print(
         f"{len(s.files)} file(s), {s.lines} line(s), {s.unknown_lines} unknown, {truncated} truncated; "
         f"FlashInfer {report.flashinfer_version or 'version unknown'}"
-        + (f", tactics from {report.tactic_table.path}" if report.tactic_table else ", no tactic table")
-    )
+        + (f", tactics from {report.tactic_table.path}" if report.tactic_table
+           else f", no tactic table ({report.table_choice.detail})")
+    , markup=False)
     return buffer.getvalue()

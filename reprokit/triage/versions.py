@@ -89,7 +89,7 @@ CLUES: tuple[VersionClue, ...] = (
 )
 
 # cheap substrings: a line without any of them names no version (most lines)
-_HINTS = ("version", "Version", "engine (v", "/flashinfer/", "flashinfer_python", "flashinfer-python", "==")
+_HINTS = re.compile(r"version|Version|engine \(v|/flashinfer/|flashinfer_python|flashinfer-python|==")
 MAX_DISTINCT_PER_COMPONENT = 8
 
 
@@ -101,7 +101,7 @@ class VersionsSeen:
     archs: list[str] = field(default_factory=list)
 
     def scan(self, text: str) -> None:
-        if not any(hint in text for hint in _HINTS):
+        if _HINTS.search(text) is None:
             return
         for clue in CLUES:
             match = clue.compiled.search(text)
