@@ -22,6 +22,7 @@ from typing import Any, Literal
 import pydantic
 
 from reprokit.config import ansible_inventory
+from reprokit.config.names import check_name
 from reprokit.config.yamlfile import LoadedYaml, PathKey, load_yaml
 from reprokit.errors import ConfigError
 
@@ -267,6 +268,7 @@ def _load_with_ansible(path: Path) -> Inventory:
         source = _host_line(doc, name) if doc else ansible_inventory.find_line(path, name, "", [], None)
         if name == LOCAL_HOST:
             raise ConfigError(f"{source}: host name '{LOCAL_HOST}' is reserved for this machine; rename it")
+        check_name("host", name, source)  # it names run directories and containers
         inventory.warnings += misspelt_variables(name, variables, where)
         inventory.hosts[name] = make_host(name, variables, groups, source, where)
     for group, members in read.groups.items():
@@ -320,6 +322,7 @@ def _load_yaml_inventory(path: Path) -> Inventory:
             hloc = loc + ("hosts", host_name)
             if host_name == LOCAL_HOST:
                 raise ConfigError(f"{doc.where(hloc)}: host name '{LOCAL_HOST}' is reserved for this machine; rename it")
+            check_name("host", host_name, doc.where(hloc))
             if own is not None and not isinstance(own, dict):
                 raise ConfigError(f"{doc.where(hloc)}: host '{host_name}' must map to its variables (or be empty)")
             if host_name in host_loc and own:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 import secrets
 import socket
 import stat
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit import __version__
+from reprokit.config.names import check_name
 from reprokit.errors import ConfigError
 from reprokit.provenance import source_provenance
 from reprokit.records.atomic import sha256_file, write_json_atomic
@@ -39,17 +39,6 @@ FINAL_STATUSES = ("complete", "failed", "interrupted")
 
 def utc_now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-SAFE_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-
-
-def check_name(kind: str, name: str) -> str:
-    """A kit or host name that becomes part of a run id (a directory under runs/): no ``/``, no ``..``, no spaces."""
-    if not SAFE_NAME_RE.fullmatch(name) or ".." in name:
-        raise ConfigError(f"{kind} name {name!r} cannot name a run directory; use letters, digits, '.', '_' and '-'"
-                          " (no '/', spaces or '..'), starting with a letter or digit")
-    return name
 
 
 def new_run_id(kit: str, host: str) -> str:

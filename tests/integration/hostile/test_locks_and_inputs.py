@@ -191,3 +191,12 @@ def test_a_missing_inventory_file_is_an_error(tmp_path):
     proc = run_invoke("hosts", "--inventory", str(tmp_path / "nope.yml"))
     assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
     assert proc.stderr.strip() == f"error: {tmp_path / 'nope.yml'}: inventory not found (--inventory); give an existing inventory file"
+
+
+def test_a_host_name_that_would_leave_runs_is_refused_at_its_line(tmp_path):
+    path = tmp_path / "inv.yml"
+    path.write_text('all:\n  hosts:\n    ok-host:\n    "gpu/../../x":\n      ansible_host: 10.0.0.1\n')
+    with pytest.raises(ConfigError) as bad:
+        load_inventory(path)
+    assert str(bad.value) == (f"{path}:4: host name 'gpu/../../x' cannot name a run directory; use letters, digits,"
+                              " '.', '_' and '-' (no '/', spaces or '..'), starting with a letter or digit")
