@@ -93,8 +93,9 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
     options = server_options(sglang, cache_dir) if sglang else None
     knobs = plan["knobs"]
     knobs.append(_blocklist_knob(version, wheel, failing, counts, gpu, out_dir, lost, total))
-    knobs.append(_skip_ops_knob(version, wheel, failing, counts, options, sglang))
-    knobs.append(_disable_knob(options, sglang, total))
+    defaults = _defaults_text(cell.get("default_tactics") or {})
+    knobs.append(_skip_ops_knob(version, wheel, failing, counts, options, defaults))
+    knobs.append(_disable_knob(options, total, defaults))
     usable = [k for k in knobs if k["applies"]]
     plan["recommended"] = usable[0]["name"] if usable else None
     plan["summary"] = (f"flashinfer {version} on {arch}: {lost} of {total} {dtype} tactics cannot run "
@@ -110,6 +111,7 @@ def _blocklist_knob(version: str, wheel: Path, failing: dict[str, list[int]], co
                     gpu: str | None, out_dir: Path | None, lost: int, total: int) -> dict[str, Any]:
     fmt = blocklist.blocklist_format(wheel)
     knob: dict[str, Any] = {"name": "tactics-blocklist", "applies": fmt.reads_blocklist, "evidence": fmt.evidence,
+                            "env": {blocklist.ENV_VAR: f"<path of {BLOCKLIST_FILE} on the GPU host>"},
                             "cost": f"{_tactic_word(lost)} of {total} never tried (exactly the failing ones); "
                                     "every other tactic is still tuned"}
     if not fmt.reads_blocklist:
@@ -132,7 +134,6 @@ def _blocklist_knob(version: str, wheel: Path, failing: dict[str, list[int]], co
         raise StepError(f"flashinfer {version}'s own TacticsBlocklist did not remove the failing tactics from "
                         f"{target}: loaded={checked['loaded']}, still kept {kept_failing}; log: {checked['log']}")
     knob.update(file=str(target) if out_dir is not None else None, document=document,
-                env={blocklist.ENV_VAR: f"<path of {BLOCKLIST_FILE} on the GPU host>"},
                 verified={"with": f"{wheel.name} flashinfer/tactics_blocklist.py TacticsBlocklist.load + filter",
                           "environment": environment, "loaded": checked["loaded"], "summary": checked["summary"],
                           "kept_tactics": checked["kept"], "log": checked["log"]})
@@ -155,15 +156,21 @@ def _op_range(op: str, counts: dict[str, int]) -> list[int]:
     return list(range(start, start + counts[op]))
 
 
+def _defaults_text(defaults: dict[str, dict[str, Any]]) -> str:
+    """The untuned tactics: the binding's setRunnerProfiles takes the first of each op's list."""
+    return "; ".join(f"{op.rsplit('::', 1)[-1]} tactic {d['tactic']} ({d['tile']} {d['fusion']}, "
+                     f"{d['kernel_smem_bytes']} B, {d['verdict']})" for op, d in defaults.items())
+
+
 def _skip_ops_knob(version: str, wheel: Path, failing: dict[str, list[int]], counts: dict[str, int],
-                   options: Any, sglang: str | None) -> dict[str, Any]:
+                   options: Any, defaults: str) -> dict[str, Any]:
     ops = sorted(failing)
     flag = [SKIP_OPS_FLAG, *ops]
     supported, evidence = skip_ops_support(wheel)
     untuned = sum(counts[op] for op in ops)
     knob: dict[str, Any] = {"name": "sglang-skip-ops", "flags": flag, "evidence": evidence,
                             "cost": f"{_tactic_word(untuned)} of {', '.join(ops)} lose tuning: each skipped op runs "
-                                    "the binding's default tactic (its first: setRunnerProfiles)"}
+                                    f"the binding's default, its first tactic ({defaults})"}
     problems = options.problems(flag) if options else [f"no sglang release given to check {SKIP_OPS_FLAG} against"]
     knob["checked_against"] = options.origin if options else None
     knob["applies"] = supported and not problems
@@ -173,12 +180,12 @@ def _skip_ops_knob(version: str, wheel: Path, failing: dict[str, list[int]], cou
     return knob
 
 
-def _disable_knob(options: Any, sglang: str | None, total: int) -> dict[str, Any]:
+def _disable_knob(options: Any, total: int, defaults: str) -> dict[str, Any]:
     problems = options.problems([DISABLE_FLAG]) if options else [f"no sglang release given to check {DISABLE_FLAG} against"]
     knob: dict[str, Any] = {"name": "sglang-disable-autotune", "flags": [DISABLE_FLAG],
                             "checked_against": options.origin if options else None, "applies": not problems,
                             "cost": f"nothing is autotuned: all {total} MoE tactics (and every other FlashInfer op's "
-                                    "tuning) are lost; the MoE runs its default tactics"}
+                                    f"tuning) are lost; the MoE runs its default tactics ({defaults})"}
     if problems:
         knob["why_not"] = "; ".join(problems)
     return knob
