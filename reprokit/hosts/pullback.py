@@ -46,6 +46,7 @@ PULL_REPORT_BYTES = 1 << 20  # pull-backs above this size get a progress bar (on
 MAX_PULL_BYTES = 64 << 30  # default cap on what one run may bring back (ConnectOptions.max_pull_bytes)
 FREE_SPACE_RESERVE_BYTES = 64 << 20  # left free on the control machine after a pull
 MAX_LISTING_BYTES = 64 << 20  # a host that lists more than this is refused
+MAX_STDERR_BYTES = 64 << 10  # what is kept of the host-side reader's standard error
 MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255
 KEEPALIVE_S = 5  # OpenSSH bulk path: a silent link ends after KEEPALIVE_S x 3
 WRAPPER_FILES = {"run.sh", "pid", "exit_code"}  # reprokit's own files in a step directory
@@ -362,10 +363,12 @@ class PullBackMixin:
             channel.shutdown_write()
             while chunk := channel.recv(CHUNK_BYTES):
                 yield chunk
-            errors = []
-            while err := channel.recv_stderr(4096):
-                errors.append(err)
-            status["stderr"] = b"".join(errors).decode(errors="replace")
+            errors, kept_bytes = [], 0
+            while err := channel.recv_stderr(1 << 16):
+                if kept_bytes < MAX_STDERR_BYTES:  # the host decides how much it says: keep only a bounded head
+                    errors.append(err)
+                    kept_bytes += len(err)
+            status["stderr"] = b"".join(errors)[:MAX_STDERR_BYTES].decode(errors="replace")
             status["exit"] = channel.recv_exit_status()
         finally:
             channel.close()
@@ -385,7 +388,9 @@ class PullBackMixin:
                 if not chunk:
                     break
                 yield chunk
-            status["stderr"] = proc.stderr.read().decode(errors="replace")
+            status["stderr"] = proc.stderr.read(MAX_STDERR_BYTES).decode(errors="replace")
+            while proc.stderr.read(1 << 16):  # drain the rest unkept, so the client can exit
+                pass
             status["exit"] = proc.wait(timeout=self.io_timeout_s)
         finally:
             if proc.poll() is None:

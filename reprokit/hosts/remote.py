@@ -49,6 +49,8 @@ KILL_AFTER_S = 10
 REMOTE_GRACE_S = 30  # the remote `timeout` should end a step first; the control plane waits this much longer
 EXIT_PLACEHOLDER = b"running\n"  # the wrapper overwrites these 8 bytes with the exit code
 LIVENESS_EVERY_S = 5.0
+SMALL_FILE_MAX_BYTES = 1 << 20  # exit_code, pid, a lock's owner.json: read at most this much
+STREAM_READ_BYTES = 4 << 20  # the step log is followed at most this much per read
 STOP = threading.Event()  # set by a signal handler (e.g. of a --group fan-out): every executor ends its step
 
 
@@ -209,7 +211,7 @@ class RemoteExecutor(PullBackMixin):
         """The file's text, or None when it is missing or unreadable; a broken connection raises."""
         try:
             with self.sftp.open(path, "r") as fh:
-                return fh.read().decode(errors="replace")
+                return fh.read(SMALL_FILE_MAX_BYTES).decode(errors="replace")  # the host decides its size: bound it
         except (FileNotFoundError, PermissionError):
             return None
 
@@ -499,10 +501,13 @@ class RemoteExecutor(PullBackMixin):
             return offset, pending
         with self.sftp.open(path, "rb") as fh:
             fh.seek(offset)
-            data = fh.read(size - offset)
+            data = fh.read(min(size - offset, STREAM_READ_BYTES))  # a fast-growing log comes in bounded pieces
         offset += len(data)
         pending += data
         *lines, pending = pending.split(b"\n")
+        if len(pending) > STREAM_READ_BYTES:  # a "line" without end is shown in pieces, never held whole
+            lines.append(pending)
+            pending = b""
         if on_line:
             for line in lines:
                 on_line(self.redactor(line.decode("utf-8", errors="replace")))
