@@ -306,7 +306,10 @@ class PullBackMixin:
         stream = BufferedStream(self._channel_source(self.hostside_command("read-many", remote_dir, spec), status))
         refused = []
         for index, remote in enumerate(files):
-            header = json.loads(stream.line())
+            try:
+                header = json.loads(stream.line())
+            except ValueError:
+                header = None
             if not isinstance(header, dict) or header.get("i") != index:
                 raise PullStopped(f"host '{self.host.name}': the reader's answer for {remote.rel} is out of order; the files"
                                   " stay on the host")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 
+from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
 from reprokit.hosts.factory import remote_executor
 from reprokit.hosts.pullback import RemoteRefused, local_target, parse_listing
-from reprokit.records.run import verify_record
-from tests.integration.hostile.conftest import HOST, RESULT_OK, step
+from reprokit.records.run import load_manifest, verify_record
+from reprokit.runner import run_kit
+from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, step
 from tests.integration.remote.conftest import alive
 
 FORGE = (
@@ -123,3 +125,24 @@ def test_a_local_link_inside_the_step_dir_cannot_redirect_a_write(tmp_path):
     except Exception as exc:  # noqa: BLE001 - PullStopped, checked by message
         assert str(exc) == f"escape/file.txt: resolves outside {out}; refused"
     assert ExitCode.HOST_ERROR == 4
+
+
+def test_a_host_whose_python_lies_to_the_pull_back_cannot_plant_files(rig, tmp_path):
+    """The host's interpreter itself is hostile: its listing names an absolute path, its reader answers garbage."""
+    target = tmp_path / "planted-by-host.txt"
+    lie = (f'  *"- list "*) printf \'{{"path": "{target}", "kind": "file", "size": 5, "dev": 1, "ino": 1}}\\n'
+           '{"path": "result.json", "kind": "file", "size": 3, "dev": 1, "ino": 1}\\n\'; exit 0;;\n'
+           '  *"- read-many "*) echo "not json at all"; exit 0;;\n')
+    inv = rig.inventory(RESULT_OK)
+    python = rig.work / "fake-python"
+    python.write_text(python.read_text().replace('case "$*" in\n', 'case "$*" in\n' + lie, 1))
+    outcome = run_kit(load_kit_file(KIT), KIT, inv.host(HOST), rig.runs, KIT.parent, say=rig.messages.append,
+                      inventory=inv, options=rig.options())
+    manifest = load_manifest(outcome.run_dir)
+    assert outcome.exit_code == ExitCode.HOST_ERROR
+    assert manifest["status"] == "incomplete"
+    assert manifest["detached"]["step"] == "fingerprint"  # the first step pulled back already met the lie
+    assert manifest["status_detail"] == (f"host '{HOST}': the reader's answer for result.json is out of order; the"
+                                         " files stay on the host")
+    assert not target.exists()
+    assert not any("Traceback" in m for m in rig.messages)
