@@ -19,6 +19,7 @@ from typing import Any
 
 import invoke
 from invoke import Collection, Config, Exit, Program
+from invoke.parser import ParserContext
 from invoke.parser import parser as invoke_parser
 from invoke.tasks import Task
 
@@ -85,10 +86,24 @@ def _variadic_arg(context: Any) -> Any:
     return None
 
 
+_ORIGINAL_HELP_FOR = ParserContext.help_for
+
+
+def _help_for(context: ParserContext, flag: str) -> tuple[str, str]:
+    """Invoke shows a repeatable (list) flag as if it were a switch: show that it takes a value, each time."""
+    names, help_text = _ORIGINAL_HELP_FOR(context, flag)
+    if context.flags[flag].kind is list:
+        spelled = [f"{n} STRING" if len(n.strip("-")) == 1 else f"{n}=STRING" for n in context.names_for(flag)]
+        names = ", ".join(sorted(spelled, key=len))
+    return names, help_text
+
+
 def install_parser() -> None:
-    """Patch Invoke's parse machine (a fluidity state machine, which cannot be subclassed); idempotent."""
+    """Patch Invoke's parse machine (a fluidity state machine, which cannot be subclassed) and its help for repeatable
+    flags; idempotent."""
     invoke_parser.ParseMachine.handle = _handle  # type: ignore[method-assign]
     invoke_parser.ParseMachine.complete_context = _complete_context  # type: ignore[method-assign]
+    ParserContext.help_for = _help_for  # type: ignore[method-assign]
 
 
 class ReprokitTask(Task):

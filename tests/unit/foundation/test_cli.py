@@ -64,6 +64,7 @@ def test_core_flags_before_a_missing_positional_are_core_flags(capsys, tmp_path)
 def test_repro_help_and_an_unquoted_glob_with_the_real_invoke_command():
     proc = run_invoke("repro", "--help")
     assert proc.returncode == 0 and proc.stdout.startswith("Usage: inv[oke] [--core-opts] repro [--options]")
+    assert "  -o STRING, --only=STRING " in proc.stdout  # a repeatable flag takes a value (Invoke shows a switch)
     logs = sorted(str(p.relative_to(REPO)) for p in FIXTURES.glob("*.log"))  # what the shell makes of logs/*.log
     proc = run_invoke("triage", *logs, "--json")
     report = json.loads(proc.stdout)
