@@ -1,0 +1,137 @@
+"""``invoke report --upstream runs/<id>``: a bug report for FlashInfer, drafted from a run record.
+
+Everything in it comes from the record (manifest, the static-smem, probe and triage results) and from the fit
+table and ``invoke fix`` (no GPU): the environment fingerprint, the byte accounting of each kernel that cannot
+start (tensors, pipelines, scheduler, tensormaps, padding, against the limit), the one-command reproduction, the
+workaround for the release, and the guard that would have turned the failure into a clear message (as
+TensorRT-LLM did in its PR 12704: compare ``sizeof(SharedStorage)`` with the device's opt-in limit before
+launch, and drop SM120 candidates that cannot fit).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from reprokit.errors import ConfigError, ExitCode, ReprokitError
+from reprokit.fix.plan import fix_plan
+
+MEMBERS = ("tensors", "pipelines", "scheduler_response", "tensormaps")
+GUARD = """```cpp
+// moe_gemm_tma_ws_launcher.inl, before gemm.initialize(...): fail with the numbers, not "Error Internal"
+int device = 0, smem_optin_bytes = 0;
+TLLM_CUDA_CHECK(cudaGetDevice(&device));
+TLLM_CUDA_CHECK(cudaDeviceGetAttribute(&smem_optin_bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+constexpr int kernel_smem_bytes = static_cast<int>(sizeof(typename GemmKernel::SharedStorage));
+TLLM_CHECK_WITH_INFO(kernel_smem_bytes <= smem_optin_bytes,
+    "MoE grouped GEMM requires %d bytes shared memory but device supports %d", kernel_smem_bytes, smem_optin_bytes);
+```
+and in `get_candidate_configs_sm120` (`cutlass_heuristic.cpp`), leave out the tiles whose kernels cannot fit the
+device's opt-in limit, so the autotuner never offers them (TensorRT-LLM PR 12704 does both)."""
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def accounting(row: dict[str, Any], limit: int) -> list[str]:
+    """One failing kernel's SharedStorage, member by member, against the limit."""
+    kernel = row.get("kernel") or {}
+    parts = [(name.replace("_", " "), kernel.get(f"kernel_{name}_bytes")) for name in MEMBERS]
+    parts = [(name, size) for name, size in parts if isinstance(size, int)]
+    total = row["kernel_smem_bytes"]
+    padding = total - sum(size for _, size in parts)
+    lines = [f"| {name} | {size} |" for name, size in parts]
+    if padding:
+        lines.append(f"| padding to {kernel.get('kernel_smem_alignment')}-B alignment | {padding} |")
+    lines += [f"| **SharedStorage** | **{total}** |", f"| limit | {limit} |", f"| over by | {total - limit} |"]
+    return ["| member | bytes |", "|---|---|", *lines]
+
+
+def _fingerprint_lines(manifest: dict[str, Any]) -> list[str]:
+    fingerprint = manifest.get("fingerprint") or {}
+    devices = fingerprint.get("devices") or []
+    driver = fingerprint.get("driver") or {}
+    packages = {k: v for k, v in (fingerprint.get("packages") or {}).items() if v}
+    lines = [f"- pins: {', '.join(f'{k} {v}' for k, v in (manifest.get('pins') or {}).items())}",
+             f"- host: {(fingerprint.get('host') or {}).get('kernel', '?')}, python {(fingerprint.get('host') or {}).get('python', '?')}",
+             f"- driver {driver.get('driver_release', '?')} (CUDA driver API {driver.get('cuda_driver_api', '?')}), "
+             f"nvcc {fingerprint.get('nvcc', '?')}",
+             f"- packages that ran: {', '.join(f'{k} {v}' for k, v in packages.items()) or 'none recorded'}"]
+    for device in devices[:1]:
+        lines.append(f"- GPU: {len(devices)} x {device.get('name')} ({device.get('gpu_arch')}, {device.get('multiprocessor_count')} "
+                     f"SMs), opt-in shared memory per block {device.get('max_shared_memory_per_block_optin_bytes')} B")
+    if manifest.get("pin_drift"):
+        lines.append(f"- differences from the pins: {manifest['pin_drift']}")
+    return lines
+
+
+def upstream_report(run_dir: Path) -> str:
+    manifest = _read(run_dir / "manifest.json")
+    if manifest is None:
+        raise ConfigError(f"{run_dir}: no readable manifest.json; give a run record, runs/<id>")
+    static = _read(run_dir / "steps" / "static-smem" / "result.json")
+    if not static or static.get("status") != "ok":
+        raise ConfigError(f"{run_dir}: its static-smem step has no result; the report needs the byte accounting "
+                          f"(run `invoke smem --flashinfer {(manifest.get('pins') or {}).get('flashinfer-python', 'V')}` or the kit)")
+    triage = _read(run_dir / "steps" / "triage" / "result.json")
+    version, arch = static["flashinfer"], static["arch"]
+    limit = static["capacity_bytes"]  # the arch's (CUTLASS's constant); a probed host may be another arch
+    failing = [r for r in static["rows"] if r.get("verdict") == "exceeds"]
+    outputs: dict[int, list[str]] = {}
+    for row in failing:  # one kernel per output type, the same bytes: one section per tactic
+        outputs.setdefault(row["tactic"], []).append(row["output_dtype"])
+    unique = [next(r for r in failing if r["tactic"] == tactic) for tactic in outputs]
+    kit = (manifest.get("kit") or {}).get("name", "ep8-crash")
+    tactics = "; ".join(f"{op.rsplit('::', 1)[-1]} {', '.join(map(str, t))}" for op, t in static["failing_tactics"].items() if t)
+    host_arches = sorted({d.get("gpu_arch") for d in (manifest.get("fingerprint") or {}).get("devices") or []} - {None})
+    lines = [f"# [SM120] CUTLASS fused-MoE tactics {tactics} cannot start: SharedStorage {unique[0]['kernel_smem_bytes'] if unique else '?'} B "
+             f"> {limit} B (FlashInfer {version})", "",
+             "## What happens", "",
+             f"On {arch} (opt-in shared memory per block {limit} B), FlashInfer {version}'s autotuner tries the CUTLASS "
+             f"fused-MoE tactics {tactics}; `GemmUniversalAdapter::initialize` asks `cudaFuncSetAttribute` for "
+             "the kernel's `sizeof(SharedStorage)`, the device refuses, and the launcher throws `Failed to initialize "
+             "cutlass TMA WS grouped gemm. Error: Error Internal`. The autotuner skips the tactic and the server comes up.",
+             ""]
+    if host_arches and arch not in host_arches:
+        lines += [f"This record ran on {', '.join(host_arches)}: everything said here about {arch} is the static "
+                  "analysis of the wheel (nvcc, no GPU of that arch), not an observation.", ""]
+    if triage:
+        lines += [f"Server log triage: **{triage.get('verdict')}**, "
+                  f"{sum(r.get('count', 0) for r in triage.get('autotune_failures') or [])} failed tactic profiles on tiles "
+                  f"{', '.join(triage.get('autotune_failure_tiles') or []) or 'none'}.", ""]
+    lines += ["## Environment", "", *_fingerprint_lines(manifest),
+              f"- analysed wheel: {static['sources']['wheel']['file']} (sha256 {static['sources']['wheel']['sha256'][:16]}), "
+              f"flashinfer commit {static['sources'].get('flashinfer_git_commit')}, CUTLASS {static['sources']['cutlass']['version']}",
+              "", "## Byte accounting of each kernel that cannot start", ""]
+    for row in unique:
+        lines += [f"### tactic {row['tactic']} ({row['op']}): tile {row['tile']} ({row['tile_enum']}), {row['fusion']}, "
+                  f"swap_ab {'yes' if row['swap_ab'] else 'no'}, {row['stages']} stages, output {', '.join(outputs[row['tactic']])}", "",
+                  *accounting(row, limit), "", f"Why: {row['explanation']}.", ""]
+    lines += ["## Reproduce (no GPU needed for the prediction)", "", "```sh",
+              f"invoke smem --flashinfer {version} --arch {arch}     # the table above, from the wheel's own sources",
+              f"invoke repro {kit} --host <an {arch} host>           # the whole case: probe, analysis, serve, triage",
+              "```", "", "## Workaround for this release", ""]
+    try:
+        plan = fix_plan(version, arch, static.get("dtype", "nvfp4"), (manifest.get("pins") or {}).get("sglang"))
+        lines += [plan["summary"] + ".", "", f"(`invoke fix --flashinfer {version} --arch {arch}`: every flag checked against "
+                  "the sglang release's own options; blocklists loaded by the release's own loader.)", ""]
+    except ReprokitError as exc:
+        lines += [f"`invoke fix` could not derive one here: {exc}", ""]
+    lines += ["## The guard that would prevent it", "", GUARD, ""]
+    return "\n".join(lines)
+
+
+def upstream_report_cli(run_dir: str, out: str | None) -> int:
+    """Print the draft (the record is left as it is), or write it to ``out``."""
+    text = upstream_report(Path(run_dir))
+    if out:
+        Path(out).write_text(text)
+        print(f"upstream report: {out}")
+    else:
+        print(text, end="")
+    return ExitCode.PASS
