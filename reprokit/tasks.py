@@ -15,6 +15,7 @@ from reprokit import bisect as bisect_search
 from reprokit import cli, pins, upstream_args
 from reprokit.errors import ReprokitError
 from reprokit.fix.cli import fit_table_cli, fix_cli
+from reprokit.fix.upstream_report import upstream_report_cli
 from reprokit.history import compare_command, runs_command
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.program import collection, guard_output, install_parser, is_dry, settings, task
@@ -274,6 +275,16 @@ def fix(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None, gpu
     _run(fix_cli, kit, flashinfer, arch, dtype, sglang, gpu, out, json, _paths(c)["kits_dir"])
 
 
+@task(positional=["run_dir"], help={"run-dir": "a run record, runs/<id>", "upstream": "draft a bug report for FlashInfer",
+                                    "out": "write it to this file (default: print it)"})
+def report(c, run_dir, upstream=False, out=None):
+    """--upstream: a FlashInfer bug report from a run: fingerprint, byte accounting, reproduction, workaround, guard."""
+    if not upstream:
+        raise Exit(f"error: the run's own report is {run_dir}/report.md; `invoke report --upstream {run_dir}` drafts "
+                   "the bug report for FlashInfer", code=2)
+    _run(upstream_report_cli, run_dir, out)
+
+
 @task(help={"versions": "comma-separated releases (default: every final release from 0.5.0 on the package index)",
             "arch": "comma-separated archs (default sm120,sm121,sm90,sm100)",
             "dtype": "'auto' (NVFP4 everywhere, FP8 and BF16 on sm90) or comma-separated dtypes",
@@ -315,4 +326,4 @@ def check_pins(c, kit=None, kits_dir=None, json=False):
 
 ns = collection(repro, probe, sweep, collect, unlock, smem, triage, summary, lint, build, lock, provision, compare, runs,
                 changed_kits, ci_verdict,
-                bisect, fix, fit_table, kits, hosts, check_record, check_pins)
+                bisect, fix, fit_table, report, kits, hosts, check_record, check_pins)
