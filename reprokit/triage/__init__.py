@@ -7,9 +7,10 @@ Public API (what ``tasks.py`` and the kit step ``triage`` call)::
     report.exit_code               # 10, see EXIT_CODES
     print(render_table(report))
 
-Modules: ``formats`` (every recognised string, with a real example), ``reader`` (bytes to
-lines), ``parser`` (lines to events), ``exception_text``, ``tactics``, ``summary``,
-``verdict``, ``api``, ``render``.
+Modules: ``formats`` and ``patterns`` (every recognised string, with a real example; record
+types in ``kinds``), ``reader`` (bytes to lines), ``parser`` (lines to events), ``versions``
+(what the log says about the stack), ``exception_text``, ``tactics`` (per-release tables),
+``summary``, ``verdict``, ``api``, ``render``, ``corpus`` (real logs and their expected readings).
 """
 
 from reprokit.triage.api import TriageReport, current_phase, triage_files

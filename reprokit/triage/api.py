@@ -163,6 +163,8 @@ def _evidence_json(location: str | None, s: TriageSummary) -> dict[str, Any] | N
     text = None
     if s.fatal is not None and location == s.fatal.location:
         text = s.fatal.message
+    elif location == s.ready_location:
+        text = s.ready_text
     elif s.files and path == s.files[-1].path and int(line) == s.files[-1].lines:
         text = s.files[-1].last_line
     return {"location": location, "file": path, "line": int(line), "text": text}

@@ -1,13 +1,17 @@
 """Every log string the triage recognises, defined once, each with a real example line.
 
-Three tables:
+Four tables:
 
+- ``WRAPPER_FORMATS``: what log collectors and launchers put in front of a whole line
+  (docker timestamps, compose, journald, a line counter, Ray), stripped first.
 - ``LINE_FORMATS``: how a line starts (sglang's ``[date ranks] ``, FlashInfer's logger,
-  vLLM's worker prefix, ...). They say where the message starts, its time, level and rank.
+  vLLM's worker prefix, TensorRT-LLM's loggers, ...). They say where the message starts,
+  its time, level and rank.
 - ``CONTINUATION_FORMATS``: lines with no prefix that are known parts of a larger record
   (Python and C++ backtrace frames, NCCL debug output, Python warnings).
-- ``PATTERNS``: what a message says (readiness, an autotune tactic that failed, a CUDA
-  error, ...). Each pattern's ``kind`` is the kind of event the parser emits.
+- ``PATTERNS`` (``patterns.py``): what a message says (readiness, an autotune tactic that
+  failed, a CUDA error, a signal, ...). Each pattern's ``kind`` is the kind of event the
+  parser emits; a new message family is one entry there, with its real example line.
 
 The ``regex`` of a pattern is written in the subset shared by Python ``re`` and POSIX
 ERE (``grep -E``): no ``\\d``, no ``(?:``, capture groups named by ``fields`` in order.

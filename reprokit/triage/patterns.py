@@ -217,6 +217,12 @@ PATTERNS: tuple[LogPattern, ...] = (
     ),
     # --- errors, found anywhere in a message or a bare line
     LogPattern(
+        "answers_wrong", r"\[reprokit answers\] ([0-9]+) of ([0-9]+) answers wrong: (.*)", ("wrong", "total", "detail"),
+        "[reprokit answers] 1 of 3 answers wrong: prompt 'The capital of France is': degenerate output: 32 x '!' in a row",
+        "reprokit/workloads/answers.py log_lines: the serve step's answers.log (ready but answering wrong)",
+        family="error", severity="error",
+    ),
+    LogPattern(
         "cpp_terminate",
         r"terminate called (after throwing an instance of '([^']*)'|without an active exception|recursively)",
         (None, "exception_type"),

@@ -169,6 +169,7 @@ class TriageSummary:
     versions: VersionsSeen = field(default_factory=VersionsSeen)
     phase: str | None = None  # the last phase of a server's start the log reached (PHASE_OF_KIND), or 'ready'
     ready_location: str | None = None  # file:line of the first readiness line
+    ready_text: str | None = None  # and its message
     framework_seen: bool = False  # a line only a serving framework writes, or a lifecycle event
     table: TableChoice | None = None
 
@@ -234,6 +235,7 @@ class Summarizer:
         self._kernel_archs = VersionsSeen()  # archs of the kernels named in exception texts (after the GPU's own)
         self._phase: str | None = None
         self._ready_location: str | None = None
+        self._ready_text: str | None = None
         self._order = 0
 
     def add(self, event: Event) -> None:
@@ -245,7 +247,9 @@ class Summarizer:
             # vLLM has no 'ready to roll'; its API server is up when uvicorn finishes starting
             self._ready = True
             self._phase = "ready"
-            self._ready_location = self._ready_location or f"{event.file}:{event.line_no}"
+            if self._ready_location is None:
+                self._ready_location = f"{event.file}:{event.line_no}"
+                self._ready_text = event.text.split("\n", 1)[0][:300]
         if kind == "autotune_skip":
             self._add_failure(event)
         elif kind == "autotune_skipped_summary":
@@ -337,6 +341,7 @@ class Summarizer:
             versions=self.versions,
             phase="dead" if self._fatal_first else self._phase or ("starting" if framework_seen else None),
             ready_location=self._ready_location,
+            ready_text=self._ready_text,
             framework_seen=framework_seen,
             table=table,
         )
