@@ -55,7 +55,8 @@ def _sources(path: Path) -> tuple[tuple[str, int, int], ...]:
 
 def read(path: Path) -> AnsibleInventory:
     """Run ``ansible-inventory -i PATH --list``, or reuse its result while no source file changed: in this process,
-    and across commands from ``$XDG_CACHE_HOME/reprokit/inventory/`` (keyed also by Ansible's version and settings)."""
+    and across commands from ``$XDG_CACHE_HOME/reprokit/inventory/`` (keyed also by Ansible's binary, ``ANSIBLE_*``
+    variables and the ansible.cfg files Ansible would read)."""
     key = (str(path.resolve()), _sources(path))
     if key not in _cache:
         disk = _disk_entry(key)
@@ -70,7 +71,10 @@ def read(path: Path) -> AnsibleInventory:
 
 def _disk_entry(key: tuple) -> Path:
     binary = shutil.which("ansible-inventory") or ""
-    settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("ANSIBLE_"))
+    settings: list = sorted((k, v) for k, v in os.environ.items() if k.startswith("ANSIBLE_"))
+    for cfg in (Path("ansible.cfg"), Path.home() / ".ansible.cfg", Path("/etc/ansible/ansible.cfg")):  # Ansible's search
+        if cfg.is_file():
+            settings.append((str(cfg.resolve()), cfg.stat().st_mtime_ns))
     stamp = os.stat(binary).st_mtime_ns if binary else 0
     digest = hashlib.sha256(json.dumps([key, binary, stamp, settings]).encode()).hexdigest()[:32]
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "reprokit" / "inventory"
