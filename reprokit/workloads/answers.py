@@ -106,3 +106,17 @@ def check_server(port: int, http, load_format: str | None) -> dict[str, Any]:
             return None
 
     return check(generate, load_format)
+
+
+LOG_PREFIX = "[reprokit answers]"
+
+
+def log_lines(summary: dict[str, Any]) -> list[str]:
+    """``answers.log`` of the serve step: one line per wrong answer (the triage reads them), or one summary line."""
+    if not summary["checked"]:
+        return [f"{LOG_PREFIX} not checked: {summary['skipped']}"]
+    wrong = [p for p in summary["prompts"] if not p["ok"]]
+    if not wrong:
+        return [f"{LOG_PREFIX} {summary['total']} of {summary['total']} answers right"]
+    return [f"{LOG_PREFIX} {len(wrong)} of {summary['total']} answers wrong: prompt {p['prompt']!r}: {p['reason']}"
+            for p in wrong]

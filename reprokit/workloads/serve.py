@@ -247,6 +247,7 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
                 smoke_result = smoke(int(merged["port"]), str(merged["smoke_prompt"]))
                 progress(f"serve: smoke request {'ok' if smoke_result['ok'] else 'failed'} in {smoke_result['latency_s']} s")
                 answers_result = answers.check_server(int(merged["port"]), http, merged.get("load_format"))
+                (out_dir / "answers.log").write_text("\n".join(answers.log_lines(answers_result)) + "\n")
                 if answers_result["ok"] is False:  # up, and answering wrong: its own outcome
                     outcome = "ready_answering_wrong"
                     progress(f"serve: ready but answering wrong: {answers_result['first_wrong']}")

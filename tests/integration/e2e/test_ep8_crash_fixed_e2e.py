@@ -78,3 +78,26 @@ def test_compare_shows_what_the_fix_changed(failing_and_fixed) -> None:
     text = run_invoke("compare", str(run_a), str(run_b), timeout=120).stdout
     assert "autotune failures 192 -> 0 (-192)" in text
     (tmp / "compare.md").write_text(text)
+
+
+def test_ready_but_answering_wrong_is_its_own_outcome(failing_and_fixed, serve_double, tmp_path) -> None:  # noqa: F811
+    """The double answers as corrupted tactics do (runs of '!'): up, healthy, and wrong."""
+    tmp, _ = failing_and_fixed
+    _, inventory, known = host_with_model(tmp_path, "wrong")
+    proc = invoke_repro(tmp_path, inventory, known, "--host", "h1", "--image", f"workload={BASE}",
+                        "--image", f"serve={serve_double}", "--json", "--quiet",
+                        "--set", "serve.env={FLASHINFER_LOGGING_LEVEL: debug, REPROKIT_DOUBLE_ANSWERS: degenerate}",
+                        kit="ep8-crash-fixed")
+    (run_dir,) = runs_in(tmp_path / "runs")
+    assert proc.returncode == ExitCode.FAIL, proc.stdout
+    serve = result(run_dir, "serve")
+    assert (serve["ready"], serve["outcome"]) == (True, "ready_answering_wrong")
+    assert (serve["answers"]["ok"], serve["answers"]["right"], serve["answers"]["degenerate"]) == (False, 0, 3)
+    assert serve["answers"]["first_wrong"] == "degenerate output: 32 x '!' in a row"
+    assert (run_dir / "steps" / "serve" / "answers.log").read_text().splitlines()[0] == (
+        "[reprokit answers] 3 of 3 answers wrong: prompt 'The capital of France is': degenerate output: 32 x '!' in a row")
+    triage = result(run_dir, "triage")
+    assert triage["counts"]["events"]["answers_wrong"] == 3
+    status = {e["name"]: e["status"] for e in json.loads((run_dir / "verdict.json").read_text())["expectations"]}
+    assert (status["server-came-up"], status["answers-correct"], status["served-not-answering-wrong"]) == (
+        "PASS", "FAIL", "FAIL")
