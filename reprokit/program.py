@@ -12,6 +12,7 @@ proposals (pyinvoke/invoke pull requests 1078 and 1085), which no released Invok
 from __future__ import annotations
 
 import errno
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -98,12 +99,39 @@ def _help_for(context: ParserContext, flag: str) -> tuple[str, str]:
     return names, help_text
 
 
+def _print_task_help(program: Program, name: str) -> None:
+    """Invoke's per-task help, with the positional arguments in the usage line (pyinvoke/invoke issue 449); a reader
+    that goes away (`| head`) ends it quietly."""
+    guard_output(lambda: _write_task_help(program, name) or 0)
+
+
+def _write_task_help(program: Program, name: str) -> None:
+    context = program.parser.contexts[name]
+    tuples = context.help_tuples()
+    positional = " ".join(arg.name.replace("_", "-").upper() + (" ..." if arg.kind is list else "")
+                          for arg in context.positional_args)
+    print(f"Usage: {program.binary} [--core-opts] {name} {'[--options] ' if tuples else ''}"
+          f"{positional + ' ' if positional else ''}[other tasks here ...]")
+    print("")
+    print("Docstring:")
+    for line in (inspect.getdoc(program.collection[name]) or "none").splitlines():
+        print(program.leading_indent + line if line.strip() else "")
+    print("")
+    print("Options:")
+    if tuples:
+        program.print_columns(tuples)
+    else:
+        print(program.leading_indent + "none")
+        print("")
+
+
 def install_parser() -> None:
     """Patch Invoke's parse machine (a fluidity state machine, which cannot be subclassed) and its help for repeatable
     flags; idempotent."""
     invoke_parser.ParseMachine.handle = _handle  # type: ignore[method-assign]
     invoke_parser.ParseMachine.complete_context = _complete_context  # type: ignore[method-assign]
     ParserContext.help_for = _help_for  # type: ignore[method-assign]
+    Program.print_task_help = _print_task_help  # type: ignore[method-assign]
 
 
 class ReprokitTask(Task):

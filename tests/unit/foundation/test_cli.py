@@ -63,7 +63,7 @@ def test_core_flags_before_a_missing_positional_are_core_flags(capsys, tmp_path)
 
 def test_repro_help_and_an_unquoted_glob_with_the_real_invoke_command():
     proc = run_invoke("repro", "--help")
-    assert proc.returncode == 0 and proc.stdout.startswith("Usage: inv[oke] [--core-opts] repro [--options]")
+    assert proc.returncode == 0 and proc.stdout.startswith("Usage: inv[oke] [--core-opts] repro [--options] KIT [other")
     assert "  -o STRING, --only=STRING " in proc.stdout  # a repeatable flag takes a value (Invoke shows a switch)
     logs = sorted(str(p.relative_to(REPO)) for p in FIXTURES.glob("*.log"))  # what the shell makes of logs/*.log
     proc = run_invoke("triage", *logs, "--json")
@@ -110,9 +110,10 @@ def test_bad_selection_is_one_line_and_exit_2(tmp_path, args, message):
     assert (proc.returncode, proc.stderr.strip(), list(tmp_path.iterdir())) == (2, message, [])
 
 
-def test_a_reader_that_goes_away_ends_the_command_quietly():
-    proc = subprocess.Popen([sys.executable, "-m", "invoke", "--search-root", str(REPO), "triage", *map(str, FIXTURES.glob("*")),
-                             "--json"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+@pytest.mark.parametrize("argv", [["triage", *map(str, FIXTURES.glob("*")), "--json"], ["repro", "--help"]])
+def test_a_reader_that_goes_away_ends_the_command_quietly(argv):
+    proc = subprocess.Popen([sys.executable, "-m", "invoke", "--search-root", str(REPO), *argv], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # `| head` that has read enough
     _, err = proc.communicate(timeout=120)
     assert (proc.returncode, err.decode()) == (141, "")
