@@ -185,17 +185,29 @@ def _check_group_keys(doc: LoadedYaml, node: Any, loc: PathKey) -> None:
             raise ConfigError(f"{doc.where(loc + (key,))}: '{key}' of group '{loc[-1]}' must be a mapping")
 
 
-def misspelt_variables(host: str, variables: dict[str, Any], where) -> list[str]:
-    """A warning for each variable that is not reprokit's but close to one of its names (``gpu_cont``)."""
+def misspelt_variables(host: str, variables: dict[str, Any], where) -> list[tuple[str, str, str, str]]:
+    """(where, variable, closest reprokit name, host) for each variable close to one of reprokit's names (``gpu_cont``)."""
     known = [name for name in HostVars.model_fields if not name.startswith("ansible_")]
-    warnings = []
+    found = []
     for key in variables:
         if key in known or key.startswith("ansible_"):  # ansible_*: Ansible's own namespace, hundreds of names
             continue
         hint = difflib.get_close_matches(key, known, n=1, cutoff=0.8)
         if hint:
-            warnings.append(f"{where(key)}: host '{host}': variable '{key}' is not reprokit's (did you mean '{hint[0]}'?);"
-                            " it is passed to Ansible as it is")
+            found.append((where(key), key, hint[0], host))
+    return found
+
+
+def misspelling_warnings(found: list[tuple[str, str, str, str]]) -> list[str]:
+    """One warning per place a misspelt variable is set, however many hosts inherit it (a group's vars)."""
+    hosts_of: dict[tuple[str, str, str], list[str]] = {}
+    for place, key, hint, host in found:
+        hosts_of.setdefault((place, key, hint), []).append(host)
+    warnings = []
+    for (place, key, hint), hosts in hosts_of.items():
+        others = f" (and {len(hosts) - 1} other host{'s' if len(hosts) > 2 else ''})" if len(hosts) > 1 else ""
+        warnings.append(f"{place}: host '{hosts[0]}'{others}: variable '{key}' is not reprokit's (did you mean '{hint}'?);"
+                        " it is passed to Ansible as it is")
     return warnings
 
 
@@ -259,6 +271,7 @@ def _load_with_ansible(path: Path) -> Inventory:
     read = ansible_inventory.read(path)
     inventory = Inventory(path=path)
     inventory.hosts[LOCAL_HOST] = local_host()
+    misspelt: list[tuple[str, str, str, str]] = []
     for name, variables in read.hostvars.items():
         groups = tuple(read.host_groups.get(name, ()))
 
@@ -269,8 +282,9 @@ def _load_with_ansible(path: Path) -> Inventory:
         if name == LOCAL_HOST:
             raise ConfigError(f"{source}: host name '{LOCAL_HOST}' is reserved for this machine; rename it")
         check_name("host", name, source)  # it names run directories and containers
-        inventory.warnings += misspelt_variables(name, variables, where)
+        misspelt += misspelt_variables(name, variables, where)
         inventory.hosts[name] = make_host(name, variables, groups, source, where)
+    inventory.warnings = misspelling_warnings(misspelt)
     for group, members in read.groups.items():
         if group in inventory.hosts:
             raise ConfigError(f"{path}: '{group}' is both a group and a host name; rename one")
@@ -355,6 +369,7 @@ def _load_yaml_inventory(path: Path) -> Inventory:
     all_members = walk("all", doc.data["all"], ("all",), [])
     inventory.groups["all"] = [LOCAL_HOST] + all_members
 
+    misspelt: list[tuple[str, str, str, str]] = []
     for name, chain in host_vars.items():
         merged: dict[str, Any] = {}
         origin: dict[str, PathKey] = {}
@@ -366,8 +381,9 @@ def _load_yaml_inventory(path: Path) -> Inventory:
         def where(key: str, name: str = name, origin: dict[str, PathKey] = origin) -> str:
             return doc.where(origin.get(key, host_loc[name]))
 
-        inventory.warnings += misspelt_variables(name, merged, where)
+        misspelt += misspelt_variables(name, merged, where)
         inventory.hosts[name] = make_host(name, merged, tuple(host_groups.get(name, ())), doc.where(host_loc[name]), where)
+    inventory.warnings = misspelling_warnings(misspelt)
     for group in inventory.groups:
         if group in inventory.hosts:
             raise ConfigError(f"{path}: '{group}' is both a group and a host name; rename one")

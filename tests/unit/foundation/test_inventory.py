@@ -229,3 +229,13 @@ def test_a_file_without_an_extension_is_read_by_whichever_plugin_takes_it(tmp_pa
     (tmp_path / "hosts_ini").write_text(INI)
     assert load_inventory(tmp_path / "hosts").host("rtx2").user == "special"
     assert load_inventory(tmp_path / "hosts_ini").host("h200").gpu_arch == "sm90"
+
+
+def test_a_misspelling_in_group_vars_is_one_warning_for_all_its_hosts(tmp_path):
+    (tmp_path / "group_vars").mkdir()
+    (tmp_path / "group_vars" / "blackwell.yml").write_text("gpu_arch: sm120\ncpu_onyl: true\n")
+    path = tmp_path / "hosts.ini"
+    path.write_text("[blackwell]\nrtx-[01:04]\n")
+    assert load_inventory(path).warnings == [
+        f"{tmp_path / 'group_vars' / 'blackwell.yml'}:2: host 'rtx-01' (and 3 other hosts): variable 'cpu_onyl' is not"
+        " reprokit's (did you mean 'cpu_only'?); it is passed to Ansible as it is"]
