@@ -42,6 +42,7 @@ CONFIG_DEFAULTS = {
     "runs_dir": "runs",
     "known_hosts": str(DEFAULT_KNOWN_HOSTS),
     "ssh_config": None,  # None: ~/.ssh/config when it exists
+    "max_pull_bytes": None,  # what one run may bring back from its host (e.g. 200G); None: 64 GiB
 }
 
 

@@ -80,7 +80,7 @@ def _options(paths, accept_new_host_key, image=None, keep_remote=False, max_pull
     try:  # a bad flag is a one-line error (exit 2), never a traceback
         return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
                               images=cli.parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"],
-                              **cli.pull_limits(max_pull_bytes))
+                              **cli.pull_limits(max_pull_bytes if max_pull_bytes is not None else paths.get("max_pull_bytes")))
     except ReprokitError as exc:
         raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
 

@@ -17,7 +17,7 @@ from reprokit.collect import collect_run
 from reprokit.errors import ExitCode, HostError
 from reprokit.hosts import remote
 from reprokit.records.run import load_manifest, resolve_run_dir, verify_record
-from tests.conftest import REPO
+from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file, step
 from tests.integration.remote.conftest import alive, sshd_master_pid
 
@@ -186,3 +186,16 @@ def test_a_disk_that_fills_while_writing_is_its_own_error(rig, monkeypatch):
     finally:
         subprocess.run(["umount", "-l", str(rig.runs)], check=False)
 
+
+
+def test_the_byte_cap_is_configurable_for_invoke_repro(rig, tmp_path):
+    rig.inventory(BIG)
+    proc = run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts",
+                      str(rig.known), "--runs-dir", str(rig.runs), "--quiet",
+                      env={"INVOKE_REPROKIT_MAX_PULL_BYTES": "200K"}, timeout=120)
+    assert proc.returncode == ExitCode.HOST_ERROR, proc.stderr
+    (run_dir,) = [p for p in rig.runs.iterdir() if not p.name.startswith(".")]
+    manifest = load_manifest(run_dir)
+    assert manifest["status"] == "incomplete"
+    assert "passes this run's cap of 204800 bytes" in manifest["status_detail"]
+    assert f"`invoke collect {run_dir.name}`" in proc.stderr
