@@ -176,3 +176,17 @@ def test_invoke_kits_check_reads_the_pinned_wheel(tmp_path):
     assert proc.stdout.strip() == (f"{bad}/ep8-crash.yml: step 'serve': sglang.launch_server --enable-ep-moe is not an"
                                    " option of sglang 0.5.9 sglang/srt/server_args.py; change the kit's `with:` to a"
                                    " flag that release has")
+
+
+def test_a_wheel_on_neither_machine_is_one_line_saying_which_file_to_put_where(tmp_path, monkeypatch):
+    from reprokit.workloads.contract import Exit, WorkloadError
+    from reprokit.workloads.static_smem import wheel as wheels
+
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # an offline host: pip finds nothing
+    with pytest.raises(WorkloadError) as caught:
+        wheels.fetch("0.6.3", tmp_path / "host-cache")
+    assert caught.value.code == Exit.MISSING_DEPENDENCY
+    assert str(caught.value) == (
+        "flashinfer-python==0.6.3: no such wheel on the package index (pip download found no matching distribution);"
+        f" offline, put {WHEEL} in {tmp_path / 'host-cache' / 'wheels'} on this host, or in the control machine's"
+        " cache (~/.cache/reprokit/wheels), which stages it here")
