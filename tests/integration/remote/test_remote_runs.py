@@ -13,12 +13,12 @@ import threading
 import time
 from pathlib import Path
 
+from reprokit.collect import collect_run
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.collect import collect_run
 from reprokit.runner import run_kit
 from tests.conftest import REPO, run_invoke
 from tests.integration.remote.conftest import (
