@@ -41,15 +41,10 @@ MAX_OPEN_RECORDS = 64  # streams with an open record at once (vLLM workers); the
 MAX_RANKS_TRACKED = 1024  # distinct rank labels kept per file; garbage input could invent millions
 MAX_EVIDENCE_CHARS = 300
 
-# Written for the regex engine's speed: a one-character literal prefix scans fastest. The fast scan
-# takes a line that starts with '[' and a digit for sglang's ('[2026-', '[02-19 ', '[10:05:'); the
-# trigger below picks out the two other real kinds, TensorRT-LLM's Python logger '[11/21/2024-...]
-# [TRT-LLM]' and a pasted line counter '[80746] [rank0]:'. A line is decoded as sglang's only when it
-# has sglang's shape (_SGLANG_SHAPED).
-# the line after the newline does not start with '[' and a digit; at most one character after the
-# newline is consumed, and never a newline, so that no line start is skipped
-_NOT_SGLANG_LINE = re.compile(rb"\n(?:[^\[\n]|\[[^0-9\n]|\[?(?=\n))")
-_BRACKET_DIGIT = re.compile(rb"\[[0-9]")
+# Written for the regex engine's speed: a one-character literal prefix scans fastest. sglang's
+# prefix starts '[2026-', '[02-19 ' or '[10:05:'; TensorRT-LLM's Python logger '[11/21/2024-' and a
+# pasted line counter '[80746] ' are not sglang lines.
+_NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
 _SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 _SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 
@@ -57,8 +52,7 @@ _SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 def _trigger_regex(leads: list[bytes]) -> re.Pattern[bytes]:
     """']' + ' ' + any lead: an sglang line whose message starts like a server pattern ('[ ]' keeps the
     regex's literal prefix one character long, the engine's fastest scan); leads sharing a first letter
-    are grouped, so most messages fail after one comparison. Also '] [TRT-LLM]' and '] [rank<N>':
-    lines that start with '[' and a digit but are not sglang's."""
+    are grouped, so most messages fail after one comparison."""
     by_letter: dict[bytes, list[bytes]] = {}
     generic = []
     for lead in dict.fromkeys(leads):
@@ -67,7 +61,7 @@ def _trigger_regex(leads: list[bytes]) -> re.Pattern[bytes]:
         else:
             generic.append(lead)
     grouped = [letter + b"(?:" + b"|".join(rest) + b")" for letter, rest in sorted(by_letter.items())]
-    return re.compile(rb"\](?: \[(?:TRT-LLM\]|rank[0-9])|[ ](?:" + b"|".join(grouped + generic) + rb"))")
+    return re.compile(rb"\][ ](?:" + b"|".join(grouped + generic) + rb")")
 
 
 _SGLANG_TRIGGER = _trigger_regex([p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines])
@@ -195,18 +189,17 @@ class FileParser:
         """Parse the whole lines ``region[start:end]``; return the events that completed."""
         self._region, self._region_start, self._cursor_offset, self._cursor_line = region, start, start, 0
         line_count = region.count(b"\n", start, end)
-        starts = [] if _BRACKET_DIGIT.match(region, start) else [start]
-        # the region's last newline is followed by nothing: it starts no line of this region
-        starts.extend(m.start() + 1 for m in _NOT_SGLANG_LINE.finditer(region, start, end))
+        starts = [] if _SGLANG_SHAPED.match(region, start) else [start]
+        # endpos end - 1: the region's last newline starts no line of this region
+        starts.extend(m.end() for m in _NOT_SGLANG_LINE.finditer(region, start, end - 1))
+        if line_count > len(starts):
+            self._stats.lines_by_format["sglang"] += line_count - len(starts)
         triggered = [
             max(region.rfind(b"\n", start, m.start()) + 1, start)
             for m in _SGLANG_TRIGGER.finditer(region, start, end)
         ]
         if triggered:
             starts = sorted(set(starts).union(triggered))
-        decoded_elsewhere = sum(1 for line_start in starts if _SGLANG_SHAPED.match(region, line_start) is None)
-        if line_count > decoded_elsewhere:
-            self._stats.lines_by_format["sglang"] += line_count - decoded_elsewhere
         expected = start if self._previous_line_read else -1
         for line_start in starts:
             if line_start != expected:  # an sglang line was skipped: it ends the file stream's record
