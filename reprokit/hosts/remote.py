@@ -173,12 +173,8 @@ class RemoteExecutor(PullBackMixin):
         try:
             result = self.conn.run(command, hide=True, warn=True, in_stream=False,
                                    timeout=timeout_s if timeout_s is not None else self.io_timeout_s)
-        except CommandTimedOut:
-            if not retry:
-                raise TimeoutError(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
-            self.say(f"      {self.host.name} gave no answer within {self.io_timeout_s:.0f} s; reconnecting")
-            self.reconnect()
-            return self.sh(command, timeout_s, check, retry=False)
+        except CommandTimedOut:  # not retried here: the command may have run (a step's launch must not run twice)
+            raise TimeoutError(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
         except (OSError, EOFError, paramiko.SSHException) as exc:
             if not retry:
                 raise
