@@ -122,3 +122,30 @@ def test_a_very_long_line_is_capped_and_still_read(tmp_path):
     path.write_bytes(lines_bytes([READY + " " + "x" * (3 << 20), sglang("Decode batch, #running-req: 1")]))
     report = triage_files([path]).to_json()
     assert (report["verdict"], report["counts"]["truncated_lines"], report["counts"]["lines"]) == ("READY", 1, 2)
+
+
+def test_current_phase_follows_a_live_log(tmp_path):
+    from reprokit.triage import current_phase
+
+    path = tmp_path / "live.log"
+    steps = [
+        (sglang("Load weight begin. avail mem=78.38 GB", "TP0"), "loading_weights"),
+        (sglang("Running FlashInfer autotune...", "TP0"), "autotune"),
+        (sglang("Capture cuda graph begin. This can take up to several minutes.", "TP0"), "cuda_graph_capture"),
+        (sglang("INFO:     Uvicorn running on http://0.0.0.0:30000 (Press CTRL+C to quit)"), "http_server_up"),
+        (READY, "ready"),
+        (sglang("Scheduler hit an exception: Traceback (most recent call last):", "TP0"), "dead"),
+    ]
+    lines = []
+    for line, phase in steps:
+        lines.append(line)
+        path.write_bytes(lines_bytes(lines))
+        assert current_phase([path]) == phase
+
+
+def test_a_log_with_no_framework_line_is_inconclusive(tmp_path):
+    path = tmp_path / "other.log"
+    path.write_bytes(lines_bytes(["Error: Failed to initialize the TMA descriptor 1", "make: *** [all] Error 2"]))
+    report = triage_files([path]).to_json()
+    assert (report["verdict"], report["evidence"], report["phase"]) == ("INCONCLUSIVE", None, None)
+    assert [e["kind"] for e in report["errors"]] == ["cutlass_tma_descriptor"]
