@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -38,10 +39,17 @@ from reprokit.runner import RunOutcome, run_kit, step_kinds_table
 from reprokit.triage import render_table, triage_files
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (`| head`): end quietly with 141, as the plain-print paths do (rich says 1)."""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
+        raise SystemExit(141)
+
+
 def _console(stderr: bool) -> Console:
     probe = Console(stderr=stderr)
     # Logs and CI have no terminal: rich would wrap tables at 80 columns there.
-    return Console(stderr=stderr, highlight=False, width=None if probe.is_terminal else 140)
+    return _Console(stderr=stderr, highlight=False, width=None if probe.is_terminal else 140)
 
 
 console = _console(stderr=False)

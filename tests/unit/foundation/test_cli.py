@@ -110,7 +110,7 @@ def test_bad_selection_is_one_line_and_exit_2(tmp_path, args, message):
     assert (proc.returncode, proc.stderr.strip(), list(tmp_path.iterdir())) == (2, message, [])
 
 
-@pytest.mark.parametrize("argv", [["triage", *map(str, FIXTURES.glob("*")), "--json"], ["repro", "--help"]])
+@pytest.mark.parametrize("argv", [["triage", *map(str, FIXTURES.glob("*")), "--json"], ["repro", "--help"], ["kits"]])
 def test_a_reader_that_goes_away_ends_the_command_quietly(argv):
     proc = subprocess.Popen([sys.executable, "-m", "invoke", "--search-root", str(REPO), *argv], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
