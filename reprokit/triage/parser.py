@@ -55,7 +55,8 @@ def _trigger_regex(leads: list[bytes]) -> re.Pattern[bytes]:
     are grouped, so most messages fail after one comparison."""
     by_letter: dict[bytes, list[bytes]] = {}
     generic = []
-    for lead in dict.fromkeys(leads):
+    alternatives = [part for lead in leads for part in (lead.split(b"|") if b"(" not in lead else [lead])]
+    for lead in dict.fromkeys(alternatives):
         if lead[:1].isalpha():
             by_letter.setdefault(lead[:1], []).append(lead[1:])
         else:
@@ -260,7 +261,7 @@ class FileParser:
         if _SGLANG_SHAPED_TEXT.match(text):
             self._close(None)
             if self._sglang(text, offset, None):
-                self._count("sglang")
+                self._count("sglang_wrapped")  # 'sglang' counts the lines the fast scan takes as sglang's
                 return
         stream: str | None = None
         rank: str | None = None

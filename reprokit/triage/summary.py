@@ -52,7 +52,7 @@ PHASE_OF_KIND = {
 }
 READY_KINDS = frozenset({"ready", "vllm_server_starting"})
 # line formats that only a serving framework (or its kernel library) writes
-FRAMEWORK_FORMATS = ("sglang", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python", "uvicorn", "flashinfer")
+FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python", "uvicorn", "flashinfer")
 AUTOTUNE_EVIDENCE_KINDS = frozenset(
     ("server_autotune_start", "server_autotune_completed", "autotune_process_start", "autotune_process_end",
      "autotune_progress", "autotune_skip", "autotune_failure_detail", "autotune_skipped_summary")

@@ -58,7 +58,7 @@ def test_wrappers_in_front_of_sglang_lines(prefix, tmp_path):
     path.write_bytes(lines_bytes([prefix + sglang("Load weight end. elapsed=1.00 s", "TP0"), prefix + READY]))
     report = triage_files([path]).to_json()
     assert (report["verdict"], report["evidence"]["line"], report["ranks"]) == ("READY", 2, ["TP0"])
-    assert report["counts"]["lines_by_format"] == {"sglang": 2}
+    assert report["counts"]["lines_by_format"] == {"sglang_wrapped": 2}
 
 
 def test_nested_prefixes_counter_rank_c10():
