@@ -208,9 +208,11 @@ def stage_inputs(planned: PlannedStep, executor, steps: dict[str, dict[str, Any]
     host = executor.host
     for param, path, variable in planned.host_paths:
         if not executor.host_path_exists(path):
-            planned.skip_reason = (f"not run: {param} {path} is not on host '{host.name}'; put it there, or set"
-                                   f" `{variable}` for the host in inventory.yml (now {getattr(host, variable)}) to"
-                                   f" the directory that holds {path.rsplit('/', 1)[-1]}")
+            name = path.rsplit("/", 1)[-1]
+            fix = (f"pass where it is: --set {planned.name}.{param}=/path/to/{name}" if host.is_local else  # no inventory entry
+                   f"set `{variable}` for the host in inventory.yml (now {getattr(host, variable)}) to the directory"
+                   f" that holds {name}")
+            planned.skip_reason = f"not run: {param} {path} is not on host '{host.name}'; put it there, or {fix}"
             return
     files, reason = resolve_inputs(planned.kind, planned.params, steps, record_dir)
     if reason:

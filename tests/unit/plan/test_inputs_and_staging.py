@@ -43,8 +43,9 @@ def record_with(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
 
 def test_the_planner_reads_declarations_not_kind_names():
     declared = {name: [(i.param, i.from_step or i.from_control) for i in kind.inputs] for name, kind in STEP_KINDS.items()}
-    assert declared == {"smem-probe": [], "static-smem": [("wheel", "flashinfer-wheel")],
-                        "tile-sweep": [("predicted", "static-smem")], "serve": [], "triage": [("logs", "serve")]}
+    assert {name: declared[name] for name in ("smem-probe", "static-smem", "tile-sweep", "serve", "triage")} == {
+        "smem-probe": [], "static-smem": [("wheel", "flashinfer-wheel")], "tile-sweep": [("predicted", "static-smem")],
+        "serve": [], "triage": [("logs", "serve")]}
     assert [(p.param, p.variable) for p in STEP_KINDS["serve"].host_paths] == [("model", "models_dir")]
     source = (REPO / "reprokit" / "plan" / "planner.py").read_text()
     assert "predicted" not in source and "logs_from" not in source  # inputs come from the declarations
@@ -113,9 +114,9 @@ def test_a_bare_model_name_is_taken_in_the_hosts_models_dir_and_checked_there(tm
     assert planned.params["model"] == f"{tmp_path}/models/GLM-5-NVFP4"
     executor = LocalNativeExecutor(host, tmp_path / "runs")
     stage_inputs(planned, executor, {}, tmp_path, tmp_path / "out")
-    assert planned.skip_reason == (
-        f"not run: model {tmp_path}/models/GLM-5-NVFP4 is not on host 'local'; put it there, or set `models_dir` for the"
-        f" host in inventory.yml (now {tmp_path}/models) to the directory that holds GLM-5-NVFP4")
+    assert planned.skip_reason == (  # the built-in host `local` has no inventory entry to set models_dir in
+        f"not run: model {tmp_path}/models/GLM-5-NVFP4 is not on host 'local'; put it there, or pass where it is:"
+        " --set serve.model=/path/to/GLM-5-NVFP4")
     (tmp_path / "models" / "GLM-5-NVFP4").mkdir(parents=True)
     planned.skip_reason = None
     stage_inputs(planned, executor, {}, tmp_path, tmp_path / "out")
