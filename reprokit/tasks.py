@@ -13,6 +13,7 @@ from invoke import Exit
 
 from reprokit import bisect as bisect_search
 from reprokit import cli, pins, upstream_args
+from reprokit import new_kit as new_kit_module
 from reprokit.errors import ReprokitError
 from reprokit.fix.cli import fit_table_cli, fix_cli
 from reprokit.fix.upstream_report import upstream_report_cli
@@ -306,6 +307,17 @@ def kits(c, kits_dir=None, json=False, check=False):
     _run(cli.list_kits, _paths(c, kits_dir=kits_dir)["kits_dir"], as_json=json)
 
 
+@task(positional=["name"], iterable=["pin"],
+      help={"name": "the new kit's name (lower case, digits, '-'); written to <kits-dir>/<name>.yml",
+            "kind": "the step kind of its first step (`invoke kits` lists them; default triton-smem)",
+            "pin": "NAME=VERSION of a pin the kind needs (repeatable; default: the version the other kits pin)",
+            "kits-dir": RUN_HELP["kits-dir"]})
+def new_kit(c, name, kind="triton-smem", pin=None, kits_dir=None):
+    """Write the skeleton of a new kit from a step kind's declaration (it loads as written; never overwrites)."""
+    _no_dry(c, "new-kit")
+    _run(new_kit_module.new_kit_cli, name, kind, _paths(c, kits_dir=kits_dir)["kits_dir"], list(pin or []))
+
+
 @task(help={**INVENTORY_HELP, **JSON_HELP})
 def hosts(c, inventory=None, json=False):
     """List the inventory's hosts (with the built-in 'local'); warns about misspelt reprokit variables."""
@@ -326,4 +338,4 @@ def check_pins(c, kit=None, kits_dir=None, json=False):
 
 ns = collection(repro, probe, sweep, collect, unlock, smem, triage, summary, lint, build, lock, provision, compare, runs,
                 changed_kits, ci_verdict,
-                bisect, fix, fit_table, report, kits, hosts, check_record, check_pins)
+                bisect, fix, fit_table, report, kits, new_kit, hosts, check_record, check_pins)

@@ -228,13 +228,20 @@ def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str
 
 def check_kits_cli(kits_dir: str) -> int:
     """``invoke kits --check``: each kit's sglang flags against its pinned release; exit 1 on any it would refuse."""
+    from reprokit import kit_check  # noqa: PLC0415 - it imports the image modules, which import this one's callers
+
     failed = 0
     for name in kit_names(Path(kits_dir)):
         kit, path = load_kit(name, kits_dir)
+        structural, account = kit_check.structure(kit, path)
+        for problem in structural:
+            print(problem)
         problems, checked = kit_flag_problems(kit)
         for problem in problems:
             print(f"{path}: {problem}; change the kit's `with:` to a flag that release has")
         if checked and not problems:
             print(f"{path}: sglang flags agree with the pinned release ({'; '.join(checked)})")
-        failed += bool(problems)
+        if not structural and not problems:
+            print(f"{path}: {account}")
+        failed += bool(problems or structural)
     return ExitCode.FAIL if failed else ExitCode.PASS

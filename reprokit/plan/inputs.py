@@ -83,7 +83,25 @@ def flashinfer_wheel_file(params: dict[str, Any]) -> Path | None:
         return None  # the host may have it; if not, the workload says which file to put where
 
 
-CONTROL_ARTIFACTS = {"flashinfer-wheel": flashinfer_wheel_file}
+def pinned_wheel_file(package: str | None, version: str | None) -> Path | None:
+    """A pure-Python wheel of a pinned package from the control machine's cache, downloaded there once if need be."""
+    if not package or not version:
+        return None
+    cache = flashinfer_wheel.default_cache_dir() / "wheels"
+    cached = cache / flashinfer_wheel.wheel_file_name(str(version), str(package))
+    if cached.is_file():
+        return cached
+    try:
+        return flashinfer_wheel.download(str(package), str(version), cache)
+    except WorkloadError:
+        return None  # the host may have it; if not, the workload says which file to put where
+
+
+CONTROL_ARTIFACTS = {
+    "flashinfer-wheel": flashinfer_wheel_file,
+    "sglang-wheel": lambda params: pinned_wheel_file("sglang", params.get("sglang")),
+    "package-wheel": lambda params: pinned_wheel_file(params.get("package"), params.get("version")),
+}
 
 
 def resolve_inputs(kind: StepKind, params: dict[str, Any], steps: dict[str, dict[str, Any]],

@@ -64,6 +64,10 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
     params = planned.params
     if "flashinfer" in kind.param_keys and "flashinfer" not in params and "flashinfer-python" in kit.pins:
         params["flashinfer"] = kit.pins["flashinfer-python"]
+    if "sglang" in kind.param_keys and "sglang" not in params and "sglang" in kit.pins:
+        params["sglang"] = kit.pins["sglang"]
+    if "package" in kind.param_keys and "version" not in params and params.get("package") in kit.pins:
+        params["version"] = kit.pins[params["package"]]
     if isinstance(params.get("model"), str) and not params["model"].startswith("/") and step.uses != "serve":
         params["model_config"] = load_model_config(params["model"], kits_dir)
     if params.get("arch") == "host":

@@ -63,6 +63,9 @@ class StepKind:
     param_keys: tuple[str, ...] = field(default=())  # accepted keys of the step's `with:`
     inputs: tuple[StepInput, ...] = ()
     host_paths: tuple[HostPath, ...] = ()
+    # The top-level keys of the step's result.json beyond the contract's (workload, schema_version, status,
+    # error): what `invoke kits --check` holds an expectation's path to. Empty: not declared, not checked.
+    result_keys: tuple[str, ...] = ()
 
 
 STEP_KINDS: dict[str, StepKind] = {
@@ -78,6 +81,7 @@ STEP_KINDS: dict[str, StepKind] = {
             implemented=True,
             default_timeout_s=180,
             param_keys=("device_indices",),
+            result_keys=("host", "driver", "device_count", "devices"),
         ),
         StepKind(
             name="static-smem",
@@ -89,6 +93,10 @@ STEP_KINDS: dict[str, StepKind] = {
             default_timeout_s=900,
             param_keys=("arch", "flashinfer", "variants", "dtype", "output_dtypes", "jobs", "optin_limit_bytes"),
             inputs=(StepInput("wheel", "the pinned flashinfer-python wheel", from_control="flashinfer-wheel"),),
+            result_keys=("flashinfer", "arch", "dtype", "output_dtypes", "capacity_bytes", "capacity_symbol",
+                         "optin_limit_bytes", "optin_source", "failing_tiles", "fitting_tiles", "unsupported_tiles",
+                         "failing_tactics", "failing_tactics_optin", "tactic_counts", "tactic_indexing", "candidates",
+                         "rows", "sources", "notes", "cache", "elapsed_s", "artifacts"),
         ),
         StepKind(
             name="tile-sweep",
@@ -102,6 +110,36 @@ STEP_KINDS: dict[str, StepKind] = {
             param_keys=("model", "parallelism", "tokens_per_expert", "backends", "time_budget_s", "tile_configs"),
             inputs=(StepInput("predicted", "the static prediction (static-smem's result.json)", from_step="static-smem",
                               optional=True),),
+            result_keys=("model", "model_config", "params", "device", "versions", "problems", "roofline", "backends",
+                         "configs", "rows", "cross_check", "best", "headline", "notes", "timing"),
+        ),
+        StepKind(
+            name="triton-moe-configs",
+            where="host",
+            module="reprokit.workloads.triton_moe",
+            summary="sglang's default and tuned Triton fused-MoE configurations sized per arch (formula and Triton"
+                    " compile); the tuned files refit to SM120",
+            needs_pins=("sglang",),
+            implemented=True,
+            default_timeout_s=1800,
+            param_keys=("sglang", "archs", "config_dirs", "compile", "from_device", "device_name", "hidden_size",
+                        "top_k", "jobs", "emit_arch"),
+            inputs=(StepInput("wheel", "the pinned sglang wheel", from_control="sglang-wheel"),),
+            result_keys=("sglang", "wheel", "wheel_sha256", "triton", "compiled", "archs", "limits_bytes", "defaults",
+                         "defaults_overflowing", "tuned", "formula", "emitted", "emitted_all_fit"),
+        ),
+        StepKind(
+            name="triton-smem",
+            where="host",
+            module="reprokit.workloads.triton_smem",
+            summary="shared memory of a @triton.jit kernel of a pinned wheel, compiled for each arch as its launch"
+                    " specialises it (no GPU of that arch needed)",
+            implemented=True,
+            default_timeout_s=900,
+            param_keys=("package", "version", "source", "kernel", "archs", "args", "cases", "jobs"),
+            inputs=(StepInput("wheel", "the wheel the kernel comes from", from_control="package-wheel"),),
+            result_keys=("package", "version", "wheel", "wheel_sha256", "source", "kernel", "triton", "archs",
+                         "limits_bytes", "cases", "by_case", "overflowing"),
         ),
         StepKind(
             name="serve",

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.records.atomic import write_text_atomic
-from reprokit.report import headline, serve
+from reprokit.report import headline, serve, triton_smem
 from reprokit.report.reasons import refer, shared_reasons
 
 OBSERVED_CHARS = 120  # an observed value longer than this is shortened at a word or item boundary
@@ -71,6 +71,7 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
     if notes:
         lines += [""] + [f"- **note {n.number}**, {n.sentence()}" for n in notes]
     lines += serve.markdown(_result(steps, "serve"), _result(steps, "triage"), _table)
+    lines += triton_smem.markdown(steps, _table)
     lines += ["", "## Environment", ""]
     driver = fp.get("driver") or {}
     env_rows = [

@@ -1,0 +1,71 @@
+"""The ``@triton.jit`` functions of one file of an upstream wheel, as an importable module.
+
+Upstream kernel files import their package (``sglang.srt.utils``) for the Python launchers; the
+kernels themselves need only ``triton`` and ``triton.language``. The module written here keeps the
+file's triton imports, its ``@triton.jit`` functions verbatim (``ast.unparse``), and nothing else, so
+what compiles is upstream's kernel code without upstream's package.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import importlib.util
+import sys
+import zipfile
+from pathlib import Path
+from types import ModuleType
+
+from reprokit.workloads.contract import Exit, WorkloadError
+
+
+def read_member(wheel: Path, member: str) -> str:
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            return zf.read(member).decode("utf-8")
+    except KeyError:
+        raise WorkloadError(Exit.BAD_PARAMS, f"{wheel.name} has no {member}; check the step's `source`") from None
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise WorkloadError(Exit.MISSING_DEPENDENCY, f"{wheel}: not a readable wheel ({exc})") from None
+
+
+def _is_jit(node: ast.FunctionDef) -> bool:
+    return any(ast.unparse(d).split("(")[0] in ("triton.jit", "jit") for d in node.decorator_list)
+
+
+def _imports_triton(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Import):
+        return all(alias.name.split(".")[0] == "triton" for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton"
+
+
+def jit_source(source: str, origin: str) -> tuple[str, list[str]]:
+    """The module text with only the triton imports and ``@triton.jit`` functions of ``source``, and their names."""
+    tree = ast.parse(source)
+    kept = [n for n in tree.body if _imports_triton(n) or (isinstance(n, ast.FunctionDef) and _is_jit(n))]
+    names = [n.name for n in kept if isinstance(n, ast.FunctionDef)]
+    header = f'"""The @triton.jit functions of {origin}, extracted verbatim by reprokit."""\n\n'
+    return header + ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n", names
+
+
+def write_module(wheel: Path, member: str, out_dir: Path) -> tuple[Path, list[str]]:
+    """Write the kernels of ``member`` to ``out_dir/kernels/<name>.py`` (kept in the record); return path and names."""
+    text, names = jit_source(read_member(wheel, member), f"{wheel.name}:{member}")
+    if not names:
+        raise WorkloadError(Exit.BAD_PARAMS, f"{wheel.name}:{member} defines no @triton.jit function")
+    path = out_dir / "kernels" / (Path(member).stem + ".py")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path, names
+
+
+def load_module(path: Path) -> ModuleType:
+    """Import the written module under a name unique to its content (Triton keys its cache on the source)."""
+    name = f"reprokit_kernels_{Path(path).stem}_{hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # triton.jit looks the module up for the kernel's globals
+    spec.loader.exec_module(module)
+    return module
