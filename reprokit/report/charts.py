@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from reprokit.report.svg import Linear, Log, Svg, decade_ticks, esc, is_number, nice_ticks
-from reprokit.workloads.sweep.targets import SMEM_OPTIN_BYTES_BY_ARCH
+from reprokit.workloads.facts.arch import SMEM_OPTIN_BYTES_BY_ARCH
 
 CAPACITY_ARCHES = ("sm90", "sm100", "sm120")  # the capacity lines drawn on the shared-memory chart
 PHASE_CLASS = {"decode": "decode", "prefill": "prefill"}

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from reprokit.workloads.facts.tiles import from_enum_value, parse_tile
 from reprokit.workloads.static_smem.targets import GEMM_OPS
-from reprokit.workloads.static_smem.units import from_enum_value, parse_tile
 
 FITS, EXCEEDS, UNSUPPORTED = "fits", "exceeds", "unsupported"
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit.workloads.static_smem.units import TileEnum, parse_enum_name
+from reprokit.workloads.facts.tiles import TileEnum, parse_enum_name
 
 KERNELS = "data/csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels"
 LAUNCHER = f"{KERNELS}/moe_gemm/launchers/moe_gemm_tma_ws_launcher.inl"

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.workloads.contract import Exit, WorkloadError, progress, write_json_atomic
+from reprokit.workloads.facts.tiles import parse_tile
 from reprokit.workloads.static_smem import analysis, codegen, sources, targets
 from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.static_smem.codegen import KernelVariant
 from reprokit.workloads.static_smem.nvcc import Compile, CompileError, Compiler, Nvcc, dependencies, find_nvcc
 from reprokit.workloads.static_smem.sources import SourceError
 from reprokit.workloads.static_smem.targets import ARCHES, DTYPES, GEMM_OPS, OUTPUT_DTYPES, ArchTarget, MoeDtype
-from reprokit.workloads.static_smem.units import parse_tile
 
 MAX_JOBS = 8  # nvcc jobs at once at most by default (one per core up to this); each CUTLASS probe takes ~2 GB
 MIN_KERNELS_PER_PROGRAM = 8  # below this, a second compile costs more (one more parse) than it saves

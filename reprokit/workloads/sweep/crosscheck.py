@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reprokit.workloads.sweep.classify import ERROR_INTERNAL_INIT, OUT_OF_RESOURCES, normalize_tile
+from reprokit.workloads.facts.tiles import FP4_BITS, tile_name
+from reprokit.workloads.sweep.classify import ERROR_INTERNAL_INIT, OUT_OF_RESOURCES
 
 _TILE_KEYS = ("tile", "cta_tile", "tile_shape", "cta_shape", "name", "config")
 _FITS_KEYS = ("fits", "fit", "fits_optin", "predicted_fit")
@@ -105,17 +106,20 @@ def check_boundary(boundary: dict[str, Any], optin_bytes: int | None) -> list[di
 
 
 def load_predicted(path: str | Path) -> dict[str, Any]:
-    """A static-smem result: which CUTLASS tiles are predicted to fail (``failing_tiles``) or fit (``rows``)."""
+    """A static-smem result: which CUTLASS tiles are predicted to fail (``failing_tiles``) or fit (``rows``).
+
+    Tiles are in elements; an enum name (K in bytes) is read for NVFP4 activations, the kits' MoE type."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     failing, fitting = set(), set()
     for raw in data.get("failing_tiles") or []:
-        tile = normalize_tile(raw if not isinstance(raw, dict) else next((raw[k] for k in _TILE_KEYS if k in raw), None))
+        tile = tile_name(raw if not isinstance(raw, dict) else next((raw[k] for k in _TILE_KEYS if k in raw), None),
+                         FP4_BITS)
         if tile:
             failing.add(tile)
     for row in data.get("rows") or []:
         if not isinstance(row, dict):
             continue
-        tile = normalize_tile(next((row[k] for k in _TILE_KEYS if k in row), None))
+        tile = tile_name(next((row[k] for k in _TILE_KEYS if k in row), None), FP4_BITS)
         fits = next((row[k] for k in _FITS_KEYS if k in row), None)
         if tile and fits is False:
             failing.add(tile)

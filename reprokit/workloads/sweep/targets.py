@@ -1,34 +1,12 @@
-"""Shared memory per block that each architecture grants on opt-in, and the cross-compile targets.
+"""The architectures every Triton configuration is cross-compiled for, without the hardware.
 
-These are the capacities CUTLASS sizes its tiles against
-(``smXX_smem_capacity_bytes``) and the CUDA driver reports as attribute 97
-(MaxSharedMemoryPerBlockOptin). The present device's own limit is always
-probed; these numbers are only used for devices that are not present.
+Capacities and arch names are facts of ``reprokit.workloads.facts.arch``, imported here for the sweep's modules.
 """
 
 from __future__ import annotations
 
-SMEM_OPTIN_BYTES_BY_ARCH = {
-    "sm80": 166912,
-    "sm86": 101376,
-    "sm89": 101376,
-    "sm90": 232448,
-    "sm100": 232448,
-    "sm103": 232448,
-    "sm120": 101376,
-    "sm121": 101376,
-}
+from reprokit.workloads.facts.arch import SMEM_OPTIN_BYTES_BY_ARCH, arch_of, capability_of
 
-# Architectures every Triton configuration is also compiled for, without the hardware.
+__all__ = ["CROSS_TARGET_ARCHES", "SMEM_OPTIN_BYTES_BY_ARCH", "arch_of", "capability_of"]
+
 CROSS_TARGET_ARCHES = ("sm120",)
-
-
-def arch_of(major: int, minor: int) -> str:
-    return f"sm{major}{minor}"
-
-
-def capability_of(arch: str) -> int:
-    """``"sm120"`` -> 120, as Triton's GPUTarget wants it."""
-    if not arch.startswith("sm") or not arch[2:].isdigit():
-        raise ValueError(f"not an architecture name: {arch!r} (e.g. sm90, sm120)")
-    return int(arch[2:])

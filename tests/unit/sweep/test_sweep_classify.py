@@ -28,13 +28,13 @@ def test_every_pattern_matches_its_own_example(pattern):
 
 @pytest.mark.parametrize("text, error_class, fields", [
     ("out of resource: shared memory, Required: 262144, Hardware limit: 232448",
-     classify.OUT_OF_RESOURCES, {"resource": "shared memory", "required": "262144", "limit": "232448"}),
+     classify.OUT_OF_RESOURCES, {"resource": "shared memory", "required_bytes": "262144", "limit_bytes": "232448"}),
     ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 110592, Hardware limit: 101376."
      " Reducing block sizes or `num_stages` may help.",
-     classify.OUT_OF_RESOURCES, {"required": "110592", "limit": "101376"}),
+     classify.OUT_OF_RESOURCES, {"required_bytes": "110592", "limit_bytes": "101376"}),
     ("Failed to initialize cutlass TMA WS grouped gemm. Error: Error Internal", classify.ERROR_INTERNAL_INIT, {}),
     (SM120_ERROR_INTERNAL, classify.ERROR_INTERNAL_INIT, {}),
-    ("Unsupported tile shape config 128256128 for MoE gemm.", classify.UNSUPPORTED_TILE, {"code": "128256128"}),
+    ("Unsupported tile shape config 128256128 for MoE gemm.", classify.UNSUPPORTED_TILE, {"config": "128256128"}),
     ("[TensorRT-LLM][ERROR] Assertion failed: Failed to run cutlass TMA WS grouped gemm. Error: Error Internal",
      classify.CUTLASS_STATUS, {"status": "Error Internal"}),
     ("RuntimeError: CUDA error: an illegal memory access was encountered\nCUDA kernel errors might be asynchronously"
@@ -67,22 +67,11 @@ def test_describe_exception_names_type_and_module():
     assert described["class"] == classify.UNSUPPORTED_TILE
 
 
-@pytest.mark.parametrize("value, tile", [
-    ([128, 128, 256], "128x128x256"),
-    ("128x256x128", "128x256x128"),
-    (128256128, "128x256x128"),
-    ("128128256", "128x128x256"),
-    ("CtaShape128x128x64B", "128x128x128"),  # SM120 enum: K in bytes, 2 FP4 elements per byte
-    ("CutlassTileConfigSM120::CtaShape256x128x64B", "256x128x128"),
-    ("CtaShape128x128x128B", "128x128x256"),
-    ("what", None),
-    (None, None),
-])
-def test_normalize_tile(value, tile):
-    assert classify.normalize_tile(value) == tile
-
-
 def test_tile_from_error_reads_the_backtrace_frame_and_the_dispatch_code():
-    assert classify.tile_from_error(SM120_ERROR_INTERNAL) == "128x128x256"
-    assert classify.tile_from_error("Unsupported tile shape config 256128128 for MoE gemm.") == "256x128x128"
-    assert classify.tile_from_error("Error Internal") is None
+    # the frame's cute tile is in elements; the dispatch code is CutlassTileConfigSM120's value, K in bytes
+    # (moe_gemm_template_dispatch_tma_ws.h:413 prints (int)gemm_config.tile_config_sm120): NVFP4 doubles K
+    assert classify.tile_from_error(SM120_ERROR_INTERNAL, 4) == "128x128x256"
+    assert classify.tile_from_error("Unsupported tile shape config 256128128 for MoE gemm.", 4) == "256x128x256"
+    assert classify.tile_from_error("Unsupported tile shape config 128128256 for MoE gemm.", 4) == "128x128x512"
+    assert classify.tile_from_error("Unsupported tile shape config 128128256 for MoE gemm.", 8) == "128x128x256"
+    assert classify.tile_from_error("Error Internal", 4) is None

@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from reprokit.workloads.contract import count_progress, progress
+from reprokit.workloads.facts.tiles import FP4_BITS
 from reprokit.workloads.sweep import classify, roofline
 from reprokit.workloads.sweep.context import SweepContext
 from reprokit.workloads.sweep.shapes import GemmProblem, parse_parallelism
@@ -154,7 +155,7 @@ def _run_tactic(ctx: SweepContext, runner: Any, inputs: list, gemm_idx: int, tac
         torch.cuda.synchronize()
     except Exception as exc:  # noqa: BLE001 - the failure is the finding
         error = classify.describe_exception(exc, limit=6000)
-        tile = classify.tile_from_error(str(exc))
+        tile = classify.tile_from_error(str(exc), FP4_BITS)  # the runner's activations are NVFP4
         if error["sticky"]:
             ctx.lost_context = f"{problem_id} tactic {tactic}: {error['text'][:300]}"
         return {**row, "outcome": "failed", "error": error, "tile": tile}

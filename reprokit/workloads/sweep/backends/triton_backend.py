@@ -23,10 +23,11 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from reprokit.workloads.contract import count_progress, progress
+from reprokit.workloads.facts.arch import SMEM_OPTIN_BYTES_BY_ARCH, capability_of
 from reprokit.workloads.sweep import classify, roofline
 from reprokit.workloads.sweep.context import SweepContext
 from reprokit.workloads.sweep.shapes import GemmProblem
-from reprokit.workloads.sweep.targets import CROSS_TARGET_ARCHES, capability_of
+from reprokit.workloads.sweep.targets import CROSS_TARGET_ARCHES
 from reprokit.workloads.sweep.tiles import TileConfig
 
 NAME = "triton"
@@ -261,7 +262,6 @@ def run(ctx: SweepContext) -> dict[str, Any]:
     torch = ctx.torch
     native = ctx.device["gpu_arch"]
     limits = {native: ctx.device["smem_optin_bytes"]}
-    from reprokit.workloads.sweep.targets import SMEM_OPTIN_BYTES_BY_ARCH  # noqa: PLC0415
 
     for arch in CROSS_TARGET_ARCHES:
         limits.setdefault(arch, SMEM_OPTIN_BYTES_BY_ARCH[arch])

@@ -6,7 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reprokit.workloads.static_smem.units import TileEnum, from_enum_value, parse_enum_name, parse_tile, tile_string
+from reprokit.workloads.facts.tiles import (
+    TileEnum,
+    from_enum_value,
+    parse_enum_name,
+    parse_tile,
+    tile_name,
+    tile_string,
+)
 
 FP4_BITS = 4
 
@@ -44,7 +51,7 @@ def test_bad_names_and_values_are_refused() -> None:
         from_enum_value(1)
     with pytest.raises(ValueError, match="whole number"):
         TileEnum(128, 128, 3).k_elements(16)
-    with pytest.raises(ValueError, match="not an MxNxK"):
+    with pytest.raises(ValueError, match="not a tile"):
         parse_tile("128x128")
 
 
@@ -54,3 +61,25 @@ def test_enum_value_round_trip(m: int, n: int, k: int) -> None:
     assert from_enum_value(enum.value) == enum
     assert parse_enum_name(enum.name) == enum
     assert parse_tile(tile_string(m, n, k)) == (m, n, k)
+
+
+@pytest.mark.parametrize(("spelling", "bits", "tile"), [
+    ([128, 128, 256], None, "128x128x256"),  # CUTLASS tiles are in elements already
+    ("128x256x128", None, "128x256x128"),
+    (128256128, 4, "128x256x256"),  # a dispatch code is an enum value: K in bytes
+    ("128128256", 4, "128x128x512"),  # 'Unsupported tile shape config 128128256': CtaShape128x128x256B
+    ("128128256", 8, "128x128x256"),  # the same enum for FP8 activations
+    ("CtaShape128x128x64B", 4, "128x128x128"),
+    ("CutlassTileConfigSM120::CtaShape256x128x64B", 4, "256x128x128"),
+    ("CtaShape128x128x128B", 4, "128x128x256"),
+])
+def test_every_spelling_is_read_in_elements(spelling, bits, tile) -> None:
+    assert tile_name(spelling, bits) == tile
+
+
+def test_a_spelling_in_bytes_needs_the_activation_width() -> None:
+    with pytest.raises(ValueError, match="CtaShape128x128x256B counts K in bytes"):
+        parse_tile("128128256")
+    assert tile_name("CtaShape128x128x64B") is None
+    assert tile_name("what", 4) is None
+    assert tile_name(None, 4) is None
