@@ -121,7 +121,9 @@ def test_a_version_the_index_does_not_have(tmp_path: Path) -> None:
     code, result, stderr = run_workload(tmp_path, {"flashinfer": "0.0.999", "cache_dir": str(tmp_path / "cache")})
     assert code == Exit.MISSING_DEPENDENCY
     assert result["error"] == ("flashinfer-python==0.0.999: no such wheel on the package index "
-                               "(pip download found no matching distribution)")
+                               "(pip download found no matching distribution); offline, put "
+                               f"flashinfer_python-0.0.999-py3-none-any.whl in {tmp_path / 'cache' / 'wheels'} on this "
+                               "host, or in the control machine's cache (~/.cache/reprokit/wheels), which stages it here")
     assert stderr[-1] == f"static-smem: {result['error']}"
 
 
