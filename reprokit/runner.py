@@ -33,8 +33,8 @@ from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
 from reprokit.report.reasons import SaidOnce
 from reprokit.secrets import collect_secrets
+from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
-WORKLOAD_STATUS_BY_EXIT = {0: "ok", 2: "bad_params", 3: "no_driver", 4: "no_device", 5: "check_failed", 6: "missing_dependency"}
 EXIT_BY_VERDICT = {PASS: ExitCode.PASS, FAIL: ExitCode.FAIL, INCONCLUSIVE: ExitCode.INCONCLUSIVE}
 FINGERPRINT_TIMEOUT_S = 120
 STEP_ERRORS = ("timeout", "error", "bad_params")
@@ -248,7 +248,7 @@ def step_entry(run, step_name: str, timeout_s: int, out_dir: Path) -> dict[str, 
         entry.update(status="error", reason=f"exit code {run.exit_code}: {run.result_problem}"
                      + (f"; the log ends with: {last}" if last else ""))
     else:
-        entry.update(status=WORKLOAD_STATUS_BY_EXIT.get(run.exit_code, "error"), reason=run.result.get("error"))
+        entry.update(status=STATUS_OF_EXIT.get(run.exit_code, "error"), reason=run.result.get("error"))
         entry["result_file"] = f"steps/{step_name}/result.json"
         entry["result_path"] = str(out_dir / "result.json")
     if getattr(run, "not_pulled", None):

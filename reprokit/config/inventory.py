@@ -25,9 +25,9 @@ from reprokit.config import ansible_inventory
 from reprokit.config.names import check_name
 from reprokit.config.yamlfile import LoadedYaml, PathKey, load_yaml
 from reprokit.errors import ConfigError
+from reprokit.workloads.facts.arch import GPU_ARCHES
 
 LOCAL_HOST = "local"
-GPU_ARCHES = ("sm80", "sm86", "sm89", "sm90", "sm100", "sm103", "sm110", "sm120", "sm121")
 
 
 class HostVars(pydantic.BaseModel):

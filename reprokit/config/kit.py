@@ -14,11 +14,11 @@ from typing import Any
 
 import pydantic
 
-from reprokit.config.inventory import GPU_ARCHES
 from reprokit.config.validation import validate
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
 from reprokit.plan.steps import STEP_KINDS
+from reprokit.workloads.facts.arch import GPU_ARCHES
 
 NAME_RE = r"^[a-z0-9][a-z0-9-]*$"
 _OPERATORS = ("equals", "one_of", "at_least", "at_most", "contains_all", "matches", "equals_by_arch", "reference")
