@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass
 
 from reprokit.triage.formats import (
-    ELEMENT_BITS,
     EPILOGUE_FUSION_NAMES,
     ERROR_PATTERNS,
     MOE_GEMM_OP_OF_STAGE,
     PATTERNS_BY_KIND,
 )
+from reprokit.workloads.facts.tiles import ELEMENT_BITS, from_enum_value, tile_name
 
 _FINAL_EXCEPTION = re.compile(
     r"^((?:[A-Za-z_][A-Za-z0-9_.]*)?(?:Error|Exception|Exit|Interrupt|OutOfResources))(?:: (.*))?$", re.MULTILINE
@@ -59,12 +59,13 @@ def _find(kind: str, text: str) -> dict[str, str | None] | None:
     return PATTERNS_BY_KIND[kind].find(text)
 
 
-def _tile_from_config(config: int, dtype: str | None) -> tuple[str, str | None]:
-    """(enum name, tile in elements or None): config = m*1000000 + n*1000 + k, k in bytes."""
-    m, n, k_bytes = config // 1_000_000, (config // 1000) % 1000, config % 1000
-    bits = ELEMENT_BITS.get(dtype or "")
-    tile = f"{m}x{n}x{k_bytes * 8 // bits}" if bits else None
-    return f"CtaShape{m}x{n}x{k_bytes}B", tile
+def _tile_from_config(config: int, dtype: str | None) -> tuple[str | None, str | None]:
+    """(enum name, tile in elements or None): the config is the enum's value, K in bytes (facts.tiles)."""
+    try:
+        enum = from_enum_value(config)
+    except ValueError:
+        return None, None
+    return enum.name, tile_name(config, ELEMENT_BITS.get(dtype or ""))
 
 
 def _cause(text: str) -> tuple[str | None, str | None]:

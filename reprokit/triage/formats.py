@@ -224,13 +224,6 @@ MOE_GEMM_OP_OF_STAGE = {"1": "trtllm::fused_moe::gemm1", "2": "trtllm::fused_moe
 # csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/include/moe_gemm_kernels.h
 EPILOGUE_FUSION_NAMES = {0: "NONE", 1: "ACTIVATION", 2: "GATED_ACTIVATION", 3: "FINALIZE"}
 
-# bits of the activation type T, to turn a CutlassTileConfigSM120 K in bytes into elements
-# (moe_gemm_template_dispatch_tma_ws.h: KtileBytes = K * 8 / sizeof_bits<T>)
-ELEMENT_BITS = {
-    "__nv_fp4_e2m1": 4, "cutlass::float_e2m1_t": 4,
-    "__nv_fp8_e4m3": 8, "__nv_fp8_e5m2": 8, "cutlass::float_e4m3_t": 8,
-    "__nv_bfloat16": 16, "half": 16, "__half": 16, "float": 32,
-}
 
 # the sglang cache path names the FlashInfer version: .../flashinfer/autotune/<version>/sm<arch>/...
 FLASHINFER_VERSION_IN_CACHE_PATH = re.compile(r"/flashinfer/autotune/(\d+\.\d+\.\d+[0-9A-Za-z.+]*)/sm\d+")

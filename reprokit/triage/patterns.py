@@ -7,8 +7,8 @@ table is read (families, severities, the regex subset shared with ``grep -E``).
 from __future__ import annotations
 
 from reprokit.triage.kinds import LogPattern
+from reprokit.workloads.facts import errors
 
-_STATUS = r"(Error [A-Za-z ]*[A-Za-z]|Success)"  # cutlass::cutlassGetStatusString, e.g. 'Error Internal'
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics
 _RUNNER = "<flashinfer.fused_moe.core.get_cutlass_fused_moe_module.<locals>.MoERunner object at 0x7f3a5c1e2d10>"
 _SM120_FAILURE = (
@@ -24,6 +24,12 @@ _TILE_DISPATCH_FRAME = (
     "tensorrt_llm::cutlass_extensions::CutlassGemmConfig, int, CUstream_st*, int*, unsigned long*) + 1253"
 )
 _AUTOTUNER = "flashinfer/autotuner.py AutoTuner"
+
+
+def _shared(message: errors.ErrorMessage, example: str, source: str, **options) -> LogPattern:
+    """A launcher or dispatcher message the sweep reads too: its name, regex and fields are the facts module's."""
+    return LogPattern(message.name, message.regex, message.fields, example, source, **options)
+
 
 PATTERNS: tuple[LogPattern, ...] = (
     # --- server lifecycle and fatal lines (sglang, vLLM, uvicorn): matched at the start of a message
@@ -314,9 +320,22 @@ PATTERNS: tuple[LogPattern, ...] = (
         "GPU 0 has a total capacity of 94.97 GiB of which 550.38 MiB is free.",
         "c10/cuda/CUDACachingAllocator.cpp", family="error", severity="fatal", multiline=True,
     ),
+    # the other sticky CUDA errors (facts.errors.STICKY_CUDA_ERRORS): the context is gone, as after an illegal address
+    LogPattern(
+        "cuda_misaligned_address", r"CUDA error: misaligned address", (),
+        "RuntimeError: CUDA error: misaligned address",
+        "CUDA runtime cudaErrorMisalignedAddress (716, sticky) as reported by torch",
+        family="error", severity="fatal", multiline=True,
+    ),
+    LogPattern(
+        "cuda_launch_failure", r"CUDA error: unspecified launch failure", (),
+        "RuntimeError: CUDA error: unspecified launch failure",
+        "CUDA runtime cudaErrorLaunchFailure (719, sticky) as reported by torch",
+        family="error", severity="fatal", multiline=True,
+    ),
     LogPattern(
         "cuda_error", r"CUDA error: (.*)", ("error",),
-        "RuntimeError: CUDA error: misaligned address",
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
         "c10/cuda/CUDAException.cpp (any other CUDA runtime error)", family="error", severity="error", multiline=True,
     ),
     LogPattern(
@@ -335,10 +354,8 @@ PATTERNS: tuple[LogPattern, ...] = (
         "torch ProcessGroupNCCL / sglang pynccl_wrapper.py NCCL_CHECK",
         family="error", severity="fatal", multiline=True,
     ),
-    LogPattern(
-        "triton_out_of_resources",
-        r"OutOfResources: out of resource: shared memory, Required: ([0-9]+), Hardware limit: ([0-9]+)",
-        ("required_bytes", "limit_bytes"),
+    _shared(
+        errors.TRITON_OUT_OF_RESOURCES,
         "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 106496, Hardware "
         "limit: 101376. "
         "Reducing block sizes or `num_stages` may help.",
@@ -350,53 +367,48 @@ PATTERNS: tuple[LogPattern, ...] = (
         "CPython traceback.format_exception", family="error", severity="error", multiline=True,
     ),
     # --- inside an exception's text: what the MoE GEMM launcher and dispatcher said
-    LogPattern(
-        "moe_gemm_init_failed", r"Failed to initialize cutlass TMA WS grouped gemm\. Error: " + _STATUS, ("status",),
-        _SM120_FAILURE,
+    _shared(
+        errors.MOE_GEMM_INIT_FAILED, _SM120_FAILURE,
         "flashinfer csrc/nv_internal/.../moe_gemm/launchers/moe_gemm_tma_ws_launcher.inl (TLLM_CHECK_WITH_INFO)",
         family="exception_text",
     ),
-    LogPattern(
-        "moe_gemm_run_failed", r"Failed to run cutlass TMA WS grouped gemm\. Error: " + _STATUS, ("status",),
+    _shared(
+        errors.MOE_GEMM_RUN_FAILED,
         "[TensorRT-LLM][ERROR] Assertion failed: Failed to run cutlass TMA WS grouped gemm. Error: Error Internal "
         "(cutlass_kernel_file_gemm_grouped_sm120_M128_group3.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
-    LogPattern(
-        "moe_gemm_will_fail", r"Grouped GEMM kernel will fail for params\. Error: " + _STATUS, ("status",),
+    _shared(
+        errors.MOE_GEMM_WILL_FAIL,
         "[TensorRT-LLM][ERROR] Assertion failed: Grouped GEMM kernel will fail for params. Error: Error Not Supported "
         "(cutlass_kernel_file_gemm_grouped_sm120_M256_group1.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
-    LogPattern(
-        "moe_gemm_workspace", r"Workspace is size ([0-9]+) but only ([0-9]+) were allocated",
-        ("required_bytes", "allocated_bytes"),
+    _shared(
+        errors.MOE_GEMM_WORKSPACE,
         "[TensorRT-LLM][ERROR] Assertion failed: Workspace is size 4194304 but only 2097152 were allocated "
         "(cutlass_kernel_file_gemm_grouped_sm120_M128_group3.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
-    LogPattern(
-        "moe_unsupported_tile_config", r"Unsupported tile shape config ([0-9]+) for MoE gemm", ("config",),
+    _shared(
+        errors.MOE_UNSUPPORTED_TILE_CONFIG,
         "Unsupported tile shape config 128128256 for MoE gemm. (moe_gemm_template_dispatch_tma_ws.h:512)",
         "moe_gemm_template_dispatch_tma_ws.h dispatchMoeGemmSelectTileShapeTmaWarpSpecialized DEFAULT_CASE; "
         "config = m*1000000 + n*1000 + k, k in bytes (CutlassTileConfigSM120)", family="exception_text",
     ),
-    LogPattern(
-        "moe_unsupported_tile_cluster",
-        r"Unsupported tile \(([0-9]+), ([0-9]+), ([0-9]+)\) and cluster \(([0-9]+), ([0-9]+), ([0-9]+)\) "
-        r"shape combination for arch ([0-9]+)",
-        ("tile_m", "tile_n", "tile_k", "cluster_m", "cluster_n", "cluster_k", "arch"),
+    _shared(
+        errors.MOE_UNSUPPORTED_TILE_CLUSTER,
         "Unsupported tile (128, 256, 128) and cluster (2, 1, 1) shape combination for arch 120.",
         "moe_gemm_template_dispatch_tma_ws.h dispatchMoeGemmSelectClusterShapeTmaWarpSpecialized (tile in elements)",
         family="exception_text",
     ),
-    LogPattern(
-        "moe_unsupported_cluster_config", r"Unsupported cluster shape config ([0-9]+) for MoE gemm", ("config",),
+    _shared(
+        errors.MOE_UNSUPPORTED_CLUSTER_CONFIG,
         "Unsupported cluster shape config 3 for MoE gemm. (moe_gemm_template_dispatch_tma_ws.h:307)",
         "moe_gemm_template_dispatch_tma_ws.h", family="exception_text",
     ),
-    LogPattern(
-        "moe_gemm_config_undefined", r"GEMM config undefined\.", (),
+    _shared(
+        errors.MOE_GEMM_CONFIG_UNDEFINED,
         "GEMM config undefined. (moe_gemm_template_dispatch_tma_ws.h:512)",
         "moe_gemm_template_dispatch_tma_ws.h DEFAULT_CASE", family="exception_text",
     ),

@@ -206,7 +206,8 @@ def _tactic_value(text: str | None) -> int | str:
 
 
 # Errors that leave the CUDA context unusable: whoever logged them, the process cannot go on.
-STICKY_CAUSES = frozenset({"cuda_illegal_memory_access", "cuda_illegal_instruction"})
+STICKY_CAUSES = frozenset({"cuda_illegal_memory_access", "cuda_illegal_instruction", "cuda_misaligned_address",
+                           "cuda_launch_failure"})  # facts.errors.STICKY_CUDA_ERRORS
 
 
 def _is_fatal(event: Event, facts: ExceptionFacts | None) -> bool:

@@ -29,11 +29,12 @@ from pathlib import Path
 from packaging.version import InvalidVersion, Version
 
 from reprokit.errors import ConfigError
+from reprokit.workloads.static_smem.targets import ARCHES
 
 TACTICS_DIR = Path(__file__).resolve().parents[1] / "data" / "tactics"
 RELEASES_FILE = TACTICS_DIR / "releases.json"  # the flashinfer-python releases the tables cover, from PyPI
 FIRST_RELEASE = Version("0.6.0")
-TABLE_ARCHES = ("sm120", "sm121", "sm100", "sm90")  # what the static analysis can compute
+TABLE_ARCHES = tuple(ARCHES)  # what the static analysis can compute
 _TILE = re.compile(r"\d+x\d+x\d+")
 _FUSIONS = ("NONE", "FINALIZE")
 

@@ -43,7 +43,7 @@ MARKS = (
     PhaseMark(READY, r"The server is fired up and ready to roll!",
               "[2026-02-19 10:12:31] The server is fired up and ready to roll!"),
     PhaseMark(DEAD, r"Initialization failed\. warmup error|[A-Za-z_]+ hit an exception|"
-              r"Received sigquit from a child process|CUDA error: (" + "|".join(
+              r"Received sigquit from a child process|CUDA error: [a-z ]*(" + "|".join(
                   s for s in STICKY_CUDA_ERRORS if " " in s) + ")",
               "[2026-02-19 10:08:44 TP3 EP3] Scheduler hit an exception: Traceback (most recent call last):"),
 )
