@@ -45,7 +45,7 @@ def _pins(kind_pins: tuple[str, ...], given: list[str], kits_dir: Path) -> dict[
 
 def skeleton(name: str, kind_name: str, pins: dict[str, str]) -> str:
     kind = STEP_KINDS[kind_name]
-    lines = [f"kit: {name}", "description: >", f"  TODO: the failure this kit reproduces, its exact error text and the",
+    lines = [f"kit: {name}", "description: >", "  TODO: the failure this kit reproduces, its exact error text and the",
              "  upstream issue it comes from (docs/adding-a-case.md).", "", "pins:"]
     lines += [f'  {pin}: "{version}"' for pin, version in pins.items()] or ["  {}"]
     if kind.where == "host":

@@ -21,6 +21,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from reprokit import kit_check
 from reprokit.config.kit import Kit, kit_names, load_kit
 from reprokit.errors import ExitCode, HostError
 from reprokit.workloads import serve
@@ -228,8 +229,6 @@ def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str
 
 def check_kits_cli(kits_dir: str) -> int:
     """``invoke kits --check``: each kit's sglang flags against its pinned release; exit 1 on any it would refuse."""
-    from reprokit import kit_check  # noqa: PLC0415 - it imports the image modules, which import this one's callers
-
     failed = 0
     for name in kit_names(Path(kits_dir)):
         kit, path = load_kit(name, kits_dir)

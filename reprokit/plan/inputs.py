@@ -70,17 +70,7 @@ def from_step(spec: StepInput, params: dict[str, Any], steps: dict[str, dict[str
 
 def flashinfer_wheel_file(params: dict[str, Any]) -> Path | None:
     """The pinned flashinfer-python wheel from the control machine's cache, downloaded there once if need be."""
-    version = params.get("flashinfer")
-    if not version:
-        return None
-    cache = flashinfer_wheel.default_cache_dir() / "wheels"
-    cached = cache / flashinfer_wheel.wheel_file_name(str(version))
-    if cached.is_file():
-        return cached
-    try:
-        return flashinfer_wheel.download(flashinfer_wheel.PACKAGE, str(version), cache)
-    except WorkloadError:
-        return None  # the host may have it; if not, the workload says which file to put where
+    return pinned_wheel_file(flashinfer_wheel.PACKAGE, params.get("flashinfer"))
 
 
 def pinned_wheel_file(package: str | None, version: str | None) -> Path | None:

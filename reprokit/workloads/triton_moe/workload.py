@@ -28,20 +28,6 @@ DEFAULTS = {"archs": ["sm120", "sm90"], "config_dirs": None, "compile": True, "f
 MISMATCHES_SHOWN = 20
 
 
-def _wheel(params: dict[str, Any]) -> Path:
-    if params.get("wheel"):
-        path = Path(params["wheel"])
-        if not path.is_file():
-            raise WorkloadError(Exit.MISSING_DEPENDENCY, f"wheel {path} does not exist")
-        return path
-    version = params.get("sglang")
-    if not version:
-        raise WorkloadError(Exit.BAD_PARAMS, "give `sglang` (the pinned release) or `wheel`")
-    cache = wheels.default_cache_dir() / "wheels"
-    cached = cache / wheels.wheel_file_name(str(version), "sglang")
-    return cached if cached.is_file() else wheels.download("sglang", str(version), cache)
-
-
 def _key(entry: dict[str, Any]) -> tuple:
     return (entry["dtype"], tuple(entry["block_shape"] or ()), entry["per_channel_quant"],
             tuple(sorted(entry["config"].items())))
@@ -179,7 +165,7 @@ def _params(params: dict[str, Any]) -> dict[str, Any]:
 
 def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     params = _params(params)
-    wheel = _wheel(params)
+    wheel = kernels.pinned_wheel("sglang", params.get("sglang"), params.get("wheel"))
     defaults, files, unread = _entries(wheel, params["config_dirs"])
     tuned = [_entry(f, batch, config) for f in files for batch, config in f.configs.items()]
     sizer = Sizer(wheel, params, out_dir)

@@ -17,6 +17,21 @@ from pathlib import Path
 from types import ModuleType
 
 from reprokit.workloads.contract import Exit, WorkloadError
+from reprokit.workloads.static_smem import wheel as wheels
+
+
+def pinned_wheel(package: str, version: str | None, given: str | None) -> Path:
+    """The wheel staged for the step (``given``), else this host's cache, else the package index (once)."""
+    if given:
+        path = Path(given)
+        if not path.is_file():
+            raise WorkloadError(Exit.MISSING_DEPENDENCY, f"wheel {path} does not exist")
+        return path
+    if not version:
+        raise WorkloadError(Exit.BAD_PARAMS, f"give the pinned {package} release or its `wheel`")
+    cache = wheels.default_cache_dir() / "wheels"
+    cached = cache / wheels.wheel_file_name(str(version), package)
+    return cached if cached.is_file() else wheels.download(package, str(version), cache)
 
 
 def read_member(wheel: Path, member: str) -> str:

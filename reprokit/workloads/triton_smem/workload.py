@@ -20,17 +20,6 @@ from reprokit.workloads.triton_smem import kernels
 REQUIRED = ("package", "version", "source", "kernel", "cases")
 
 
-def _wheel(params: dict[str, Any]) -> Path:
-    if params.get("wheel"):
-        path = Path(params["wheel"])
-        if not path.is_file():
-            raise WorkloadError(Exit.MISSING_DEPENDENCY, f"wheel {path} does not exist")
-        return path
-    cache = wheels.default_cache_dir() / "wheels"
-    cached = cache / wheels.wheel_file_name(str(params["version"]), str(params["package"]))
-    return cached if cached.is_file() else wheels.download(str(params["package"]), str(params["version"]), cache)
-
-
 def _cases(params: dict[str, Any]) -> list[dict[str, Any]]:
     """Each case with its full arguments: the step's ``args``, then the case's own."""
     shared = params.get("args") or {}
@@ -66,7 +55,7 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     if triton_compile.triton_version() is None:
         raise WorkloadError(Exit.MISSING_DEPENDENCY, "triton is not installed for this Python; install the Triton the"
                             " host serves with")
-    wheel = _wheel(params)
+    wheel = kernels.pinned_wheel(str(params["package"]), str(params["version"]), params.get("wheel"))
     module, names = kernels.write_module(wheel, str(params["source"]), out_dir)
     if params["kernel"] not in names:
         raise WorkloadError(Exit.BAD_PARAMS, f"{params['source']} has no @triton.jit {params['kernel']}; it has"

@@ -33,6 +33,9 @@ def test_runs_lists_the_committed_evidence():
         ("20261201T095658Z-smem-probe-h200-19d7", "PASS", 4, 4, "smem-probe", "1 x NVIDIA H200", "580.159.04"),
         ("20261201T095709Z-tile-sweep-h200-cedf", "PASS", 2, 2, "tile-sweep", "1 x NVIDIA H200", "580.159.04"),
         ("20261201T095836Z-ep8-crash-h200-7d7c", "INCONCLUSIVE", 2, 9, "ep8-crash", "1 x NVIDIA H200", "580.159.04"),
+        # evidence/triton-cross-compile: the Triton kits compiled for SM120 and SM90 on a machine with no GPU
+        ("20261201T101447Z-triton-mla-decode-local-b7c3", "PASS", 4, 4, "triton-mla-decode", "none", "-"),
+        ("20261201T101448Z-triton-moe-configs-local-def0", "PASS", 8, 8, "triton-moe-configs", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -41,8 +44,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 2), ({"verdict": "pass"}, 4), ({"gpu": "h200"}, 6), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 3), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 5),
+    ({"kit": "ep8-crash"}, 2), ({"verdict": "pass"}, 6), ({"gpu": "h200"}, 6), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 5), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 7),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -124,13 +127,13 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):
         assert len(marks(page, f"trend-{kit}-local", "circle", "point")) == 1
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
-    assert page.count('<a href="../../../') == 5  # the records that have a report.html, linked relatively
+    assert page.count('<a href="../../../') == 7  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 6
+    assert page.count("<tr><td") == 8
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 

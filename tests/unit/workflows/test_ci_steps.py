@@ -15,7 +15,7 @@ from reprokit.records.run import RunRecord
 from reprokit.report.ci import annotations, changed_kits, changed_kits_command, ci_verdict_command
 
 REPO = Path(__file__).resolve().parents[3]
-ALL = ["ep8-crash", "ep8-crash-fixed", "smem-probe", "tile-sweep"]
+ALL = ["ep8-crash", "ep8-crash-fixed", "smem-probe", "tile-sweep", "triton-mla-decode", "triton-moe-configs"]
 
 
 def git(cwd: Path, *args: str) -> str:

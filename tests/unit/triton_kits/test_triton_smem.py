@@ -1,0 +1,92 @@
+"""A kernel of a wheel as data: its @triton.jit functions extracted verbatim, arguments checked, compiled per arch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from reprokit.workloads.contract import Exit, WorkloadError
+from reprokit.workloads.triton_smem import compile as triton_compile
+from reprokit.workloads.triton_smem import kernels
+from tests.unit.triton_kits.conftest import HAS_TRITON, NO_TRITON
+
+REPO = Path(__file__).resolve().parents[3]
+DECODE = "sglang/srt/layers/attention/triton_ops/decode_attention.py"
+
+
+def test_only_the_jit_functions_and_triton_imports_are_kept(sglang_wheel, tmp_path):
+    path, names = kernels.write_module(sglang_wheel, DECODE, tmp_path)
+    assert names == ["tanh", "_fwd_kernel_stage1", "_fwd_grouped_kernel_stage1", "_fwd_kernel_stage2"]
+    text = path.read_text()
+    assert "sglang" not in text.split('"""', 2)[2]  # no import of sglang's package, only its kernels
+    assert text.count("\n@triton.jit\n") == 4
+
+
+def test_a_member_the_wheel_lacks_or_without_kernels_is_named(sglang_wheel, tmp_path):
+    with pytest.raises(WorkloadError) as caught:
+        kernels.write_module(sglang_wheel, "sglang/no/such.py", tmp_path)
+    assert (caught.value.code, str(caught.value)) == (
+        Exit.BAD_PARAMS, f"{sglang_wheel.name} has no sglang/no/such.py; check the step's `source`")
+    with pytest.raises(WorkloadError) as caught:
+        kernels.write_module(sglang_wheel, "sglang/version.py", tmp_path)
+    assert str(caught.value) == f"{sglang_wheel.name}:sglang/version.py defines no @triton.jit function"
+
+
+def test_argument_specs_are_checked_before_any_compile():
+    triton_compile.check_args({"Q": {"ptr": "bf16"}, "n": 16, "scale": 0.5, "bias": None, "t": {"dtype": "fp32"}}, "x")
+    with pytest.raises(WorkloadError) as caught:
+        triton_compile.check_args({"K_Buffer": {"ptr": "fp4"}}, "cases[1] (fp8)")
+    assert str(caught.value) == ("cases[1] (fp8): argument 'K_Buffer': {'ptr': 'fp4'} is not {ptr: DTYPE} or"
+                                 " {dtype: DTYPE} with DTYPE one of fp8e4nv, fp8e5, bf16, fp16, fp32, int8, int32, int64")
+    with pytest.raises(WorkloadError):
+        triton_compile.check_args({"x": "sixteen"}, "cases[0]")
+
+
+def _mla_params(sglang_wheel: Path) -> dict:
+    kit = yaml.safe_load((REPO / "kits" / "triton-mla-decode.yml").read_text())
+    return {**kit["steps"][0]["with"], "version": "0.5.9", "wheel": str(sglang_wheel)}
+
+
+def run_workload(params: dict, out_dir: Path) -> tuple[int, dict]:
+    params_path = out_dir.parent / f"{out_dir.name}.json"
+    params_path.write_text(json.dumps(params))
+    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.triton_smem", "--params", str(params_path),
+                           "--out-dir", str(out_dir)], capture_output=True, text=True, timeout=300, cwd=REPO)
+    return proc.returncode, json.loads((out_dir / "result.json").read_text())
+
+
+def test_a_case_named_twice_or_with_an_unknown_key_is_exit_2(sglang_wheel, tmp_path):
+    params = _mla_params(sglang_wheel)
+    twice = {**params, "cases": [params["cases"][0], params["cases"][0]]}
+    code, result = run_workload(twice, tmp_path / "twice")
+    assert (code, result["error"]) == (2, "cases[1]: the case name 'bf16-kv-2-stages' is used twice")
+    typo = {**params, "cases": [{**params["cases"][0], "num_stage": 2}]}
+    code, result = run_workload(typo, tmp_path / "typo")
+    assert (code, result["error"]) == (2, "cases[0] (bf16-kv-2-stages): unknown keys ['num_stage']")
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason=NO_TRITON)
+def test_the_mla_kit_compiles_to_its_recorded_bytes_on_both_archs(sglang_wheel, tmp_path):
+    code, result = run_workload({**_mla_params(sglang_wheel), "jobs": 2}, tmp_path / "mla")
+    assert code == 0, result.get("error")
+    assert {name: {arch: row["shared_bytes"] for arch, row in rows.items()} for name, rows in result["by_case"].items()} == {
+        "bf16-kv-2-stages": {"sm120": 89088, "sm90": 89088}, "fp8-kv-2-stages": {"sm120": 53760, "sm90": 54272},
+        "fp8-kv-3-stages": {"sm120": 54144, "sm90": 54656}, "bf16-kv-3-stages": {"sm120": 89472, "sm90": 89472}}
+    assert result["overflowing"] == {"sm120": [], "sm90": []}
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason=NO_TRITON)
+def test_the_fp8_default_compiles_to_the_upstream_figure(sglang_wheel, tmp_path):
+    from reprokit.workloads.triton_moe import configs, predict
+
+    path, _ = kernels.write_module(sglang_wheel, configs.KERNEL_SOURCE, tmp_path)
+    default = configs.default_configs(sglang_wheel)[0]["config"]
+    args = predict.kernel_args(default, "fp8_w8a8", None, False, False, 1024, 4096, 8)
+    tasks = [(str(path), "fused_moe_kernel", args, predict.options(default), arch) for arch in ("sm120", "sm90")]
+    results = triton_compile.compile_all(tasks, 2)
+    assert [(r["arch"], r["shared_bytes"]) for r in results] == [("sm120", 147456), ("sm90", 196608)]
