@@ -94,6 +94,11 @@ def markdown(result: dict[str, Any] | None, triage: dict[str, Any] | None, table
     lines = ["", "## Serving", ""]
     ready = result.get("ready_after_s")
     lines.append(f"Outcome **{result.get('outcome', '?')}**" + (f", ready after {ready:g} s" if is_number(ready) else "") + ".")
+    answers = result.get("answers")
+    if isinstance(answers, dict):  # reprokit/workloads/answers.py: greedy answers to prompts with known answers
+        lines += ["", f"Answers: not judged ({answers.get('skipped')})." if not answers.get("checked") else
+                  f"Answers: {answers.get('right')} of {answers.get('total')} right"
+                  + (f"; first wrong: {answers.get('first_wrong')}." if answers.get("first_wrong") else ".")]
     phases = warmup_phases(triage)
     if phases:
         lines += ["", "Warmup, from the server log: " + "; ".join(

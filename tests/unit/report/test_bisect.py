@@ -70,9 +70,13 @@ def test_static_verdict_from_the_real_analysis(tmp_path: Path) -> None:
     """One real run of the workload for one tile (minutes with nvcc on a fresh cache, a second once cached)."""
     if shutil.which("nvcc") is None and not (wheels.default_cache_dir() / "static_smem" / "results").is_dir():
         pytest.skip("no nvcc and no cached static-smem results: the analysis cannot run here")
-    assert static_verdict("0.6.3", "sm120", "128x256x128", tmp_path / "a") == "fails"
-    assert static_verdict("0.6.3", "sm120", "128x128x128", tmp_path / "b") == "fits"
+    # 0.6.7.post2 (sglang 0.5.10's pin) is a post release, not in the fit table: the workload runs
+    assert static_verdict("0.6.7.post2", "sm120", "128x256x128", tmp_path / "a") == "fails"
+    assert static_verdict("0.6.7.post2", "sm120", "128x128x128", tmp_path / "b") == "fits"
     assert (tmp_path / "a" / "result.json").is_file()
+    # a release the fit table has is read from it: no workload run, no run directory
+    assert static_verdict("0.6.3", "sm120", "128x256x128", tmp_path / "c") == "fails"
+    assert not (tmp_path / "c").exists()
 
 
 def test_static_verdict_names_the_version_when_the_analysis_fails(tmp_path: Path) -> None:
