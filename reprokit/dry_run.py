@@ -21,13 +21,7 @@ from reprokit.plan.steps import STEP_KINDS
 def _route(host: Host, inventory: Inventory, options: ConnectOptions) -> str:
     """``name (user@address:port via gateway, ...)`` as the connection will go, the SSH config applied."""
     resolved, extended = resolve_ssh_config(host, inventory, options.ssh_config)
-    hops, seen = [], {resolved.name}
-    gateway = resolved.proxy_jump
-    while gateway and gateway not in seen:
-        seen.add(gateway)
-        hop = extended.host(gateway)
-        hops.append(f"{hop.user + '@' if hop.user else ''}{hop.address}:{hop.port}")
-        gateway = hop.proxy_jump
+    hops = [f"{hop.user + '@' if hop.user else ''}{hop.address}:{hop.port}" for hop in extended.gateways(resolved)]
     via = f" via {', '.join(hops)}" if hops else ""
     return f"{host.name} ({resolved.user + '@' if resolved.user else ''}{resolved.address}:{resolved.port}{via})"
 

@@ -90,18 +90,15 @@ def _ssh_options(host: Host, known_hosts: Path, strict: str, ssh_config: str | N
             "-o", f"ConnectTimeout={int(host.connect_timeout_s)}"]
 
 
-def _proxy_command(gateway: Host, inventory: Inventory, known_hosts: Path, strict: str, seen: tuple[str, ...],
-                   ssh_config: str | None = None) -> str:
-    """An ssh ProxyCommand through ``gateway`` (and its own gateways): each hop with its own key and port."""
-    if gateway.name in seen:
-        raise ConfigError(f"{gateway.source}: proxy_jump loop through {' -> '.join(seen + (gateway.name,))}; fix proxy_jump")
+def _proxy_command(gateways: tuple[Host, ...], known_hosts: Path, strict: str, ssh_config: str | None = None) -> str:
+    """An ssh ProxyCommand through ``gateways`` (the nearest first, as ``Inventory.gateways`` walks them): each hop
+    with its own key and port, reached through the hops behind it."""
+    gateway, behind = gateways[0], gateways[1:]
     argv = ["ssh", *_ssh_options(gateway, known_hosts, strict, ssh_config), "-p", str(gateway.port), "-W", "%h:%p"]
     if gateway.key_file:
         argv += ["-i", str(Path(gateway.key_file).expanduser()), "-o", "IdentitiesOnly=yes"]
-    if gateway.proxy_jump:
-        inner = _proxy_command(inventory.host(gateway.proxy_jump), inventory, known_hosts, strict, seen + (gateway.name,),
-                               ssh_config)
-        argv += ["-o", f"ProxyCommand={inner}"]
+    if behind:
+        argv += ["-o", f"ProxyCommand={_proxy_command(behind, known_hosts, strict, ssh_config)}"]
     argv.append(f"{gateway.user}@{gateway.address}" if gateway.user else str(gateway.address))
     return shlex.join(argv)
 
@@ -129,9 +126,8 @@ def ansible_command(
     with reprokit's known_hosts; ``extra_args`` are --extra-vars as the user wrote them (KEY=VALUE, JSON, @FILE)."""
     strict = "accept-new" if accept_new_host_key else "yes"
     ssh_args = _ssh_options(host, known_hosts.resolve(), strict, ssh_config)
-    if host.proxy_jump:
-        ssh_args += ["-o", "ProxyCommand=" + _proxy_command(inventory.host(host.proxy_jump), inventory,
-                                                           known_hosts.resolve(), strict, (host.name,), ssh_config)]
+    if gateways := inventory.gateways(host):
+        ssh_args += ["-o", "ProxyCommand=" + _proxy_command(gateways, known_hosts.resolve(), strict, ssh_config)]
     argv = [ansible_playbook, "-i", str(inventory_path), "--limit", limit or host.name, str(playbook),
             "--ssh-common-args", shlex.join(ssh_args)]
     if user:

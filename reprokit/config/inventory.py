@@ -159,6 +159,25 @@ class Inventory:
         where = self.path or "inventory"
         raise ConfigError(f"{where}: unknown host '{name}'{did_you_mean}; known hosts: {known}")
 
+    def gateways(self, host: Host) -> tuple[Host, ...]:
+        """The jump hosts in front of ``host``, its own ``proxy_jump`` first, each with its own settings.
+
+        The one walker of a gateway chain (SSH connections, bulk copies, Ansible's ProxyCommand, the --dry plan):
+        a loop is bad input, named with the chain that closes it.
+        """
+        chain: list[Host] = []
+        names = [host.name]
+        current = host
+        while current.proxy_jump:
+            gateway = self.host(current.proxy_jump)
+            if gateway.name in names:
+                raise ConfigError(f"{gateway.source}: proxy_jump loop through {' -> '.join([*names, gateway.name])};"
+                                  " fix proxy_jump")
+            chain.append(gateway)
+            names.append(gateway.name)
+            current = gateway
+        return tuple(chain)
+
     def group(self, name: str) -> list[Host]:
         if name not in self.groups:
             known = ", ".join(sorted(self.groups)) or "(none)"

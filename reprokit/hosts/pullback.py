@@ -409,7 +409,7 @@ class PullBackMixin:
         if ssh is None:
             return None
 
-        def hop(host: Host, seen: tuple[str, ...] = ()) -> list[str]:
+        def hop(host: Host, gateways: tuple[Host, ...]) -> list[str]:
             known = " ".join([str(self.known_hosts.resolve()), *host.known_hosts_files])  # the SSH config's files too
             args = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", f"UserKnownHostsFile={known}",
                     "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes",
@@ -419,13 +419,13 @@ class PullBackMixin:
                 args += ["-i", str(Path(host.key_file).expanduser()), "-o", "IdentitiesOnly=yes"]
             if host.user:
                 args += ["-l", host.user]
-            if host.proxy_jump and host.proxy_jump not in seen:
-                gateway = self.inventory.host(host.proxy_jump)
-                proxy = shell.join([ssh, *hop(gateway, seen + (host.name,)), "-W", "%h:%p", str(gateway.address)])
+            if gateways:
+                gateway, behind = gateways[0], gateways[1:]
+                proxy = shell.join([ssh, *hop(gateway, behind), "-W", "%h:%p", str(gateway.address)])
                 args += ["-o", f"ProxyCommand={proxy}"]
             return args
 
-        return [ssh, *hop(self.host), "--", str(self.host.address)]
+        return [ssh, *hop(self.host, self.inventory.gateways(self.host)), "--", str(self.host.address)]
 
     def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
         """Bring every file of ``remote_dir`` into ``out_dir``, resuming after drops, each verified by sha256.

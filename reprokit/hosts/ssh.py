@@ -19,7 +19,7 @@ from fabric import Config, Connection
 from paramiko.config import SSHConfig
 
 from reprokit.config.inventory import Host, Inventory
-from reprokit.errors import ConfigError, HostError
+from reprokit.errors import HostError
 from reprokit.hosts.known_hosts import check_known_hosts
 
 DEFAULT_KNOWN_HOSTS = Path(".reprokit/known_hosts")
@@ -86,21 +86,21 @@ def connection_for(
     known_hosts: Path = DEFAULT_KNOWN_HOSTS,
     accept_new_host_key: bool = False,
     say=None,
-    _seen: tuple[str, ...] = (),
 ) -> Connection:
     """A Fabric connection to ``host`` (through its ``proxy_jump`` chain), not yet opened."""
+    gateway = None
+    for hop in reversed(inventory.gateways(host)):  # the farthest gateway first: each is reached through the next
+        gateway = _connection(hop, gateway, known_hosts, accept_new_host_key, say)
+    return _connection(host, gateway, known_hosts, accept_new_host_key, say)
+
+
+def _connection(host: Host, gateway: Connection | None, known_hosts: Path, accept_new_host_key: bool, say) -> Connection:
     if host.is_local:
         raise HostError(f"host '{host.name}' is local; it needs no SSH connection")
     if host.connection != "ssh":
         raise HostError(f"{host.source}: host '{host.name}' has ansible_connection={host.connection}; reprokit runs kits"
                         " over ssh or on the local machine only (Ansible can still provision it)")
-    if host.name in _seen:
-        raise ConfigError(f"{host.source}: proxy_jump loop through {' -> '.join(_seen + (host.name,))}; fix proxy_jump")
     ensure_known_hosts(known_hosts)
-    gateway = None
-    if host.proxy_jump:
-        gateway_host = inventory.host(host.proxy_jump)
-        gateway = connection_for(gateway_host, inventory, known_hosts, accept_new_host_key, say, _seen + (host.name,))
     connect_kwargs: dict = {"banner_timeout": host.connect_timeout_s, "auth_timeout": host.connect_timeout_s}
     if host.key_file:
         connect_kwargs.update(key_filename=[str(Path(host.key_file).expanduser())], look_for_keys=False)
