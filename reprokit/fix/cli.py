@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 from reprokit.errors import ConfigError, ExitCode
@@ -62,9 +63,17 @@ def fit_table_cli(versions: str | None, arch: str, dtype: str, jobs: int | None,
         unknown = [a for a in arch.split(",") if a not in ARCHES]
         if unknown:
             raise ConfigError(f"--arch {','.join(unknown)}: not analysed; known: {', '.join(ARCHES)}")
+        started = time.monotonic()
+        computed = {"cells_computed": 0, "computed_s": 0.0}
         for spec in fit_table.cell_specs(arch, dtype):
-            fit_table.generate(chosen, [spec[0]], [spec[1]], wheels.default_cache_dir(), jobs, refresh=refresh,
-                               log=lambda line: print(line, file=sys.stderr, flush=True))
+            done = fit_table.generate(chosen, [spec[0]], [spec[1]], wheels.default_cache_dir(), jobs, refresh=refresh,
+                                      log=lambda line: print(line, file=sys.stderr, flush=True))
+            for key in computed:
+                computed[key] += done["generation"][key]
+        table = fit_table.load()
+        table["generation"] = {**computed, "computed_s": round(computed["computed_s"], 1),
+                               "wall_s": round(time.monotonic() - started, 1), "refresh": refresh}
+        fit_table.write(table)
     table = fit_table.load()
     fit_table.DOCS_PAGE.write_text(fit_table.render_markdown(table))
     print(f"fit table: {len(table['cells'])} cells in {fit_table.DATA_FILE}; page {fit_table.DOCS_PAGE}")

@@ -128,6 +128,11 @@ def load(path: Path = DATA_FILE) -> dict[str, Any]:
     return data
 
 
+def write(table: dict[str, Any], path: Path = DATA_FILE) -> None:
+    write_json_atomic(path, _sorted(table))
+    path.chmod(0o644)  # a data file of the repository, not a private temporary
+
+
 def cell(version: str, arch: str, dtype: str = "nvfp4", path: Path = DATA_FILE) -> dict[str, Any] | None:
     """One cell of the table, or None when the table does not have it."""
     return load(path)["cells"].get(cell_key(version, arch, dtype))
@@ -150,12 +155,12 @@ def generate(versions: list[str], arches: list[str], dtypes: list[str], cache_di
                 timings.append(found["elapsed_s"])
                 table["cells"][key] = found
                 table["schema"] = SCHEMA
-                write_json_atomic(path, _sorted(table))
+                write(table, path)
                 log(f"fit-table: {key}: {found['status']} {_brief(found)} ({found['elapsed_s']:.1f} s)")
     table = _sorted(table)
     table["generation"] = {"cells_computed": len(timings), "computed_s": round(sum(timings), 1),
                            "wall_s": round(time.monotonic() - started, 1)}
-    write_json_atomic(path, table)
+    write(table, path)
     return table
 
 
