@@ -156,6 +156,9 @@ STEP_KINDS: dict[str, StepKind] = {
                 "smoke_prompt", "telemetry_interval_s",
             ),
             host_paths=(HostPath("model", variable="models_dir"),),
+            result_keys=("command", "env", "outcome", "ready", "ready_after_s", "server_exit_code_before_stop",
+                         "server_exit_code", "smoke", "answers", "bench", "telemetry", "performance", "duration_s",
+                         "server_log"),
         ),
         StepKind(
             name="triage",
@@ -167,6 +170,10 @@ STEP_KINDS: dict[str, StepKind] = {
             inputs=(StepInput("logs", "the server logs of serve", from_step="serve",
                               files=("**/*.log", "**/*.log.gz"),
                               step_param="logs_from"),),
+            result_keys=("logs", "schema", "verdict", "exit_code", "reason", "evidence", "phase", "versions",
+                         "versions_seen", "arch", "archs", "ranks", "hint", "env", "ready", "autotune_failure_tiles",
+                         "autotune_failures", "notes", "autotune_skipped_summaries", "fatal", "errors", "timeline",
+                         "counts", "flashinfer", "files"),
         ),
     )
 }

@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.run import MANIFEST, RunRecord
-from reprokit.report import charts, headline, serve
+from reprokit.report import charts, headline, serve, triton_smem
 from reprokit.report.reasons import refer, shared_reasons
 from reprokit.report.svg import esc, is_number
 
@@ -113,6 +113,7 @@ def render_html(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[s
         *_headline(step_result(steps, "static-smem")),
         *_expectations(verdict, notes, reasons),
         *_serve(step_result(steps, "serve"), step_result(steps, "triage")),
+        *triton_smem.html(steps, _table, esc),
         *_environment(manifest, notes),
         *_steps_table(steps, notes),
         *_probe(step_result(steps, "smem-probe")),

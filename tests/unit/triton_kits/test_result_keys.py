@@ -1,0 +1,40 @@
+"""Each step kind's declared result keys are the keys its workload writes: `kits --check` holds paths to the truth."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from reprokit.plan.steps import STEP_KINDS
+from reprokit.triage import triage_files
+
+REPO = Path(__file__).resolve().parents[3]
+CONTRACT = {"workload", "schema_version", "status", "error"}
+RECORDS = {  # a real record of each kind, written by the kits' own command
+    "smem-probe": "evidence/h200/20261129T095816Z-ep8-crash-local-8aaa/steps/probe/result.json",
+    "static-smem": "evidence/h200/20261129T095816Z-ep8-crash-local-8aaa/steps/static-smem/result.json",
+    "tile-sweep": "evidence/h200/20261129T095640Z-tile-sweep-local-f9a8/steps/sweep/result.json",
+    "triton-moe-configs": next((REPO / "evidence/triton-cross-compile").glob("*-triton-moe-configs-*/steps/compile/result.json")),
+    "triton-smem": next((REPO / "evidence/triton-cross-compile").glob("*-triton-mla-decode-*/steps/compile/result.json")),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RECORDS))
+def test_declared_keys_are_the_keys_of_a_real_result(kind):
+    written = set(json.loads((REPO / RECORDS[kind]).read_text())) - CONTRACT
+    assert set(STEP_KINDS[kind].result_keys) == written
+
+
+def test_serve_declares_the_keys_of_its_workloads_result():
+    tree = ast.parse((REPO / "reprokit/workloads/serve.py").read_text())
+    run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
+    returned = [n.value for n in ast.walk(run) if isinstance(n, ast.Return) and isinstance(n.value, ast.Dict)][-1]
+    assert STEP_KINDS["serve"].result_keys == tuple(k.value for k in returned.keys)
+
+
+def test_triage_declares_the_keys_of_the_control_step():
+    report = triage_files([REPO / "tests/fixtures/logs/sglang-ep8-warmup-fatal.log"], flashinfer_version="0.6.3")
+    assert STEP_KINDS["triage"].result_keys == ("logs", *report.to_json())
