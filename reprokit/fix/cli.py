@@ -15,7 +15,7 @@ from reprokit.workloads.static_smem.targets import ARCHES, DTYPES
 
 
 def fix_cli(kit: str | None, flashinfer: str | None, arch: str | None, dtype: str, sglang: str | None,
-            gpu: str | None, out: str | None, as_json: bool, kits_dir: str = "kits") -> int:
+            gpu: str | None, out: str | None, as_json: bool, kits_dir: str = "kits", vllm: str | None = None) -> int:
     """Print (and with ``out`` write) what keeps the failing tactics from being tried; 0 unless something failed."""
     if kit:
         from reprokit.config.kit import load_kit
@@ -30,14 +30,14 @@ def fix_cli(kit: str | None, flashinfer: str | None, arch: str | None, dtype: st
         raise ConfigError(f"--arch {arch!r}: not analysed; known: {', '.join(ARCHES)}")
     if dtype not in DTYPES:
         raise ConfigError(f"--dtype {dtype!r}: not analysed; known: {', '.join(DTYPES)}")
-    plan = fix_plan(flashinfer, arch, dtype, sglang, gpu, out_dir=Path(out) if out else None)
+    plan = fix_plan(flashinfer, arch, dtype, sglang, gpu, out_dir=Path(out) if out else None, vllm=vllm)
     if as_json:
         print(json.dumps(plan, indent=2))
         return ExitCode.PASS
     print(plan["summary"])
     for knob in plan["knobs"]:
         mark = "use" if knob["name"] == plan["recommended"] else ("ok " if knob["applies"] else "no ")
-        what = " ".join(knob.get("flags") or []) or f"{', '.join(knob.get('env') or {})}=<file>"
+        what = " ".join(knob.get("flags") or []) or " ".join(f"{k}={v}" for k, v in (knob.get("env") or {}).items())
         detail = knob["cost"] if knob["applies"] else knob.get("why_not", "")
         print(f"  [{mark}] {knob['name']}: {what}\n        {detail}")
         if knob.get("verified"):

@@ -9,6 +9,7 @@ analysis, when the table lacks the cell), and each knob is judged against the re
    ``autotune()`` takes ``skip_ops``: every tactic of the skipped ops loses tuning (they run the binding's
    default tactic).
 3. sglang's ``--disable-flashinfer-autotune``, the fallback: no FlashInfer op is tuned at all.
+4. with ``vllm``: vLLM's ``VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS`` (comma-separated ops), checked in its ``envs.py``.
 
 Every flag is checked against that sglang release's own option table (``sglang_options.server_options``). The
 first knob that applies is the recommendation; the others are listed with why they do or do not apply.
@@ -16,8 +17,8 @@ first knob that applies is the recommendation; the others are listed with why th
 
 from __future__ import annotations
 
-import json
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +65,12 @@ def _tactic_word(count: int) -> str:
 
 
 def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None = None, gpu: str | None = None,
-             cache_dir: Path | None = None, table_path: Path = fit_table.DATA_FILE, out_dir: Path | None = None) -> dict[str, Any]:
+             cache_dir: Path | None = None, table_path: Path = fit_table.DATA_FILE, out_dir: Path | None = None,
+             vllm: str | None = None) -> dict[str, Any]:
     """The knobs for ``version`` on ``arch``: which apply, what each costs, the files and flags to use, verified."""
     cache_dir = cache_dir or wheels.default_cache_dir()
     cell = failing_cell(version, arch, dtype, cache_dir, table_path)
-    plan: dict[str, Any] = {"flashinfer": version, "arch": arch, "dtype": dtype, "sglang": sglang,
+    plan: dict[str, Any] = {"flashinfer": version, "arch": arch, "dtype": dtype, "sglang": sglang, "vllm": vllm,
                             "diagnosis": {k: cell.get(k) for k in ("status", "reason", "failing_tactics", "failing_tiles",
                                                                    "tactic_counts", "capacity_bytes", "source")},
                             "knobs": [], "recommended": None}
@@ -93,9 +95,12 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
     options = server_options(sglang, cache_dir) if sglang else None
     knobs = plan["knobs"]
     knobs.append(_blocklist_knob(version, wheel, failing, counts, gpu, out_dir, lost, total))
-    defaults = _defaults_text(cell.get("default_tactics") or {})
-    knobs.append(_skip_ops_knob(version, wheel, failing, counts, options, defaults))
-    knobs.append(_disable_knob(options, total, defaults))
+    default_tactics = cell.get("default_tactics") or {}
+    skipped_defaults = _defaults_text({op: d for op, d in default_tactics.items() if op in failing})
+    knobs.append(_skip_ops_knob(version, wheel, failing, counts, options, skipped_defaults))
+    knobs.append(_disable_knob(options, total, _defaults_text(default_tactics)))
+    if vllm:
+        knobs.append(_vllm_knob(vllm, version, wheel, failing, counts, skipped_defaults))
     usable = [k for k in knobs if k["applies"]]
     plan["recommended"] = usable[0]["name"] if usable else None
     plan["summary"] = (f"flashinfer {version} on {arch}: {lost} of {total} {dtype} tactics cannot run "
@@ -118,11 +123,17 @@ def _blocklist_knob(version: str, wheel: Path, failing: dict[str, list[int]], co
         knob["why_not"] = f"flashinfer {version} does not read {blocklist.ENV_VAR} (added in 0.6.15)"
         return knob
     document = blocklist.blocklist_document(version, fmt, failing, gpu)
-    target = (out_dir or Path(".")) / BLOCKLIST_FILE
-    if out_dir is not None:
+    with tempfile.TemporaryDirectory(prefix="reprokit-blocklist-") as scratch:
+        target = (out_dir or Path(scratch)) / BLOCKLIST_FILE
         write_json_atomic(target, document)
-    else:
-        target = Path(_scratch_file(document))
+        checked = _verified(version, wheel, fmt, target, failing, counts, gpu)
+    knob.update(file=str(target) if out_dir is not None else None, document=document, verified=checked)
+    return knob
+
+
+def _verified(version: str, wheel: Path, fmt: blocklist.BlocklistFormat, target: Path, failing: dict[str, list[int]],
+              counts: dict[str, int], gpu: str | None) -> dict[str, Any]:
+    """Load ``target`` with the release's own TacticsBlocklist; every failing tactic must be filtered out."""
     environment = {k: VERIFY_ENVIRONMENT.get(k, "unknown") for k in fmt.metadata_keys}
     environment["flashinfer_version"] = version
     if gpu:
@@ -133,20 +144,9 @@ def _blocklist_knob(version: str, wheel: Path, failing: dict[str, list[int]], co
     if not checked["loaded"] or any(kept_failing.values()):
         raise StepError(f"flashinfer {version}'s own TacticsBlocklist did not remove the failing tactics from "
                         f"{target}: loaded={checked['loaded']}, still kept {kept_failing}; log: {checked['log']}")
-    knob.update(file=str(target) if out_dir is not None else None, document=document,
-                verified={"with": f"{wheel.name} flashinfer/tactics_blocklist.py TacticsBlocklist.load + filter",
-                          "environment": environment, "loaded": checked["loaded"], "summary": checked["summary"],
-                          "kept_tactics": checked["kept"], "log": checked["log"]})
-    return knob
-
-
-def _scratch_file(document: dict[str, Any]) -> str:
-    import tempfile
-
-    handle = tempfile.NamedTemporaryFile("w", suffix=".json", prefix="reprokit-blocklist-", delete=False)
-    with handle:
-        json.dump(document, handle)
-    return handle.name
+    return {"with": f"{wheel.name} flashinfer/tactics_blocklist.py TacticsBlocklist.load + filter",
+            "environment": environment, "loaded": checked["loaded"], "summary": checked["summary"],
+            "kept_tactics": checked["kept"], "log": checked["log"]}
 
 
 def _op_range(op: str, counts: dict[str, int]) -> list[int]:
@@ -178,6 +178,45 @@ def _skip_ops_knob(version: str, wheel: Path, failing: dict[str, list[int]], cou
     if reasons:
         knob["why_not"] = "; ".join(reasons)
     return knob
+
+
+VLLM_SKIP_OPS_ENV = "VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS"
+VLLM_ENVS = "vllm/envs.py"
+
+
+def _vllm_knob(vllm: str, version: str, wheel: Path, failing: dict[str, list[int]], counts: dict[str, int],
+               defaults: str) -> dict[str, Any]:
+    """vLLM's ``VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS`` (comma-separated ops), checked in that vLLM's own envs.py."""
+    from reprokit.upstream_args import read_wheel_member, wheel_path
+
+    ops = sorted(failing)
+    vllm_wheel = wheel_path("vllm", vllm)
+    envs = read_wheel_member(vllm_wheel, VLLM_ENVS)
+    declared = re.search(rf'"{VLLM_SKIP_OPS_ENV}":\s*lambda', envs)
+    comma = declared is not None and ".split(\",\")" in envs[declared.end():declared.end() + 400]
+    supported, evidence = skip_ops_support(wheel)
+    untuned = sum(counts[op] for op in ops)
+    knob: dict[str, Any] = {"name": "vllm-skip-ops", "env": {VLLM_SKIP_OPS_ENV: ",".join(ops)},
+                            "checked_against": f"vllm {vllm} {VLLM_ENVS}",
+                            "cost": f"{_tactic_word(untuned)} of {', '.join(ops)} lose tuning: each skipped op runs "
+                                    f"the binding's default, its first tactic ({defaults})",
+                            "applies": supported and comma}
+    pin = re.search(r"^Requires-Dist: flashinfer-python==(\S+)", _metadata(vllm_wheel), re.M)
+    knob["vllm_pins_flashinfer"] = pin.group(1) if pin else None
+    reasons = ([] if supported else [f"flashinfer {version}: {evidence} (skip_ops came in 0.6.13)"])
+    if not comma:
+        reasons.append(f"vllm {vllm} {VLLM_ENVS} declares no comma-separated {VLLM_SKIP_OPS_ENV}")
+    if reasons:
+        knob["why_not"] = "; ".join(reasons)
+    return knob
+
+
+def _metadata(wheel: Path) -> str:
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        name = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
+        return zf.read(name).decode("utf-8", "replace") if name else ""
 
 
 def _disable_knob(options: Any, total: int, defaults: str) -> dict[str, Any]:

@@ -110,3 +110,19 @@ def test_bisect_reads_the_fit_table() -> None:
     releases = ["0.6.3", "0.6.4", "0.6.5", "0.6.6", "0.6.7", "0.6.8", "0.6.9", "0.6.10", "0.6.11"]
     found = bisect(releases, lambda v: table_verdict(v, "sm120", "128x128x512"))
     assert (found["last_unchanged"], found["first_changed"], found["to"]) == ("0.6.7", "0.6.8", "unsupported")
+
+
+@pytest.mark.network
+def test_vllm_skip_ops_env_is_checked_in_its_own_envs_py() -> None:
+    try:
+        newest = fix_plan("0.7.2", "sm120", "nvfp4", "0.5.23", vllm="0.33.0")
+        pinned = fix_plan("0.6.3", "sm120", "nvfp4", "0.5.9", vllm="0.33.0")
+    except (HostError, WorkloadError) as exc:
+        pytest.skip(f"the vLLM 0.33.0 wheel: {exc}")
+    vllm = knob(newest, "vllm-skip-ops")
+    assert (vllm["applies"], vllm["env"], vllm["checked_against"], vllm["vllm_pins_flashinfer"]) == (
+        True, {"VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS": GEMM2}, "vllm 0.33.0 vllm/envs.py", "0.7.2.post1")
+    assert vllm["cost"] == ("32 tactics of trtllm::fused_moe::gemm2 lose tuning: each skipped op runs the binding's "
+                            "default, its first tactic (gemm2 tactic 16 (128x128x256 NONE, 89088 B, fits))")
+    assert knob(pinned, "vllm-skip-ops")["why_not"] == (
+        "flashinfer 0.6.3: flashinfer/autotuner.py: autotune() takes no skip_ops (skip_ops came in 0.6.13)")
