@@ -270,10 +270,11 @@ def bisect(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_dir=No
             "flashinfer": "flashinfer-python release (default: the kit's pin)", "arch": "sm120|sm121|sm100|sm90",
             "dtype": "MoE dtype: nvfp4 (default), fp8, bf16", "sglang": "sglang release whose flags to check",
             "gpu": "pin the blocklist to this GPU name (default: any, '*')",
-            "out": "write fix.json and tactics-blocklist.json into this directory", **JSON_HELP})
-def fix(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None, gpu=None, out=None, json=False):
-    """What keeps FlashInfer's failing tactics from being tried: blocklist, sglang flags or fallback, checked (no GPU)."""
-    _run(fix_cli, kit, flashinfer, arch, dtype, sglang, gpu, out, json, _paths(c)["kits_dir"])
+            "out": "write fix.json and tactics-blocklist.json into this directory",
+            "vllm": "also check vLLM's VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS in this vLLM release's envs.py", **JSON_HELP})
+def fix(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None, gpu=None, out=None, json=False, vllm=None):
+    """What keeps FlashInfer's failing tactics from being tried: blocklist, sglang/vLLM knobs or fallback, checked (no GPU)."""
+    _run(fix_cli, kit, flashinfer, arch, dtype, sglang, gpu, out, json, _paths(c)["kits_dir"], vllm)
 
 
 @task(positional=["run_dir"], help={"run-dir": "a run record, runs/<id>", "upstream": "draft a bug report for FlashInfer",
