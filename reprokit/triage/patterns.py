@@ -421,12 +421,8 @@ PATTERNS: tuple[LogPattern, ...] = (
         "cutlass_kernel_file_gemm_grouped_sm<arch>_M<ctaM>[_BS][_Mixed]_group<i>.generated.cu",
         family="exception_text",
     ),
-    LogPattern(
-        "moe_dispatch_frame",
-        r"dispatchMoeGemmSelectClusterShapeTmaWarpSpecialized<cutlass::arch::Sm([0-9]+), ([^,]+), .*"
-        r"\([A-Za-z_:]*EpilogueFusion\)([0-9]+), "
-        r"cute::tuple<cute::C<([0-9]+)>, cute::C<([0-9]+)>, cute::C<([0-9]+)> ?>(, (true|false))? ?>",
-        ("arch", "dtype", "fusion", "tile_m", "tile_n", "tile_k", None, "swap_ab"),
+    _shared(
+        errors.MOE_DISPATCH_FRAME,
         "4       0x7f3a1c42a1c7 void tensorrt_llm::kernels::cutlass_kernels_oss::"
         "dispatchMoeGemmSelectClusterShapeTmaWarpSpecialized<cutlass::arch::Sm120, __nv_fp4_e2m1, __nv_fp4_e2m1, "
         "__nv_bfloat16, tensorrt_llm::cutlass_extensions::EpilogueOpDefault, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CUTLASS_STATUS = r"(Error [A-Za-z ]*[A-Za-z]|Success)"  # cutlass::cutlassGetStatusString, e.g. 'Error Internal'
+CUTLASS_STATUS_PATTERN = r"(Error [A-Za-z ]*[A-Za-z]|Success)"  # cutlass::cutlassGetStatusString, e.g. 'Error Internal'
 
 
 @dataclass(frozen=True)
@@ -22,16 +22,16 @@ class ErrorMessage:
 
 
 MOE_GEMM_INIT_FAILED = ErrorMessage(
-    "moe_gemm_init_failed", r"Failed to initialize cutlass TMA WS grouped gemm\. Error: " + CUTLASS_STATUS, ("status",),
+    "moe_gemm_init_failed", r"Failed to initialize cutlass TMA WS grouped gemm\. Error: " + CUTLASS_STATUS_PATTERN, ("status",),
     "[TensorRT-LLM][ERROR] Assertion failed: Failed to initialize cutlass TMA WS grouped gemm. Error: Error Internal"
     " (/workspace/flashinfer/csrc/nv_internal/tensorrt_llm/cutlass_instantiations/120/gemm_grouped/"
     "cutlass_kernel_file_gemm_grouped_sm120_M128_group0.generated.cu:60)")
 MOE_GEMM_RUN_FAILED = ErrorMessage(
-    "moe_gemm_run_failed", r"Failed to run cutlass TMA WS grouped gemm\. Error: " + CUTLASS_STATUS, ("status",),
+    "moe_gemm_run_failed", r"Failed to run cutlass TMA WS grouped gemm\. Error: " + CUTLASS_STATUS_PATTERN, ("status",),
     "[TensorRT-LLM][ERROR] Assertion failed: Failed to run cutlass TMA WS grouped gemm. Error: Error Internal "
     "(cutlass_kernel_file_gemm_grouped_sm120_M128_group3.generated.cu:60)")
 MOE_GEMM_WILL_FAIL = ErrorMessage(
-    "moe_gemm_will_fail", r"Grouped GEMM kernel will fail for params\. Error: " + CUTLASS_STATUS, ("status",),
+    "moe_gemm_will_fail", r"Grouped GEMM kernel will fail for params\. Error: " + CUTLASS_STATUS_PATTERN, ("status",),
     "[TensorRT-LLM][ERROR] Assertion failed: Grouped GEMM kernel will fail for params. Error: Error Not Supported "
     "(cutlass_kernel_file_gemm_grouped_sm120_M256_group1.generated.cu:60)")
 MOE_GEMM_WORKSPACE = ErrorMessage(
@@ -55,14 +55,20 @@ MOE_UNSUPPORTED_CLUSTER_CONFIG = ErrorMessage(
 MOE_GEMM_CONFIG_UNDEFINED = ErrorMessage(
     "moe_gemm_config_undefined", r"GEMM config undefined\.", (),
     "GEMM config undefined. (moe_gemm_template_dispatch_tma_ws.h:512)")
-# the tile of a dispatch frame of the backtrace is cute Shape<M, N, K>, in elements
-MOE_DISPATCH_TILE_FRAME = ErrorMessage(
-    "moe_dispatch_tile_frame",
-    r"cute::tuple<cute::C<([0-9]+)>, *cute::C<([0-9]+)>, *cute::C<([0-9]+)> *>", ("tile_m", "tile_n", "tile_k"),
+# a dispatch frame of the backtrace: the arch, the activation type and the cute tile Shape<M, N, K>, in elements
+MOE_DISPATCH_FRAME = ErrorMessage(
+    "moe_dispatch_frame",
+    r"dispatchMoeGemmSelectClusterShapeTmaWarpSpecialized<cutlass::arch::Sm([0-9]+), ([^,]+), .*"
+    r"\([A-Za-z_:]*EpilogueFusion\)([0-9]+), "
+    r"cute::tuple<cute::C<([0-9]+)>, cute::C<([0-9]+)>, cute::C<([0-9]+)> ?>(, (true|false))? ?>",
+    ("arch", "dtype", "fusion", "tile_m", "tile_n", "tile_k", None, "swap_ab"),
+    "4       0x7f3a1c42a1c7 void tensorrt_llm::kernels::cutlass_kernels_oss::"
     "dispatchMoeGemmSelectClusterShapeTmaWarpSpecialized<cutlass::arch::Sm120, __nv_fp4_e2m1, __nv_fp4_e2m1, "
     "__nv_bfloat16, tensorrt_llm::cutlass_extensions::EpilogueOpDefault, "
     "(tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput::EpilogueFusion)0, "
-    "cute::tuple<cute::C<128>, cute::C<256>, cute::C<128> >, false>")
+    "cute::tuple<cute::C<128>, cute::C<256>, cute::C<128> >, false>"
+    "(tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput, int, "
+    "tensorrt_llm::cutlass_extensions::CutlassGemmConfig, int, CUstream_st*, int*, unsigned long*) + 689")
 TRITON_OUT_OF_RESOURCES = ErrorMessage(
     "triton_out_of_resources",
     r"OutOfResources: out of resource: ([a-z ]+), Required: ([0-9]+), Hardware limit: ([0-9]+)",

@@ -42,8 +42,9 @@ def _shared(name: str, error_class: str, message: errors.ErrorMessage, example: 
 
 
 PATTERNS = (
-    _p("cutlass-init-error-internal", ERROR_INTERNAL_INIT,
-       r"Failed to initialize cutlass TMA WS grouped gemm\. Error: Error Internal", errors.MOE_GEMM_INIT_FAILED.example),
+    _p("cutlass-init-error-internal", ERROR_INTERNAL_INIT,  # the SM120 smem failure: the init message, one status
+       errors.MOE_GEMM_INIT_FAILED.regex.replace(errors.CUTLASS_STATUS_PATTERN, "(Error Internal)"),
+       errors.MOE_GEMM_INIT_FAILED.example, errors.MOE_GEMM_INIT_FAILED.fields),
     _shared("cutlass-init-status", CUTLASS_STATUS, errors.MOE_GEMM_INIT_FAILED,
             "[TensorRT-LLM][ERROR] Assertion failed: Failed to initialize cutlass TMA WS grouped gemm. Error: Error Not"
             " Supported"),
@@ -94,14 +95,15 @@ def describe_exception(exc: BaseException, limit: int = 2000) -> dict:
 
 
 _TILE_CONFIG = re.compile(errors.MOE_UNSUPPORTED_TILE_CONFIG.regex)
-_TILE_IN_BACKTRACE = re.compile(errors.MOE_DISPATCH_TILE_FRAME.regex)
+_DISPATCH_FRAME = re.compile(errors.MOE_DISPATCH_FRAME.regex)
 
 
 def tile_from_error(text: str, element_bits: int) -> str | None:
     """The tile (MxNxK, elements) a FlashInfer/TRT-LLM error names: from the backtrace's template frame, or from
     the dispatch code, whose K counts bytes of the activation type (``element_bits`` wide; facts.tiles)."""
-    if match := _TILE_IN_BACKTRACE.search(text):
-        return "x".join(match.groups())
+    if match := _DISPATCH_FRAME.search(text):
+        frame = errors.fields_of(errors.MOE_DISPATCH_FRAME, match.groups())
+        return f"{frame['tile_m']}x{frame['tile_n']}x{frame['tile_k']}"
     if match := _TILE_CONFIG.search(text):
         return tile_name(int(match.group(1)), element_bits)
     return None

@@ -31,7 +31,7 @@ def test_each_shared_message_matches_its_example_and_names_its_groups(message: e
 def test_the_triage_reads_the_shared_messages_from_the_facts() -> None:
     triage_regexes = {pattern.kind: pattern.regex for pattern in PATTERNS}
     shared_in_triage = [m for m in SHARED if m.name in triage_regexes]
-    assert len(shared_in_triage) == 9
+    assert len(shared_in_triage) == 10
     assert all(triage_regexes[m.name] == m.regex for m in shared_in_triage)
 
 
