@@ -156,9 +156,9 @@ STEP_KINDS: dict[str, StepKind] = {
                 "smoke_prompt", "telemetry_interval_s",
             ),
             host_paths=(HostPath("model", variable="models_dir"),),
-            result_keys=("command", "env", "outcome", "ready", "ready_after_s", "server_exit_code_before_stop",
+            result_keys=("command", "env", "outcome", "ready", "ready_after_s", "waited_s", "server_exit_code_before_stop",
                          "server_exit_code", "smoke", "answers", "bench", "telemetry", "performance", "duration_s",
-                         "server_log"),
+                         "server_log", "fatal_line"),
         ),
         StepKind(
             name="triage",

@@ -2,10 +2,12 @@
 
 Runs on the GPU host (in the serve image). The server's output goes to
 ``server.log`` in the step directory, which the control plane's triage reads
-for autotune failures and fatal errors; this workload judges nothing from the
-log itself. It only observes: the process (alive or exited), ``/health``
-(readiness), one generate request (smoke), sglang's own benchmark client at a
-few concurrencies, and ``nvidia-smi`` telemetry sampled throughout.
+for autotune failures and fatal errors. While it waits, this workload reads
+only the log's phase marks (``serve_log``): it says which phase the start is
+in and stops at the first fatal line (outcome ``fatal``). Otherwise it
+observes: the process (alive or exited), ``/health`` (readiness), one generate
+request (smoke), sglang's own benchmark client at a few concurrencies, and
+``nvidia-smi`` telemetry sampled throughout.
 
 Standard library only. Usage: ``python -m reprokit.workloads.serve --params P.json --out-dir DIR``.
 """
@@ -27,6 +29,8 @@ from typing import Any
 
 from reprokit.workloads import answers
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
+from reprokit.workloads.facts.serve_phases import LABELS
+from reprokit.workloads.serve_log import ServerLogWatch
 from reprokit.workloads.serve_stats import performance
 
 DEFAULTS: dict[str, Any] = {
@@ -48,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
 }
 TELEMETRY_FIELDS = ("index", "power.draw", "power.limit", "utilization.gpu", "memory.used", "clocks.sm")
 STOP_GRACE_S = 30
+STILL_WAITING_NOTE_S = 60  # a phase can stay quiet for minutes (loading weights): say so now and then
 
 
 def server_command(params: dict[str, Any], python: str) -> list[str]:
@@ -129,19 +134,29 @@ def _num(text: str) -> float | None:
         return None  # "[N/A]"
 
 
-def wait_ready(proc: subprocess.Popen, port: int, timeout_s: float) -> tuple[str, float]:
-    """'ready' once /health answers 200, 'exited' if the server dies first, 'timeout' otherwise."""
+def wait_ready(proc: subprocess.Popen, port: int, timeout_s: float, log: ServerLogWatch) -> tuple[str, float]:
+    """'ready' once /health answers 200; 'fatal' at the log's first fatal line (``log.fatal``), alive or not;
+    'exited' if the server dies without one; 'timeout' otherwise. Says each new phase the log shows."""
     started = time.monotonic()
     last_note = started
     while time.monotonic() - started < timeout_s:
-        if proc.poll() is not None:
+        exited = proc.poll() is not None
+        notes = log.read()  # after poll: an exited server's last lines are in the log
+        for note in notes:
+            progress(f"serve: {note}")
+        if log.fatal is not None:
+            return "fatal", time.monotonic() - started
+        if exited:
             return "exited", time.monotonic() - started
         status, _ = http("GET", f"http://127.0.0.1:{port}/health", timeout_s=5)
         if status == 200:
             return "ready", time.monotonic() - started
-        if time.monotonic() - last_note > 30:
+        if notes:
             last_note = time.monotonic()
-            progress(f"serve: waiting for /health ({time.monotonic() - started:.0f} s; it answered {status or 'nothing'})")
+        elif time.monotonic() - last_note > STILL_WAITING_NOTE_S:
+            last_note = time.monotonic()
+            progress(f"serve: still {LABELS[log.phase]} after {last_note - started:.0f} s"
+                     f" (/health answered {status or 'nothing'})")
         time.sleep(1.0)
     return "timeout", time.monotonic() - started
 
@@ -240,8 +255,10 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         except OSError as exc:
             raise WorkloadError(Exit.MISSING_DEPENDENCY, f"cannot start the server ({argv[0]}): {exc.strerror}") from None
         try:
-            outcome, ready_after_s = wait_ready(proc, int(merged["port"]), float(merged["ready_timeout_s"]))
-            progress(f"serve: {outcome} after {ready_after_s:.0f} s")
+            server_log = ServerLogWatch(out_dir / "server.log")
+            outcome, waited_s = wait_ready(proc, int(merged["port"]), float(merged["ready_timeout_s"]), server_log)
+            progress(f"serve: {outcome} after {waited_s:.0f} s")
+            ready_after_s = round(waited_s, 1) if outcome == "ready" else None  # a dead server was never ready
             smoke_result = bench_rows = answers_result = None
             if outcome == "ready":
                 smoke_result = smoke(int(merged["port"]), str(merged["smoke_prompt"]))
@@ -262,16 +279,18 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         "env": sorted((merged.get("env") or {}).keys()),
         "outcome": outcome,
         "ready": outcome in ("ready", "ready_answering_wrong"),
-        "ready_after_s": round(ready_after_s, 1),
+        "ready_after_s": ready_after_s,
+        "waited_s": round(waited_s, 1),
         "server_exit_code_before_stop": server_exit,
         "server_exit_code": stopped_exit,
         "smoke": smoke_result,
         "answers": answers_result,
         "bench": bench_rows,
         "telemetry": telemetry.summary(),
-        "performance": performance(bench_rows, telemetry.samples, round(ready_after_s, 1)),
+        "performance": performance(bench_rows, telemetry.samples, ready_after_s),
         "duration_s": round(time.monotonic() - started, 1),
         "server_log": "server.log",
+        "fatal_line": server_log.fatal.to_json() if server_log.fatal else None,
     }
 
 

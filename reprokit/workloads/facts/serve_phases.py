@@ -22,6 +22,10 @@ HTTP_SERVER_UP = "http_server_up"
 READY = "ready"
 DEAD = "dead"
 PHASES = (STARTING, LOADING_WEIGHTS, AUTOTUNE, CUDA_GRAPH_CAPTURE, ENGINE_INITIALIZED, HTTP_SERVER_UP, READY, DEAD)
+# What a person reads for each phase (the serve wait's progress lines).
+LABELS = {STARTING: "starting", LOADING_WEIGHTS: "loading weights", AUTOTUNE: "autotuning",
+          CUDA_GRAPH_CAPTURE: "capturing CUDA graphs", ENGINE_INITIALIZED: "engine initialized",
+          HTTP_SERVER_UP: "HTTP server up", READY: "ready", DEAD: "dead"}
 
 
 @dataclass(frozen=True)
@@ -52,12 +56,13 @@ _COMPILED = tuple((mark, re.compile(mark.regex)) for mark in MARKS)
 
 @dataclass(frozen=True)
 class PhaseLine:
-    """What one log line says about the start: its phase, and for autotuning how far (done of total)."""
+    """What one log line says about the start: its phase, and for autotuning which op and how far (done of total)."""
 
     phase: str
     line: str
     done: int | None = None
     total: int | None = None
+    op: str | None = None
 
 
 def phase_of_line(line: str) -> PhaseLine | None:
@@ -67,6 +72,6 @@ def phase_of_line(line: str) -> PhaseLine | None:
         if match is None:
             continue
         if mark.phase == AUTOTUNE and match.re.groups == 5:
-            return PhaseLine(AUTOTUNE, line.rstrip("\n"), int(match.group(4)), int(match.group(5)))
+            return PhaseLine(AUTOTUNE, line.rstrip("\n"), int(match.group(4)), int(match.group(5)), match.group(1))
         return PhaseLine(mark.phase, line.rstrip("\n"))
     return None

@@ -29,6 +29,7 @@ DOUBLE = "reprokit-test/sglang-double:2"
 GLM5_CONFIG = {"architectures": ["GlmMoeDsaForCausalLM"], "hidden_size": 6144, "moe_intermediate_size": 2048,
                "n_routed_experts": 256, "n_shared_experts": 1, "num_experts_per_tok": 8, "num_hidden_layers": 78}
 WHEEL = "flashinfer_python-0.6.3-py3-none-any.whl"
+FATAL_EXCERPT = "sglang-12306-scheduler-exception-in-flashinfer-autotune.log"  # REPROKIT_DOUBLE_FATAL=autotune
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +37,7 @@ def serve_double(tmp_path_factory):
     ctx = tmp_path_factory.mktemp("double")
     shutil.copytree(REPO / "tests" / "doubles" / "sglang-server", ctx, dirs_exist_ok=True)
     shutil.copy(REPO / "tests" / "fixtures" / "logs" / "sglang-ep8-0.6.3-ready-autotune-failures.log.gz", ctx / "server-log.gz")
+    shutil.copy(REPO / "tests" / "fixtures" / "real" / FATAL_EXCERPT, ctx / "fatal.log")
     try:
         tables = {"server_args": upstream_options(SGLANG, "0.5.9", SERVER_ARGS),
                   "bench_serving": upstream_options(SGLANG, "0.5.9", BENCH_SERVING)}

@@ -18,6 +18,11 @@ ANSWERS = {"The capital of France is": " Paris. It is also the largest city in t
            "The chemical symbol for gold is": " Au, from the Latin word aurum."}
 # REPROKIT_DOUBLE_ANSWERS=degenerate: answer as corrupted tactics do (flashinfer issue 4841), runs of one token.
 DEGENERATE = os.environ.get("REPROKIT_DOUBLE_ANSWERS") == "degenerate"
+# REPROKIT_DOUBLE_FATAL=autotune: a scheduler dies inside FlashInfer's autotune (a real traceback, sglang PR 12306),
+# and the double then stays up without answering: only a wait that reads the log can stop before its timeout,
+# whether or not a real server exits after such a line.
+FATAL_DURING = os.environ.get("REPROKIT_DOUBLE_FATAL")
+FATAL_LOG = "/usr/share/sglang-double/fatal.log"
 AUTOTUNE_BEGIN, AUTOTUNE_END = "Running FlashInfer autotune", "FlashInfer autotune completed."
 
 
@@ -85,6 +90,14 @@ def main():
         end = max((i for i, line in enumerate(lines) if AUTOTUNE_END in line), default=None)
         if begin is not None and end is not None:
             lines = lines[:begin] + lines[end + 1:]
+    if FATAL_DURING == "autotune":
+        begin = next(i for i, line in enumerate(lines) if AUTOTUNE_BEGIN in line)
+        with open(FATAL_LOG, encoding="utf-8") as fh:
+            lines = lines[:begin + 1] + fh.read().splitlines()
+        for line in lines:
+            print(line, flush=True)
+        hang()
+        return
     ready_at = next((i for i, line in enumerate(lines) if READY in line), len(lines))
     for line in lines[:ready_at]:
         print(line, flush=True)
@@ -92,6 +105,10 @@ def main():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     for line in lines[ready_at:]:
         print(line, flush=True)
+    hang()
+
+
+def hang():
     try:
         while True:
             time.sleep(3600)
