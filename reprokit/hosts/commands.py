@@ -11,13 +11,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.errors import HostError
+from reprokit.hosts.command_runner import CommandResult
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.pullback import MAX_PACKET_BYTES, WINDOW_BYTES
-from reprokit.images.runner import CommandResult
 
 
 class SSHCommandRunner:
-    """A ``reprokit.images.runner.Runner`` over one SSH connection to ``host``, opened on first use."""
+    """A ``reprokit.hosts.command_runner.Runner`` over one SSH connection to ``host``, opened on first use."""
 
     def __init__(self, host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print):
         self.executor = remote_executor(host, inventory, options, say)

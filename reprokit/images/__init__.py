@@ -12,10 +12,9 @@ from reprokit.images.commands import build_cli, lock_cli
 from reprokit.images.lock import LockChange, lock_images
 from reprokit.images.lockfile import LOCK_PATH, BaseImage, load_lock, parse_reference, write_lock
 from reprokit.images.registry import resolve_digest
-from reprokit.images.runner import CommandResult, LocalRunner, Runner
 
 __all__ = [
-    "BaseImage", "BuiltImage", "CommandResult", "LOCK_PATH", "LocalRunner", "LockChange", "Runner", "build_cli",
+    "BaseImage", "BuiltImage", "LOCK_PATH", "LockChange", "build_cli",
     "build_image", "built_images", "docker_cli", "load_lock", "lock_cli", "lock_images", "parse_reference",
     "resolve_digest", "write_lock",
 ]

@@ -25,9 +25,9 @@ from packaging.utils import canonicalize_name
 from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit
 from reprokit.errors import ConfigError, HostError
+from reprokit.hosts.command_runner import CommandResult, LocalRunner, Runner
 from reprokit.images import dockerfile as dockerfile_rules
 from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, load_lock
-from reprokit.images.runner import CommandResult, LocalRunner, Runner
 from reprokit.records.atomic import write_json_atomic
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent

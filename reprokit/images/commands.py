@@ -10,10 +10,10 @@ from pathlib import Path
 from reprokit.config.inventory import Host, load_inventory
 from reprokit.config.kit import load_kit
 from reprokit.errors import ExitCode
+from reprokit.hosts.command_runner import Runner
 from reprokit.images.build import REPO_ROOT, build_image
 from reprokit.images.lock import lock_images
 from reprokit.images.lockfile import LOCK_PATH
-from reprokit.images.runner import Runner
 
 
 def build_cli(

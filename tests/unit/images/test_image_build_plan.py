@@ -12,9 +12,9 @@ import pytest
 from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, HostError
+from reprokit.hosts.command_runner import CommandResult, LocalRunner
 from reprokit.images.build import CA_BUNDLE, build_image, context_tar, requirement_pins
 from reprokit.images.lockfile import load_lock
-from reprokit.images.runner import CommandResult, LocalRunner
 from tests.conftest import REPO
 
 IMAGE_ID = "sha256:" + "c" * 64

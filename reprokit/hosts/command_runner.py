@@ -1,4 +1,4 @@
-"""How image builds reach a host: a function that runs one command there.
+"""How a command reaches a host: a function that runs it there (image builds are the first user).
 
 A build is a short sequence of commands (``docker build`` reading its context as a tar on stdin, ``docker
 image inspect``, ``docker push``), so the same code builds on this machine (``LocalRunner``), on a Docker
