@@ -66,7 +66,7 @@ def main() -> int:
         load_after = os.getloadavg()
         result = json.loads((Path(tmp) / "cold" / "result.json").read_text())
         warm_command = [sys.executable, "-c",
-                        "import sys; from reprokit.smem_cli import run_smem; "
+                        "import sys; from reprokit.commands.smem import run_smem; "
                         f"sys.exit(run_smem({args.flashinfer!r}, {args.arch!r}, False, None, {args.jobs}))"]
         warm_s, _, warm = timed(warm_command, env)
         if warm.returncode != 0:

@@ -1,4 +1,4 @@
-"""The Invoke tasks, thin on purpose: every behaviour lives in the package (``reprokit.cli`` and friends).
+"""The Invoke tasks, thin on purpose: every behaviour lives in the package (``reprokit.commands``).
 
 ``tasks.py`` at the repository root imports ``ns`` from here for ``invoke TASK``; the ``reprokit`` console command
 (``reprokit.program.main``) runs the same collection from any directory. Paths (kits, inventory, runs, known_hosts,
@@ -12,16 +12,15 @@ from pathlib import Path
 from invoke import Exit
 
 from reprokit import bisect as bisect_search
-from reprokit import cli, pins, upstream_args
 from reprokit import new_kit as new_kit_module
+from reprokit import pins, upstream_args
+from reprokit.commands import ci, info, records, run, setup
+from reprokit.commands.smem import run_smem
 from reprokit.errors import ReprokitError
 from reprokit.fix.cli import fit_table_cli, fix_cli
 from reprokit.fix.upstream_report import upstream_report_cli
-from reprokit.history import compare_command, runs_command
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.program import collection, guard_output, install_parser, is_dry, settings, task
-from reprokit.report.ci import changed_kits_command, ci_verdict_command
-from reprokit.smem_cli import run_smem
 
 install_parser()
 
@@ -80,8 +79,8 @@ def _paths(c, **given):
 def _options(paths, accept_new_host_key, image=None, keep_remote=False, max_pull_bytes=None):
     try:  # a bad flag is a one-line error (exit 2), never a traceback
         return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
-                              images=cli.parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"],
-                              **cli.pull_limits(max_pull_bytes if max_pull_bytes is not None else paths.get("max_pull_bytes")))
+                              images=run.parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"],
+                              **run.pull_limits(max_pull_bytes if max_pull_bytes is not None else paths.get("max_pull_bytes")))
     except ReprokitError as exc:
         raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
 
@@ -90,7 +89,7 @@ def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, imag
            accept_new_host_key, ssh_config, only, skip, set_, limit=None):
     paths = _paths(c, inventory=inventory, runs_dir=runs_dir, kits_dir=kits_dir, known_hosts=known_hosts,
                    ssh_config=ssh_config)
-    _run(cli.repro, kit, host, paths["inventory"], paths["kits_dir"], paths["runs_dir"], as_json=json, quiet=quiet,
+    _run(run.repro, kit, host, paths["inventory"], paths["kits_dir"], paths["runs_dir"], as_json=json, quiet=quiet,
          group=group, options=_options(paths, accept_new_host_key, image, keep_remote), only=list(only or []),
          skip=list(skip or []), sets=list(set_ or []), dry=is_dry(c), limit=limit)
 
@@ -134,7 +133,7 @@ def collect(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, kn
     _no_dry(c, "collect")
     paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config,
                    runs_dir=runs_dir)
-    _run(cli.collect, run_dir, paths["inventory"], paths["kits_dir"],
+    _run(run.collect, run_dir, paths["inventory"], paths["kits_dir"],
          _options(paths, accept_new_host_key, max_pull_bytes=max_pull_bytes), float(wait), as_json=json,
          runs_dir=paths["runs_dir"])
 
@@ -147,7 +146,7 @@ def unlock(c, host, inventory=None, runs_dir=None, json=False, known_hosts=None,
     """Remove a host's lock whose owner is gone (a live owner's lock is refused; another machine's needs --force)."""
     _no_dry(c, "unlock")
     paths = _paths(c, inventory=inventory, runs_dir=runs_dir, known_hosts=known_hosts, ssh_config=ssh_config)
-    _run(cli.unlock, host, paths["inventory"], paths["runs_dir"], _options(paths, accept_new_host_key), as_json=json,
+    _run(run.unlock, host, paths["inventory"], paths["runs_dir"], _options(paths, accept_new_host_key), as_json=json,
          force=force)
 
 
@@ -166,20 +165,20 @@ def smem(c, flashinfer="0.6.3", arch="sm120", json=False, optin_limit=None, jobs
             "flashinfer": "FlashInfer version, for the tactic -> tile table (e.g. 0.6.3)", **JSON_HELP})
 def triage(c, paths, also=None, flashinfer=None, json=False):
     """Triage server logs: readiness, autotune failures by tile, fatal errors; exit code per verdict (docs/triage.md)."""
-    _run(cli.triage, [*paths, *(also or [])], flashinfer, json)
+    _run(info.triage, [*paths, *(also or [])], flashinfer, json)
 
 
 @task(help={"runs-dir": "a run record, or a directory of them (e.g. one CI job's)",
             "out": "append to this file (e.g. $GITHUB_STEP_SUMMARY) instead of printing"})
 def summary(c, runs_dir=None, out=None):
     """Print (or append to a file) the report of each run: verdict first, then the tables."""
-    _run(cli.summary, _paths(c, runs_dir=runs_dir)["runs_dir"], out)
+    _run(records.summary, _paths(c, runs_dir=runs_dir)["runs_dir"], out)
 
 
 @task
 def lint(c):
     """Lint the Python sources (ruff)."""
-    _run(cli.lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
+    _run(setup.lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
 
 
 @task(help={"kit": "kit whose images to build (default ep8-crash)", "host": "inventory host to build on (default: local)",
@@ -191,7 +190,7 @@ def build(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None
     """Build a kit's pinned images on a host (bases from docker/images.lock.yml); prints each image's digest."""
     _no_dry(c, "build")
     paths = _paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
-    _run(cli.build, kit, host, paths["inventory"], paths["kits_dir"], image, push, docker_host,
+    _run(setup.build, kit, host, paths["inventory"], paths["kits_dir"], image, push, docker_host,
          _options(paths, accept_new_host_key), as_json=json)
 
 
@@ -199,7 +198,7 @@ def build(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None
 def lock(c, only=None, json=False):
     """Resolve every pinned base's tag to its digest now and rewrite docker/images.lock.yml."""
     _no_dry(c, "lock")
-    _run(cli.lock, list(only or []) or None, as_json=json)
+    _run(setup.lock, list(only or []) or None, as_json=json)
 
 
 @task(iterable=["tags", "skip_tags", "extra_vars"],
@@ -215,7 +214,7 @@ def provision(c, host=None, group=None, limit=None, check=False, diff=False, tag
               inventory=None, user=None, json=False, known_hosts=None, accept_new_host_key=False, ssh_config=None):
     """Provision GPU hosts with Ansible (driver, Docker, NVIDIA Container Toolkit, reprokit), then verify a GPU in a container."""
     paths = _paths(c, inventory=inventory, known_hosts=known_hosts, ssh_config=ssh_config)
-    _run(cli.provision, host, paths["inventory"], check, paths["known_hosts"], accept_new_host_key, user,
+    _run(setup.provision, host, paths["inventory"], check, paths["known_hosts"], accept_new_host_key, user,
          group=group, limit=limit, diff=diff, tags=list(tags or []), skip_tags=list(skip_tags or []),
          extra_vars=list(extra_vars or []), as_json=json, dry=is_dry(c), ssh_config=paths["ssh_config"])
 
@@ -228,7 +227,7 @@ def provision(c, host=None, group=None, limit=None, check=False, diff=False, tag
 def compare(c, run_a, run_b, runs_dir=None, tolerance_pct=5.0, fail_on_regression=False, json=False):
     """What changed from A to B: environment, pins, verdict, expectations, tiles, sweep, triage, serving; regressions."""
     dirs = list(runs_dir or []) or [_paths(c)["runs_dir"], "evidence"]
-    _run(compare_command, run_a, run_b, dirs, as_json=json, tolerance_pct=float(tolerance_pct),
+    _run(records.compare_command, run_a, run_b, dirs, as_json=json, tolerance_pct=float(tolerance_pct),
          fail_on_regression=fail_on_regression)
 
 
@@ -237,13 +236,13 @@ def compare(c, run_a, run_b, runs_dir=None, tolerance_pct=5.0, fail_on_regressio
             "kits-dir": RUN_HELP["kits-dir"], "github-output": "append kits=[...] to this file ($GITHUB_OUTPUT)"})
 def changed_kits(c, base=None, head="HEAD", kit=None, kits_dir=None, github_output=None):
     """The kits a push changed, as a JSON list (a kit file, a model it uses; docker/ or inventory.yml: every kit)."""
-    _run(changed_kits_command, base, head, _paths(c, kits_dir=kits_dir)["kits_dir"], kit=kit, github_output=github_output)
+    _run(ci.changed_kits_command, base, head, _paths(c, kits_dir=kits_dir)["kits_dir"], kit=kit, github_output=github_output)
 
 
 @task(help={"runs-dir": "the CI job's run records", "inconclusive-fails": "INCONCLUSIVE fails the job too"})
 def ci_verdict(c, runs_dir=None, inconclusive_fails=False):
     """GitHub annotations for each run (FAIL: errors; INCONCLUSIVE: a warning with its reasons) and the job's status."""
-    _run(ci_verdict_command, _paths(c, runs_dir=runs_dir)["runs_dir"], inconclusive_fails=inconclusive_fails)
+    _run(ci.ci_verdict_command, _paths(c, runs_dir=runs_dir)["runs_dir"], inconclusive_fails=inconclusive_fails)
 
 
 @task(help={"runs-dir": "directory of run records (default: config reprokit.runs_dir); e.g. evidence",
@@ -254,7 +253,7 @@ def ci_verdict(c, runs_dir=None, inconclusive_fails=False):
             **JSON_HELP})
 def runs(c, runs_dir=None, kit=None, host=None, verdict=None, gpu=None, since=None, html=None, json=False):
     """The runs of a directory: verdict, kit, host, GPU, versions, when, git commit; filters; an HTML index."""
-    _run(runs_command, _paths(c, runs_dir=runs_dir)["runs_dir"], kit=kit, host=host, verdict=verdict, gpu=gpu,
+    _run(records.runs_command, _paths(c, runs_dir=runs_dir)["runs_dir"], kit=kit, host=host, verdict=verdict, gpu=gpu,
          since=since, as_json=json, html=html)
 
 
@@ -305,7 +304,7 @@ def kits(c, kits_dir=None, json=False, check=False):
     if check:
         _run(upstream_args.check_kits_cli, _paths(c, kits_dir=kits_dir)["kits_dir"])
         return
-    _run(cli.list_kits, _paths(c, kits_dir=kits_dir)["kits_dir"], as_json=json)
+    _run(info.list_kits, _paths(c, kits_dir=kits_dir)["kits_dir"], as_json=json)
 
 
 @task(positional=["name"], iterable=["pin"],
@@ -322,13 +321,13 @@ def new_kit(c, name, kind="triton-smem", pin=None, kits_dir=None):
 @task(help={**INVENTORY_HELP, **JSON_HELP})
 def hosts(c, inventory=None, json=False):
     """List the inventory's hosts (with the built-in 'local'); warns about misspelt reprokit variables."""
-    _run(cli.list_hosts, _paths(c, inventory=inventory)["inventory"], as_json=json)
+    _run(info.list_hosts, _paths(c, inventory=inventory)["inventory"], as_json=json)
 
 
 @task(positional=["run_dir"], help={"run-dir": "a run record directory, runs/<id>", **JSON_HELP})
 def check_record(c, run_dir, json=False):
     """Verify every artifact of a run record against the sha256 in its manifest."""
-    _run(cli.check_record, run_dir, as_json=json)
+    _run(records.check_record, run_dir, as_json=json)
 
 
 @task(help={"kit": "kit to check (default: all kits)", "kits-dir": RUN_HELP["kits-dir"], **JSON_HELP})

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.config.kit import kit_names, load_kit
-from reprokit.errors import ConfigError, ExitCode
-from reprokit.history import find_records
+from reprokit.errors import ConfigError
 from reprokit.records.run import load_manifest
 from reprokit.report.reasons import record_reasons
 
@@ -26,7 +25,7 @@ ALL_KITS_PATHS = ("docker/", "inventory.yml")
 NO_BASE = "0" * 40  # GitHub's `before` of a push that created the branch
 
 
-def _git_changed(base: str, head: str, cwd: Path) -> list[str]:
+def git_changed(base: str, head: str, cwd: Path) -> list[str]:
     done = subprocess.run(["git", "diff", "--name-only", f"{base}..{head}"], cwd=cwd, capture_output=True, text=True,
                           timeout=60)
     if done.returncode != 0:
@@ -54,26 +53,7 @@ def changed_kits(changed: list[str], kits_dir: Path) -> list[str]:
     return [name for name in names if name in touched]
 
 
-def changed_kits_command(base: str | None, head: str, kits_dir: str, kit: str | None = None,
-                         github_output: str | None = None) -> int:
-    """Print the JSON list of kits to run (``kit`` given: just it); append ``kits=[...]`` to ``$GITHUB_OUTPUT``."""
-    kits = Path(kits_dir)
-    if kit:
-        load_kit(kit, kits)  # an unknown kit is bad input, said now rather than in the matrix job
-        selected = [kit]
-    elif not base or base == NO_BASE:
-        selected = kit_names(kits)
-    else:
-        selected = changed_kits(_git_changed(base, head, Path.cwd()), kits)
-    line = json.dumps(selected)
-    print(line)
-    if github_output:
-        with open(github_output, "a", encoding="utf-8") as fh:
-            fh.write(f"kits={line}\n")
-    return ExitCode.PASS
-
-
-def _escape(text: str) -> str:
+def escape(text: str) -> str:
     """A workflow command's message: %, CR and LF escaped as GitHub reads them."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -95,33 +75,12 @@ def annotations(run_dir: Path) -> tuple[list[str], str]:
     if word == "FAIL":
         for j in expectations:
             if j.get("status") == "FAIL":
-                lines.append(f"::error title={_escape(title)}::{_escape(j['name'] + ': ' + str(reasons.get(j['name'], j.get('reason'))))}")
+                lines.append(f"::error title={escape(title)}::{escape(j['name'] + ': ' + str(reasons.get(j['name'], j.get('reason'))))}")
     elif word == "INCONCLUSIVE":
         unjudged = [j for j in expectations if j.get("status") == "INCONCLUSIVE"]
         body = [f"{verdict.get('summary', '')}."] + [f"{j['name']}: {reasons.get(j['name'], j.get('reason'))}" for j in unjudged]
         body += [f"note {n.number}: {n.sentence()}" for n in notes]
-        lines.append(f"::warning title={_escape(title)}::{_escape(chr(10).join(body))}")
+        lines.append(f"::warning title={escape(title)}::{escape(chr(10).join(body))}")
     elif word != "PASS":
-        lines.append(f"::error title={_escape(title)}::{_escape(str(verdict.get('summary') or manifest.get('status_detail')))}")
+        lines.append(f"::error title={escape(title)}::{escape(str(verdict.get('summary') or manifest.get('status_detail')))}")
     return lines, word
-
-
-def ci_verdict_command(runs_dir: str, inconclusive_fails: bool = False) -> int:
-    """Annotate every record under ``runs_dir`` and give the job's exit code (see the module docstring)."""
-    root = Path(runs_dir)
-    records = find_records(root) if root.is_dir() else []
-    if not records:
-        print(f"::error title=no run record::nothing was recorded under {_escape(runs_dir)}: the run stopped before it "
-              "started (see the Reproduce step's log)")
-        return ExitCode.FAIL
-    worst = ExitCode.PASS
-    for run_dir in records:
-        lines, word = annotations(run_dir)
-        for line in lines:
-            print(line)
-        if word == "FAIL" or word not in ("PASS", "INCONCLUSIVE") or (word == "INCONCLUSIVE" and inconclusive_fails):
-            worst = ExitCode.FAIL
-        manifest = load_manifest(run_dir)
-        if any(s.get("status") in ("timeout", "error", "bad_params") for s in manifest.get("steps") or []):
-            worst = ExitCode.FAIL
-    return worst

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from reprokit.cli import parse_images
+from reprokit.commands.run import parse_images
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.config.yamlfile import MAX_DEPTH, MAX_NODES, load_yaml

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from reprokit.commands.records import compare_command, runs_command
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.history import compare_command, list_runs, resolve_run, runs_command
+from reprokit.history import list_runs, resolve_run
 from reprokit.provenance import ci_run_url, source_provenance
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.run import RunRecord

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from reprokit.commands.records import compare_command
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.history import compare_command
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.run import RunRecord
 from reprokit.report.compare import compare_runs, render_markdown

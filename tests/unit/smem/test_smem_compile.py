@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from reprokit.commands.smem import run_smem
 from reprokit.errors import ExitCode
-from reprokit.smem_cli import run_smem
 from reprokit.workloads.static_smem.codegen import KernelVariant
 from reprokit.workloads.static_smem.workload import Analysis, Options
 

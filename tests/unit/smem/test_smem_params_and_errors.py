@@ -161,8 +161,8 @@ def test_a_compile_error_is_one_line_and_the_log_is_kept(tmp_path: Path, fetch_w
 
 
 def test_invoke_smem_function_maps_exit_codes(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    from reprokit.commands.smem import run_smem
     from reprokit.errors import ExitCode
-    from reprokit.smem_cli import run_smem
 
     assert run_smem("latest", "sm120", False, None, None, cache_dir=tmp_path / "cache") == ExitCode.BAD_INPUT
     captured = capfd.readouterr()

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.workloads.static_smem.analysis import tactic_entries
 from reprokit.workloads.facts.tiles import parse_enum_name
+from reprokit.workloads.static_smem.analysis import tactic_entries
 
 TACTICS_DIR = Path(__file__).resolve().parents[3] / "reprokit" / "data" / "tactics"
 REQUIRED = {"op": str, "tactic": int, "tile": str, "tile_enum": str, "fusion": str, "swap_ab": bool}

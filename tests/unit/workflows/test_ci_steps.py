@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from reprokit.commands.ci import changed_kits_command, ci_verdict_command
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.run import RunRecord
-from reprokit.report.ci import annotations, changed_kits, changed_kits_command, ci_verdict_command
+from reprokit.report.ci import annotations, changed_kits
 
 REPO = Path(__file__).resolve().parents[3]
 ALL = ["ep8-crash", "ep8-crash-fixed", "smem-probe", "tile-sweep", "triton-mla-decode", "triton-moe-configs"]

@@ -1,0 +1,70 @@
+"""The front ends' console: rich on a terminal, plain lines in logs, 141 when the reader goes away."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+from reprokit.hosts.pullback import PULL_REPORT_BYTES
+from reprokit.progress import CountProgress
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (`| head`): end quietly with 141, as the plain-print paths do (rich says 1)."""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
+        raise SystemExit(141)
+
+def _console(stderr: bool) -> Console:
+    probe = Console(stderr=stderr)
+    # Logs and CI have no terminal: rich would wrap tables at 80 columns there.
+    return _Console(stderr=stderr, highlight=False, width=None if probe.is_terminal else 140)
+
+console = _console(stderr=False)
+
+err_console = _console(stderr=True)
+
+VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow", "INTERRUPTED": "bold red"}
+
+@contextlib.contextmanager
+def transfer_progress(description: str, total_bytes: int):
+    """A rich progress bar for a pull-back, on a terminal and for transfers worth watching."""
+    if not err_console.is_terminal or total_bytes < PULL_REPORT_BYTES:
+        yield lambda n: None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as progress:
+        task_id = progress.add_task(description, total=total_bytes)
+        yield lambda n: progress.advance(task_id, n)
+
+def printers(as_json: bool, quiet: bool, prefix: str = ""):
+    lock = threading.Lock()
+    counts = CountProgress(err_console, prefix)  # "progress: TASK k/n" lines become a bar with an ETA, quiet or not
+
+    def say(message: str) -> None:
+        if not as_json:
+            counts.stop()
+            with lock:
+                err_console.print(f"{prefix}{message}", markup=False)
+
+    def stream(line: str) -> None:
+        if as_json or counts.feed(line):
+            return
+        if not quiet:
+            with lock:
+                err_console.print(f"{prefix}      | {line}", style="dim", markup=False)
+
+    return say, stream
+
+def warn_inventory(inventory) -> None:
+    """The inventory's warnings (a misspelt reprokit variable) go to stderr, never into --json output."""
+    for warning in getattr(inventory, "warnings", ()):
+        print(f"warning: {warning}", file=sys.stderr)  # one line, never wrapped
+
+def print_error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)

@@ -1,0 +1,191 @@
+"""`invoke repro`, `probe`, `sweep`, `collect`, `unlock`: kit runs on hosts, as plain functions.
+
+Every function returns an exit code from ``reprokit.errors.ExitCode`` and raises ``ReprokitError`` for input it
+cannot use; ``reprokit.tasks`` turns both into ``invoke.Exit``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from rich.table import Table
+
+from reprokit.collect import collect_run
+from reprokit.commands.console import VERDICT_STYLE, console, printers, transfer_progress, warn_inventory
+from reprokit.config import ansible_inventory
+from reprokit.config.inventory import load_inventory
+from reprokit.config.kit import apply_overrides, load_kit, select_steps
+from reprokit.dry_run import describe_plan, render_plan
+from reprokit.errors import ConfigError, ExitCode, ReprokitError
+from reprokit.hosts.executor import LocalFS
+from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.lock import HostLock, break_lock
+from reprokit.hosts.remote import STOP
+from reprokit.records.run import load_manifest, resolve_run_dir
+from reprokit.report.markdown import shorten
+from reprokit.report.reasons import record_reasons
+from reprokit.runner import RunOutcome, run_kit
+
+
+def parse_images(specs: list[str] | None) -> dict[str, str]:
+    images: dict[str, str] = {}
+    for spec in specs or []:
+        name, sep, ref = spec.partition("=")
+        if not sep or not name or not ref:
+            raise ConfigError(f"--image {spec!r}: write NAME=REFERENCE, e.g. --image workload=registry.local/reprokit/workload@sha256:...")
+        images[name] = ref
+    return images
+
+def pull_limits(max_pull_bytes: str | int | None) -> dict[str, int]:
+    """``--max-pull-bytes N`` (plain bytes, or with a K/M/G/T suffix) as ConnectOptions fields."""
+    if max_pull_bytes is None:
+        return {}
+    text = str(max_pull_bytes).strip().upper().removesuffix("B").removesuffix("I")
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}.get(text[-1:], 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) <= 0:
+        raise ConfigError(f"--max-pull-bytes {max_pull_bytes!r}: give a positive size such as 500M or 64G")
+    return {"max_pull_bytes": int(digits) * scale}
+
+def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
+    verdict = outcome.verdict
+    if verdict.get("expectations"):
+        table = Table(title=f"{kit_name} on {host_name}", title_justify="left")
+        for column in ("expectation", "status", "observed", "reason"):
+            table.add_column(column, overflow="fold")
+        notes, reasons = record_reasons(outcome.run_dir, verdict["expectations"])  # a shared reason is said once
+        for j in verdict["expectations"]:
+            observed = json.dumps(j["observed"]) if j["observed"] is not None else ""
+            table.add_row(j["name"], j["status"], shorten(observed, 80), reasons.get(j["name"], j["reason"]))
+        console.print(table)
+        for note in notes:
+            console.print(f"note {note.number}: {note.sentence()}", markup=False)
+    style = VERDICT_STYLE.get(verdict["verdict"], "bold")
+    console.print(f"[{style}]{verdict['verdict']}[/]: {verdict.get('summary', '')}")
+    console.print(f"record: {outcome.run_dir}", markup=False)
+    if (outcome.run_dir / "report.html").exists():  # an interrupted or detached run has none yet
+        console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False)
+
+def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,
+          quiet: bool = False, group: str | None = None, options: ConnectOptions | None = None, only: list[str] | None = None,
+          skip: list[str] | None = None, sets: list[str] | None = None, dry: bool = False, limit: str | None = None) -> int:
+    """Run a kit on a host, a group or the hosts of an Ansible pattern (``limit``); ``only``/``skip``/``sets`` select
+    steps and override parameters (recorded); ``dry`` only shows the plan."""
+    kits = Path(kits_dir)
+    kit, kit_path = load_kit(kit_name, kits)
+    kit = select_steps(kit, only or [], skip or [])
+    kit, overrides = apply_overrides(kit, sets or [])
+    selection = {"only": list(only or []), "skip": list(skip or []), "set": overrides}
+    inventory = load_inventory(inventory_path)
+    warn_inventory(inventory)
+    options = options or ConnectOptions()
+    given = [flag for flag, value in (("--host", host_name), ("--group", group), ("--limit", limit)) if value]
+    if len(given) > 1:
+        raise ConfigError(f"give one of --host, --group or --limit, not {' and '.join(given)}")
+    if limit:
+        hosts = [inventory.host(name) for name in ansible_inventory.match(Path(inventory_path), limit)]
+    else:
+        hosts = inventory.group(group) if group else [inventory.host(host_name)]
+    if dry:
+        plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection, inventory)
+        print(json.dumps(plan, indent=2) if as_json else render_plan(plan))
+        return ExitCode.PASS
+    if options.progress is None and not (group or limit):
+        options.progress = transfer_progress
+    if group or limit:
+        return _fan_out(kit, kit_path, hosts, inventory, Path(runs_dir), kits, as_json, quiet, options, selection)
+    host = hosts[0]
+    say, stream = printers(as_json, quiet)
+    outcome = run_kit(kit, kit_path, host, Path(runs_dir), kits, say=say, stream=stream, inventory=inventory,
+                      options=options, selection=selection)
+    if as_json:
+        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **outcome.verdict}, indent=2))
+    else:
+        _print_verdict(kit.kit, host.name, outcome)
+    return outcome.exit_code
+
+def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_json: bool, quiet: bool,
+             options: ConnectOptions, selection: dict | None = None) -> int:
+    """Run the kit on every host of a group in parallel; one bad host does not stop the others."""
+
+    def one(host):
+        say, stream = printers(as_json, quiet, prefix=f"[{host.name}] ")
+        try:
+            outcome = run_kit(kit, kit_path, host, runs_dir, kits, say=say, stream=stream, inventory=inventory,
+                              options=options, selection=selection)
+            return host.name, int(outcome.exit_code), outcome.verdict.get("verdict"), str(outcome.run_dir), ""
+        except ReprokitError as exc:
+            return host.name, int(exc.exit_code), "ERROR", "", str(exc)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool, stop_on_signals():
+        rows = list(pool.map(one, hosts))
+    if as_json:
+        print(json.dumps([dict(zip(("host", "exit_code", "verdict", "run_dir", "error"), r)) for r in rows], indent=2))
+    else:
+        table = Table(title=f"{kit.kit} on {len(hosts)} hosts", title_justify="left")
+        for column in ("host", "verdict", "exit", "record / error"):
+            table.add_column(column, overflow="fold")
+        for name, code, verdict, run_dir, error in rows:
+            table.add_row(name, verdict, str(code), run_dir or error)
+        console.print(table)
+    return max((r[1] for r in rows), key=_severity, default=0)
+
+@contextlib.contextmanager
+def stop_on_signals():
+    """Ctrl-C and SIGTERM reach only the main thread: tell every host's executor to end its step like a single run."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame) -> None:
+        STOP.set()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        STOP.clear()
+
+def _severity(code: int) -> int:
+    """Which exit code a fan-out reports: a failure beats a host error beats inconclusive beats a pass."""
+    order = [ExitCode.PASS, ExitCode.INCONCLUSIVE, ExitCode.STEP_ERROR, ExitCode.HOST_ERROR, ExitCode.FAIL, ExitCode.INTERRUPTED]
+    return order.index(code) if code in order else len(order)
+
+def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float,
+            as_json: bool = False, runs_dir: str = "runs") -> int:
+    say, _ = printers(as_json, True)
+    run_dir = str(resolve_run_dir(run_dir, runs_dir))  # runs/<id>, or just <id>
+    outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, Path(kits_dir), say=say, wait_s=wait_s)
+    manifest = load_manifest(run_dir)
+    if as_json:
+        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **outcome.verdict}, indent=2))
+    else:
+        _print_verdict(manifest["kit"]["name"], manifest["host"]["name"], outcome)
+    return outcome.exit_code
+
+def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectOptions, as_json: bool = False,
+           force: bool = False) -> int:
+    inventory = load_inventory(inventory_path)
+    host = inventory.host(host_name)
+    said: list[str] = []
+    say = said.append if as_json else printers(False, True)[0]
+    if host.is_local:
+        lock = HostLock(LocalFS(), host.name, str(Path(runs_dir) / ".locks" / host.name), run_id="")
+        break_lock(lock, say, force=force)
+    else:
+        executor = remote_executor(host, inventory, options, say)
+        executor.connect()
+        try:
+            break_lock(HostLock(executor, host.name, f"{executor.workdir}/lock", run_id=""), say, force=force)
+        finally:
+            executor.close_connection()
+    if as_json:
+        print(json.dumps({"host": host.name, "messages": said, "exit_code": int(ExitCode.PASS)}, indent=2))
+    return ExitCode.PASS
