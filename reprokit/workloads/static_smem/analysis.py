@@ -23,6 +23,8 @@ def tactic_entries(tactic_records: list[dict[str, Any]], act_bits: int, arch: st
     """The tactic -> tile mapping of one output type (they are all equal), in the data file's schema."""
     entries = []
     for record in tactic_records:
+        if record.get("is_tma_warp_specialized") is False:
+            continue  # an SM80-style kernel (no TMA warp-specialized SharedStorage): see non_tma_tactics
         tile_enum = from_enum_value(int(record["tile_enum_value"]))
         launcher = record.get("launcher") or {}
         entry = {
@@ -45,6 +47,11 @@ def tactic_entries(tactic_records: list[dict[str, Any]], act_bits: int, arch: st
                              f"{entry['dispatched_tile']}, the K-bytes conversion gives {entry['tile']}")
         entries.append(entry)
     return entries
+
+
+def non_tma_tactics(tactic_records: list[dict[str, Any]]) -> list[int]:
+    """Tactics the runner offers that are not TMA warp-specialized (SM80-style kernels): not analysed here."""
+    return [int(r["tactic"]) for r in tactic_records if r.get("is_tma_warp_specialized") is False]
 
 
 def first_line(text: str) -> str:

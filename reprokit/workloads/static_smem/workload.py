@@ -395,6 +395,9 @@ def reported_as_workload_errors(options: Options) -> Iterator[None]:
         yield
     except SourceError as exc:
         raise WorkloadError(Exit.CHECK_FAILED, f"flashinfer {options.flashinfer}: {exc}") from None
+    except ValueError as exc:  # a tactic whose recorded facts contradict each other (e.g. the K units)
+        raise WorkloadError(Exit.CHECK_FAILED, f"flashinfer {options.flashinfer} ({options.arch.name}, "
+                                               f"{options.dtype.name}): {exc}") from None
     except CompileError as exc:
         raise WorkloadError(Exit.CHECK_FAILED,
                             f"nvcc failed on {exc.job.name} (flashinfer {options.flashinfer}, {options.arch.name}): "
@@ -430,6 +433,10 @@ def _run(run_: Analysis, options: Options, started: float) -> dict[str, Any]:
     gemm_counts = {op: sum(1 for e in first_output if e["op"] == op) for op in GEMM_OPS.values()}
     indexing = sources.tactic_indexing(sources.read(package, sources.FUSED_MOE_CORE), sources.read(package, sources.binding(package)))
     notes = []
+    skipped = analysis.non_tma_tactics([r for r in records if r["kind"] == "tactic" and r["output"] == next(iter(options.outputs))])
+    if skipped:
+        notes.append(f"{len(skipped)} tactic(s) of flashinfer {options.flashinfer} for {arch.name} {options.dtype.name} are "
+                     f"not TMA warp-specialized (SM80-style kernels) and are not analysed: {_ranges(skipped)}")
     if not first_output:
         notes.append(f"flashinfer {options.flashinfer} has no TMA warp-specialized {options.dtype.name} MoE "
                      f"tactics for {arch.name} (its runner returns none)")
@@ -464,6 +471,17 @@ def _run(run_: Analysis, options: Options, started: float) -> dict[str, Any]:
         "elapsed_s": round(elapsed, 2),
         "artifacts": {"logs": "logs/", "probe_programs": "probe/"} if run_.log_dir.exists() else {},
     }
+
+
+def _ranges(numbers: list[int]) -> str:
+    """[0, 1, 2, 5] -> "0-2, 5"."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in spans)
 
 
 def _capacity(kernels: dict[str, dict[str, Any]], package: Path, arch: ArchTarget) -> int:
