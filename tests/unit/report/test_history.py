@@ -35,8 +35,8 @@ def test_runs_lists_the_committed_evidence():
         ("20261201T095709Z-tile-sweep-h200-cedf", "PASS", 2, 2, "tile-sweep", "1 x NVIDIA H200", "580.159.04"),
         ("20261201T095836Z-ep8-crash-h200-7d7c", "INCONCLUSIVE", 2, 9, "ep8-crash", "1 x NVIDIA H200", "580.159.04"),
         # evidence/triton-cross-compile: the Triton kits compiled for SM120 and SM90 on a machine with no GPU
-        ("20261201T102458Z-triton-mla-decode-local-d5e9", "PASS", 4, 4, "triton-mla-decode", "none", "-"),
-        ("20261201T102501Z-triton-moe-configs-local-9e0c", "PASS", 8, 8, "triton-moe-configs", "none", "-"),
+        ("20261201T102540Z-triton-mla-decode-local-3717", "PASS", 4, 4, "triton-mla-decode", "none", "-"),
+        ("20261201T102552Z-triton-moe-configs-local-ce94", "PASS", 8, 8, "triton-moe-configs", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
