@@ -311,11 +311,11 @@ def kits(c, kits_dir=None, json=False, check=False):
       help={"name": "the new kit's name (lower case, digits, '-'); written to <kits-dir>/<name>.yml",
             "kind": "the step kind of its first step (`invoke kits` lists them; default triton-smem)",
             "pin": "NAME=VERSION of a pin the kind needs (repeatable; default: the version the other kits pin)",
-            "kits-dir": RUN_HELP["kits-dir"]})
-def new_kit(c, name, kind="triton-smem", pin=None, kits_dir=None):
+            "kits-dir": RUN_HELP["kits-dir"], **JSON_HELP})
+def new_kit(c, name, kind="triton-smem", pin=None, kits_dir=None, json=False):
     """Write the skeleton of a new kit from a step kind's declaration (it loads as written; never overwrites)."""
     _no_dry(c, "new-kit")
-    _run(new_kit_module.new_kit_cli, name, kind, _paths(c, kits_dir=kits_dir)["kits_dir"], list(pin or []))
+    _run(new_kit_module.new_kit_cli, name, kind, _paths(c, kits_dir=kits_dir)["kits_dir"], list(pin or []), as_json=json)
 
 
 @task(help={**INVENTORY_HELP, **JSON_HELP})

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.workloads.contract import Exit, WorkloadError
+from reprokit.workloads.sweep import targets
 
 # The element types an argument may have, and Triton's names of them.
 DTYPES = {
@@ -31,9 +32,10 @@ DTYPES = {
 
 
 def capability_of(arch: str) -> int:
-    if not arch.startswith("sm") or not arch[2:].isdigit():
-        raise WorkloadError(Exit.BAD_PARAMS, f"not an architecture name: {arch!r} (e.g. sm90, sm120)")
-    return int(arch[2:])
+    try:
+        return targets.capability_of(arch)
+    except ValueError as exc:
+        raise WorkloadError(Exit.BAD_PARAMS, str(exc)) from None
 
 
 def check_args(args: dict[str, Any], where: str) -> None:
