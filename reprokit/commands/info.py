@@ -31,6 +31,7 @@ def expand_log_paths(specs: list[str]) -> list[Path]:
         paths.extend(found)
     return paths
 
+
 def triage(specs: list[str], flashinfer: str | None, as_json: bool) -> int:
     report = triage_files(expand_log_paths(specs), flashinfer_version=flashinfer)
     if as_json:
@@ -38,6 +39,7 @@ def triage(specs: list[str], flashinfer: str | None, as_json: bool) -> int:
     else:
         console.print(render_table(report), markup=False)
     return report.exit_code
+
 
 def list_kits(kits_dir: str, as_json: bool = False) -> int:
     if as_json:
@@ -61,6 +63,7 @@ def list_kits(kits_dir: str, as_json: bool = False) -> int:
         steps.add_row(*row)
     console.print(steps)
     return ExitCode.PASS
+
 
 def list_hosts(inventory_path: str, as_json: bool = False) -> int:
     inventory = load_inventory(inventory_path)

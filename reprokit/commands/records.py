@@ -35,6 +35,7 @@ def summary(runs_dir: str, out: str | None) -> int:
         print(text)
     return code
 
+
 def check_record(run_dir: str, as_json: bool = False) -> int:
     manifest = load_manifest(run_dir)
     problems = verify_record(run_dir)

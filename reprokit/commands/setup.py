@@ -2,34 +2,64 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import subprocess
 import sys
+from pathlib import Path
 
-from reprokit.commands.console import console, err_console, printers
+from reprokit.commands.console import console, err_console
 from reprokit.config.inventory import load_inventory
+from reprokit.config.kit import load_kit
+from reprokit.errors import ExitCode
 from reprokit.hosts.factory import ConnectOptions
+from reprokit.images.build import REPO_ROOT, build_image
+from reprokit.images.lock import lock_images
+from reprokit.images.lockfile import LOCK_PATH
 
 
 def lint(paths: list[str]) -> int:
     """ruff over the Python sources; the workflows are checked by the test suite (check-jsonschema, zizmor)."""
-    import subprocess  # noqa: PLC0415
-
     return subprocess.run([sys.executable, "-m", "ruff", "check", *paths]).returncode
+
 
 def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, image: str | None,
           push: str | None, docker_host: str | None, options: ConnectOptions, as_json: bool = False) -> int:
-    from reprokit.hosts.commands import SSHCommandRunner  # noqa: PLC0415 - only builds need it
-    from reprokit.images import build_cli  # noqa: PLC0415
+    """Build the kit's images (or one of them) on the host; print each image's tag and digest.
 
-    say, _ = printers(False, False)
+    A remote host builds through a command runner over its SSH connection; the local host and ``docker_host``
+    need none.
+    """
+    from reprokit.hosts.commands import SSHCommandRunner  # noqa: PLC0415 - only remote builds need it
+
+    def say(message: str) -> None:
+        err_console.print(message, markup=False)
+
+    kit, _ = load_kit(kit_name, kits_dir)
     inventory = load_inventory(inventory_path)
-    return build_cli(kit_name, host_name, inventory_path, kits_dir, image=image, push=push, docker_host=docker_host,
-                     runner_for=lambda host: SSHCommandRunner(host, inventory, options, say), say=say, as_json=as_json)
+    host = inventory.host(host_name)
+    runner = None if host.is_local or docker_host else SSHCommandRunner(host, inventory, options, say)
+    images = []
+    for name in [image] if image else list(kit.images):
+        built = build_image(kit, name, host, runner=runner, docker_host=docker_host, push_to=push, say=say,
+                            stream=lambda line: say(f"      | {line}"))
+        say(f"{kit.kit}/{name} on {host.name}: {built.reference}")
+        images.append({**dataclasses.asdict(built), "reference": built.reference})
+    if as_json:
+        print(json.dumps({"kit": kit.kit, "host": host.name, "images": images}, indent=2, default=str))
+    return ExitCode.PASS
 
-def lock(only: list[str] | None, as_json: bool = False) -> int:
-    from reprokit.images import lock_cli  # noqa: PLC0415
 
+def lock(only: list[str] | None, as_json: bool = False, lock_path: str | Path = REPO_ROOT / LOCK_PATH) -> int:
+    """Resolve every base's tag to its digest now and rewrite the lock file."""
     say = (lambda m: err_console.print(m, markup=False)) if as_json else (lambda m: console.print(m, markup=False))
-    return lock_cli(only=only, say=say, as_json=as_json)
+    changes = lock_images(lock_path, only, say=say)
+    moved = [c for c in changes if c.changed]
+    say(f"{lock_path}: {len(moved)} of {len(changes)} digests changed" if moved else f"{lock_path}: every digest unchanged")
+    if as_json:
+        print(json.dumps([{**dataclasses.asdict(c), "changed": c.changed} for c in changes], indent=2))
+    return ExitCode.PASS
+
 
 def provision(host_name: str | None, inventory_path: str, check: bool, known_hosts: str, accept_new_host_key: bool,
               user: str | None, **flags) -> int:

@@ -3,6 +3,8 @@ build from the lock it wrote: the same path as with Docker Hub, without the inte
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from reprokit.config.inventory import local_host
@@ -76,3 +78,15 @@ def test_build_from_the_lock_it_wrote(tmp_path, monkeypatch):
     assert built.bases == {"CUDA_DEVEL_IMAGE": f"{ENV['BASE_IMAGE']}:{ENV['BASE_TAG']}@{ENV['BASE_DIGEST']}"}
     labels = docker("image", "inspect", "--format", "{{json .Config.Labels}}", built.image_id).stdout
     assert f"{ENV['BASE_IMAGE']}:{ENV['BASE_TAG']}@{ENV['BASE_DIGEST']}" in labels
+
+
+def test_invoke_lock_front_end_prints_the_change_as_json(tmp_path, capsys):
+    from reprokit.commands import setup
+
+    lock = tmp_path / "images.lock.yml"
+    lock.write_text(LOCK.format(tag=f"{ENV['BASE_IMAGE']}:{ENV['BASE_TAG']}"))
+    assert setup.lock(None, as_json=True, lock_path=lock) == 0
+    printed = capsys.readouterr()
+    assert json.loads(printed.out) == [{"arg": "CUDA_DEVEL_IMAGE", "tag": f"{ENV['BASE_IMAGE']}:{ENV['BASE_TAG']}",
+                                        "old": None, "new": ENV["BASE_DIGEST"], "changed": True}]
+    assert f"{lock}: 1 of 1 digests changed" in printed.err
