@@ -232,7 +232,8 @@ def render_markdown(table: dict[str, Any]) -> str:
              f"output type {OUTPUT_DTYPE}.", ""]
     generation = table.get("generation")
     if generation:
-        lines += [f"Last generation: {generation}.", ""]
+        lines += ["Last generation: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in generation.items()
+                                                 if not isinstance(v, (list, dict))) + ".", ""]
     pairs = sorted({(c["arch"], c["dtype"]) for c in cells.values()},
                    key=lambda p: (TABLE_CELLS.index(p) if p in TABLE_CELLS else 99, p))
     for arch, dtype in pairs:
