@@ -26,8 +26,8 @@ from packaging.version import InvalidVersion, Version
 
 from reprokit.errors import ConfigError, ExitCode, HostError, StepError
 from reprokit.fix import fit_table
-from reprokit.plan.steps import STEP_KINDS
 from reprokit.report.compare import tile_status
+from reprokit.step_kinds import STEP_KINDS
 
 PACKAGE = "flashinfer-python"
 PIP_TIMEOUT_S = 120

@@ -15,7 +15,7 @@ from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.remote import code_bundle
 from reprokit.hosts.ssh_config import resolve as resolve_ssh_config
 from reprokit.images.build import built_images
-from reprokit.plan.steps import STEP_KINDS
+from reprokit.step_kinds import STEP_KINDS
 
 
 def _route(host: Host, inventory: Inventory, options: ConnectOptions) -> str:

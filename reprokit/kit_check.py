@@ -19,7 +19,7 @@ from reprokit.errors import ConfigError
 from reprokit.images import dockerfile as dockerfile_rules
 from reprokit.images.build import REPO_ROOT, arg_defaults, check_requirements_match_pins
 from reprokit.images.lockfile import LOCK_PATH, load_lock
-from reprokit.plan.steps import STEP_KINDS
+from reprokit.step_kinds import STEP_KINDS
 
 CONTRACT_KEYS = ("workload", "schema_version", "status", "error")  # every workload's result has these
 

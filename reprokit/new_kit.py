@@ -1,6 +1,6 @@
 """``invoke new-kit NAME``: the skeleton of a kit that loads, from one step kind's own declaration.
 
-The skeleton is written from what the kind declares (``reprokit.plan.steps``): its parameters as commented
+The skeleton is written from what the kind declares (``reprokit.step_kinds``): its parameters as commented
 ``with:`` keys, the pins it needs (given with ``--pin``, else the version the other kits pin), its result
 keys as the paths an expectation may start at. It loads as it is written, and `invoke kits --check` holds
 it to the same rules as every kit; what it expects is the author's to write.
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reprokit.config.kit import NAME_RE, kit_names, load_kit, load_kit_file
 from reprokit.errors import ConfigError
-from reprokit.plan.steps import STEP_KINDS
+from reprokit.step_kinds import STEP_KINDS
 
 WORKLOAD_IMAGE = ("workload", "docker/workload.Dockerfile")
 

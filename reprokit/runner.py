@@ -26,7 +26,7 @@ from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
 from reprokit.plan.control_steps import CONTROL_STEPS
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
-from reprokit.plan.steps import STEP_KINDS
+from reprokit.step_kinds import STEP_KINDS
 from reprokit.records.atomic import sha256_file, write_json_atomic
 from reprokit.records.run import RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report

@@ -17,7 +17,7 @@ import pydantic
 from reprokit.config.validation import validate
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
-from reprokit.plan.steps import STEP_KINDS
+from reprokit.step_kinds import STEP_KINDS
 from reprokit.workloads.facts.arch import GPU_ARCHES
 
 NAME_RE = r"^[a-z0-9][a-z0-9-]*$"

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reprokit.plan.steps import StepInput, StepKind
 from reprokit.records.atomic import sha256_file
+from reprokit.step_kinds import StepInput, StepKind
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem import wheel as flashinfer_wheel
 

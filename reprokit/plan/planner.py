@@ -17,7 +17,7 @@ from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit, Step
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
-from reprokit.plan.steps import STEP_KINDS, StepKind
+from reprokit.step_kinds import STEP_KINDS, StepKind
 
 
 @dataclass

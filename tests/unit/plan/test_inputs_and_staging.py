@@ -14,8 +14,8 @@ from reprokit.hosts.executor import LocalNativeExecutor
 from reprokit.hosts.staging import container_mounts
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
-from reprokit.plan.steps import STEP_KINDS
 from reprokit.runner import stage_inputs
+from reprokit.step_kinds import STEP_KINDS
 from tests.conftest import REPO
 
 KITS = REPO / "kits"

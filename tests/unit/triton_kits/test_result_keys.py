@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.plan.steps import STEP_KINDS
+from reprokit.step_kinds import STEP_KINDS
 from reprokit.triage import triage_files
 
 REPO = Path(__file__).resolve().parents[3]
