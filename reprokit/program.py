@@ -20,11 +20,11 @@ from typing import Any
 
 import invoke
 from invoke import Collection, Config, Exit, Program
-from invoke.parser import ParserContext
+from invoke.parser import Argument, ParserContext
 from invoke.parser import parser as invoke_parser
 from invoke.tasks import Task
 
-from reprokit import __version__
+from reprokit import __version__, verbosity
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 
 # One short flag per long flag, the same in every task; `-h` stays Invoke's --help.
@@ -32,6 +32,7 @@ SHORT_FLAGS = {
     "host": "H", "group": "g", "inventory": "i", "runs-dir": "r", "kits-dir": "K", "json": "j", "quiet": "q",
     "kit": "k", "image": "I", "only": "o", "skip": "s", "set": "S", "arch": "a", "flashinfer": "f",
     "tags": "t", "skip-tags": "T", "extra-vars": "e", "limit": "l", "check": "C", "diff": "D", "user": "u",
+    "verbose": "v",
 }
 
 # Where reprokit's files are, unless invoke.yaml / reprokit.yaml (project, user, system) or the environment
@@ -136,15 +137,25 @@ def install_parser() -> None:
 
 
 class ReprokitTask(Task):
-    """A task whose flags take their short names from ``SHORT_FLAGS``; a positional listed as iterable takes many values."""
+    """A task whose flags take their short names from ``SHORT_FLAGS``; a positional listed as iterable takes many values;
+    every task takes ``--quiet`` and ``--verbose``, which mean the same everywhere (``reprokit.verbosity``)."""
 
     def get_arguments(self, ignore_unknown_help: bool | None = None) -> list[Any]:
         # Invoke consumes the help dict while it builds the arguments: keep it for the next call (a second Program run).
         saved = dict(self.help)
         try:
-            return super().get_arguments(ignore_unknown_help)
+            arguments = super().get_arguments(ignore_unknown_help)
         finally:
             self.help = saved
+        declared = {argument.name for argument in arguments}
+        return arguments + [Argument(names=(name, SHORT_FLAGS[name]), kind=bool, default=False,
+                                     help=verbosity.HELP[name]) for name in verbosity.HELP if name not in declared]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        declared = inspect.signature(self.body).parameters
+        flags = {name: bool(kwargs.get(name) if name in declared else kwargs.pop(name, False)) for name in verbosity.HELP}
+        verbosity.set_from_flags(**flags)
+        return super().__call__(*args, **kwargs)
 
     def arg_opts(self, name: str, default: Any, taken_names: set[str]) -> dict[str, Any]:
         opts = super().arg_opts(name, default, taken_names)

@@ -3,8 +3,8 @@
 A workload knows how many units it has (compile units, sweep problems) and says ``progress: static-smem
 compile 12/33: ...`` (``reprokit.workloads.contract.count_progress``); the control plane turns those lines
 into a rich progress bar with an ETA on a terminal, and into a short line at every tenth of the way (or
-every ``min_interval_s``) in a log or a CI job, where a redrawn bar would be noise. Shown under ``--quiet``
-too: quiet silences the workloads' chatter, not the answer to "how long still?".
+every ``min_interval_s``) in a log or a CI job, where a redrawn bar would be noise. Not under ``--quiet``
+(nothing while it works); under ``--verbose`` the lines behind a bar are printed too (``reprokit.verbosity``).
 """
 
 from __future__ import annotations

@@ -235,9 +235,11 @@ def provision_cli(
     limit: str | None = None,
     as_json: bool = False,
     dry: bool = False,
+    stream: Callable[[str], None] | None = None,
     **flags,
 ) -> int:
-    """What `invoke provision` does: stream Ansible's output, then one line of verdict per host; returns an exit code.
+    """What `invoke provision` does: stream Ansible's output (to ``stream``, default ``say``), then one line of verdict
+    per host; returns an exit code.
 
     Hosts behind different gateways get one ansible-playbook run each (the gateway is in the SSH arguments).
     ``flags``: diff, tags, skip_tags, extra_vars (a list of --extra-vars values), ssh_config.
@@ -261,7 +263,7 @@ def provision_cli(
                 say(f"would run: {shlex.join(argv)}")
             continue
         result = provision(hosts[0], check, inventory=inventory, inventory_path=inventory_path, known_hosts=known_hosts,
-                           accept_new_host_key=accept_new_host_key, user=user, on_line=None if as_json else say,
+                           accept_new_host_key=accept_new_host_key, user=user, on_line=None if as_json else stream or say,
                            limit=run_limit, **flags)
         for host in hosts:
             code, line = _host_verdict(result, host.name, check, known_hosts)

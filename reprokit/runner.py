@@ -26,13 +26,13 @@ from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
 from reprokit.plan.control_steps import CONTROL_STEPS
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
-from reprokit.step_kinds import STEP_KINDS
 from reprokit.records.atomic import sha256_file, write_json_atomic
 from reprokit.records.run import RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
 from reprokit.report.reasons import SaidOnce
 from reprokit.secrets import collect_secrets
+from reprokit.step_kinds import STEP_KINDS
 from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
 EXIT_BY_VERDICT = {PASS: ExitCode.PASS, FAIL: ExitCode.FAIL, INCONCLUSIVE: ExitCode.INCONCLUSIVE}
@@ -75,7 +75,7 @@ def run_kit(
     secrets = collect_secrets(kit.secrets)
     for name in kit.secrets:
         if name not in secrets:
-            say(f"note: secret {name} is not set in the environment; the run goes on without it")
+            say(f"warning: secret {name} is not set in the environment; the run goes on without it")
     run_id = new_run_id(kit.kit, host.name)
     executor.connect()  # host keys, auth, reachability: fail before anything is written
     executor.prepare(run_id, secrets)  # the host's lock, the workload code
@@ -105,7 +105,7 @@ def run_kit(
     except Detached as exc:  # the host keeps the step's files: `invoke collect` brings them back
         detached = exc.status == "detached"  # an unreachable host cannot be cleaned up; an incomplete pull can
         mark_unpulled(record, exc.status, str(exc), exc.step, exc.remote_dir)
-        say(f"{exc.status}: {exc}. Bring the run back later with `invoke collect {run_id}`")
+        say(f"warning: {exc.status}: {exc}. Bring the run back later with `invoke collect {run_id}`")  # shown when quiet too
         return RunOutcome(record.dir, {"verdict": exc.status.upper(), "summary": str(exc)}, ExitCode.HOST_ERROR)
     except KeyboardInterrupt:
         pending = dict(getattr(executor, "unpulled", {}))
@@ -113,10 +113,10 @@ def run_kit(
             step, remote_dir = next(iter(pending.items()))
             detail = f"stopped by Ctrl-C or SIGTERM; step '{step}' was ended, its files stay on the host"
             mark_unpulled(record, "incomplete", detail, step, remote_dir)
-            say(f"interrupted; {detail}: `invoke collect {run_id}` brings them back")
+            say(f"warning: interrupted; {detail}: `invoke collect {run_id}` brings them back")
         else:
             record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
-            say(f"interrupted; partial record in {record.dir}")
+            say(f"warning: interrupted; partial record in {record.dir}")
         return RunOutcome(record.dir, {"verdict": "INTERRUPTED"}, ExitCode.INTERRUPTED)
     except BaseException as exc:
         pending = dict(getattr(executor, "unpulled", {}))

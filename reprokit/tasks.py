@@ -39,7 +39,6 @@ RUN_HELP = {
     "limit": "an Ansible host pattern (e.g. 'blackwell:!rtx-02'): run on the hosts it selects, in parallel",
     "runs-dir": "where run records are written (default: config reprokit.runs_dir)",
     "kits-dir": "directory of kit files (default: config reprokit.kits_dir)",
-    "quiet": "do not echo the workloads' output",
     "only": "run only this step (repeatable); the others are recorded as not selected",
     "skip": "do not run this step (repeatable)",
     "set": "STEP.KEY=VALUE: override one `with:` parameter of a step (repeatable; VALUE is YAML)",
@@ -85,11 +84,11 @@ def _options(paths, accept_new_host_key, image=None, keep_remote=False, max_pull
         raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
 
 
-def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, image, keep_remote, known_hosts,
+def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, image, keep_remote, known_hosts,
            accept_new_host_key, ssh_config, only, skip, set_, limit=None):
     paths = _paths(c, inventory=inventory, runs_dir=runs_dir, kits_dir=kits_dir, known_hosts=known_hosts,
                    ssh_config=ssh_config)
-    _run(run.repro, kit, host, paths["inventory"], paths["kits_dir"], paths["runs_dir"], as_json=json, quiet=quiet,
+    _run(run.repro, kit, host, paths["inventory"], paths["kits_dir"], paths["runs_dir"], as_json=json,
          group=group, options=_options(paths, accept_new_host_key, image, keep_remote), only=list(only or []),
          skip=list(skip or []), sets=list(set_ or []), dry=is_dry(c), limit=limit)
 
@@ -98,27 +97,27 @@ def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, imag
       help={"kit": "kit name (a file <kits-dir>/<kit>.yml); `invoke kits` lists them",
             "image": "NAME=REFERENCE of a kit image on the host (repeatable)",
             "keep-remote": "keep the run directory on the host after the pull-back is verified", **RUN_HELP})
-def repro(c, kit, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
+def repro(c, kit, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False,
           image=None, keep_remote=False, known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None,
           skip=None, set_=None, limit=None):
     """Run a kit on a host (or a group): fingerprint, steps, expectations, report. `invoke --dry repro KIT` shows the plan."""
-    _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, quiet, image, keep_remote, known_hosts,
+    _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, image, keep_remote, known_hosts,
            accept_new_host_key, ssh_config, only, skip, set_, limit)
 
 
 @task(iterable=["only", "skip", "set_"], help=RUN_HELP)
-def probe(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
+def probe(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False,
           known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None, limit=None):
     """The SMEM probe kit: shared-memory limits from torch and the driver, launches at and past the opt-in limit."""
-    _repro(c, "smem-probe", host, group, inventory, runs_dir, kits_dir, json, quiet, None, False, known_hosts,
+    _repro(c, "smem-probe", host, group, inventory, runs_dir, kits_dir, json, None, False, known_hosts,
            accept_new_host_key, ssh_config, only, skip, set_, limit)
 
 
 @task(iterable=["only", "skip", "set_"], help=RUN_HELP)
-def sweep(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False, quiet=False,
+def sweep(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False,
           known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None, limit=None):
     """The tile-sweep kit: the model's MoE GEMM shapes through every tile on the GPU, cross-checked with the prediction."""
-    _repro(c, "tile-sweep", host, group, inventory, runs_dir, kits_dir, json, quiet, None, False, known_hosts,
+    _repro(c, "tile-sweep", host, group, inventory, runs_dir, kits_dir, json, None, False, known_hosts,
            accept_new_host_key, ssh_config, only, skip, set_, limit)
 
 

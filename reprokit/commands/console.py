@@ -10,6 +10,7 @@ import threading
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 
+from reprokit import verbosity
 from reprokit.hosts.pullback import PULL_REPORT_BYTES
 from reprokit.progress import CountProgress
 
@@ -20,16 +21,18 @@ class _Console(Console):
         os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
         raise SystemExit(141)
 
+
 def _console(stderr: bool) -> Console:
     probe = Console(stderr=stderr)
     # Logs and CI have no terminal: rich would wrap tables at 80 columns there.
     return _Console(stderr=stderr, highlight=False, width=None if probe.is_terminal else 140)
 
-console = _console(stderr=False)
 
+console = _console(stderr=False)
 err_console = _console(stderr=True)
 
 VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow", "INTERRUPTED": "bold red"}
+
 
 @contextlib.contextmanager
 def transfer_progress(description: str, total_bytes: int):
@@ -42,29 +45,37 @@ def transfer_progress(description: str, total_bytes: int):
         task_id = progress.add_task(description, total=total_bytes)
         yield lambda n: progress.advance(task_id, n)
 
-def printers(as_json: bool, quiet: bool, prefix: str = ""):
+
+def printers(as_json: bool, prefix: str = ""):
+    """``say`` for reprokit's own lines while it works, ``stream`` for what a workload or a tool prints, at the task's
+    ``--quiet`` / ``--verbose`` level (``reprokit.verbosity``); under ``--json`` only the JSON is printed."""
+    level = verbosity.level()
     lock = threading.Lock()
-    counts = CountProgress(err_console, prefix)  # "progress: TASK k/n" lines become a bar with an ETA, quiet or not
+    counts = CountProgress(err_console, prefix)  # "progress: TASK k/n" lines become a bar with an ETA
 
     def say(message: str) -> None:
-        if not as_json:
-            counts.stop()
-            with lock:
-                err_console.print(f"{prefix}{message}", markup=False)
+        if as_json or (level is verbosity.Level.QUIET and not verbosity.is_warning(message)):
+            return
+        counts.stop()
+        with lock:
+            err_console.print(f"{prefix}{message}", markup=False)
 
     def stream(line: str) -> None:
-        if as_json or counts.feed(line):
+        if as_json or level is verbosity.Level.QUIET:
             return
-        if not quiet:
-            with lock:
-                err_console.print(f"{prefix}      | {line}", style="dim", markup=False)
+        if counts.feed(line) and level is not verbosity.Level.VERBOSE:  # verbose: the line behind the bar too
+            return
+        with lock:
+            err_console.print(f"{prefix}      | {line}", style="dim", markup=False)
 
     return say, stream
+
 
 def warn_inventory(inventory) -> None:
     """The inventory's warnings (a misspelt reprokit variable) go to stderr, never into --json output."""
     for warning in getattr(inventory, "warnings", ()):
         print(f"warning: {warning}", file=sys.stderr)  # one line, never wrapped
+
 
 def print_error(message: str) -> None:
     print(f"error: {message}", file=sys.stderr)

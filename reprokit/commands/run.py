@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.table import Table
 
 from reprokit.collect import collect_run
-from reprokit.commands.console import VERDICT_STYLE, console, printers, transfer_progress, warn_inventory
+from reprokit.commands.console import VERDICT_STYLE, console, err_console, printers, transfer_progress, warn_inventory
 from reprokit.config import ansible_inventory
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import apply_overrides, load_kit, select_steps
@@ -41,6 +41,7 @@ def parse_images(specs: list[str] | None) -> dict[str, str]:
         images[name] = ref
     return images
 
+
 def pull_limits(max_pull_bytes: str | int | None) -> dict[str, int]:
     """``--max-pull-bytes N`` (plain bytes, or with a K/M/G/T suffix) as ConnectOptions fields."""
     if max_pull_bytes is None:
@@ -51,6 +52,7 @@ def pull_limits(max_pull_bytes: str | int | None) -> dict[str, int]:
     if not digits.isdigit() or int(digits) <= 0:
         raise ConfigError(f"--max-pull-bytes {max_pull_bytes!r}: give a positive size such as 500M or 64G")
     return {"max_pull_bytes": int(digits) * scale}
+
 
 def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
     verdict = outcome.verdict
@@ -71,8 +73,9 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
     if (outcome.run_dir / "report.html").exists():  # an interrupted or detached run has none yet
         console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False)
 
+
 def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,
-          quiet: bool = False, group: str | None = None, options: ConnectOptions | None = None, only: list[str] | None = None,
+          group: str | None = None, options: ConnectOptions | None = None, only: list[str] | None = None,
           skip: list[str] | None = None, sets: list[str] | None = None, dry: bool = False, limit: str | None = None) -> int:
     """Run a kit on a host, a group or the hosts of an Ansible pattern (``limit``); ``only``/``skip``/``sets`` select
     steps and override parameters (recorded); ``dry`` only shows the plan."""
@@ -98,9 +101,9 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     if options.progress is None and not (group or limit):
         options.progress = transfer_progress
     if group or limit:
-        return _fan_out(kit, kit_path, hosts, inventory, Path(runs_dir), kits, as_json, quiet, options, selection)
+        return _fan_out(kit, kit_path, hosts, inventory, Path(runs_dir), kits, as_json, options, selection)
     host = hosts[0]
-    say, stream = printers(as_json, quiet)
+    say, stream = printers(as_json)
     outcome = run_kit(kit, kit_path, host, Path(runs_dir), kits, say=say, stream=stream, inventory=inventory,
                       options=options, selection=selection)
     if as_json:
@@ -109,12 +112,13 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
         _print_verdict(kit.kit, host.name, outcome)
     return outcome.exit_code
 
-def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_json: bool, quiet: bool,
+
+def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_json: bool,
              options: ConnectOptions, selection: dict | None = None) -> int:
     """Run the kit on every host of a group in parallel; one bad host does not stop the others."""
 
     def one(host):
-        say, stream = printers(as_json, quiet, prefix=f"[{host.name}] ")
+        say, stream = printers(as_json, prefix=f"[{host.name}] ")
         try:
             outcome = run_kit(kit, kit_path, host, runs_dir, kits, say=say, stream=stream, inventory=inventory,
                               options=options, selection=selection)
@@ -135,6 +139,7 @@ def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_jso
         console.print(table)
     return max((r[1] for r in rows), key=_severity, default=0)
 
+
 @contextlib.contextmanager
 def stop_on_signals():
     """Ctrl-C and SIGTERM reach only the main thread: tell every host's executor to end its step like a single run."""
@@ -153,14 +158,16 @@ def stop_on_signals():
             signal.signal(sig, handler)
         STOP.clear()
 
+
 def _severity(code: int) -> int:
     """Which exit code a fan-out reports: a failure beats a host error beats inconclusive beats a pass."""
     order = [ExitCode.PASS, ExitCode.INCONCLUSIVE, ExitCode.STEP_ERROR, ExitCode.HOST_ERROR, ExitCode.FAIL, ExitCode.INTERRUPTED]
     return order.index(code) if code in order else len(order)
 
+
 def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float,
             as_json: bool = False, runs_dir: str = "runs") -> int:
-    say, _ = printers(as_json, True)
+    say, _ = printers(as_json)
     run_dir = str(resolve_run_dir(run_dir, runs_dir))  # runs/<id>, or just <id>
     outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, Path(kits_dir), say=say, wait_s=wait_s)
     manifest = load_manifest(run_dir)
@@ -170,12 +177,13 @@ def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOp
         _print_verdict(manifest["kit"]["name"], manifest["host"]["name"], outcome)
     return outcome.exit_code
 
+
 def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectOptions, as_json: bool = False,
            force: bool = False) -> int:
     inventory = load_inventory(inventory_path)
     host = inventory.host(host_name)
     said: list[str] = []
-    say = said.append if as_json else printers(False, True)[0]
+    say = said.append if as_json else lambda message: err_console.print(message, markup=False)  # its result
     if host.is_local:
         lock = HostLock(LocalFS(), host.name, str(Path(runs_dir) / ".locks" / host.name), run_id="")
         break_lock(lock, say, force=force)

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reprokit.commands.console import console, err_console
+from reprokit import verbosity
+from reprokit.commands.console import console, err_console, printers
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit
 from reprokit.errors import ExitCode
@@ -32,18 +33,15 @@ def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     """
     from reprokit.hosts.commands import SSHCommandRunner  # noqa: PLC0415 - only remote builds need it
 
-    def say(message: str) -> None:
-        err_console.print(message, markup=False)
-
+    say, stream = printers(False)  # reprokit's lines and docker's, at the task's --quiet / --verbose level
     kit, _ = load_kit(kit_name, kits_dir)
     inventory = load_inventory(inventory_path)
     host = inventory.host(host_name)
     runner = None if host.is_local or docker_host else SSHCommandRunner(host, inventory, options, say)
     images = []
     for name in [image] if image else list(kit.images):
-        built = build_image(kit, name, host, runner=runner, docker_host=docker_host, push_to=push, say=say,
-                            stream=lambda line: say(f"      | {line}"))
-        say(f"{kit.kit}/{name} on {host.name}: {built.reference}")
+        built = build_image(kit, name, host, runner=runner, docker_host=docker_host, push_to=push, say=say, stream=stream)
+        err_console.print(f"{kit.kit}/{name} on {host.name}: {built.reference}", markup=False)  # the result
         images.append({**dataclasses.asdict(built), "reference": built.reference})
     if as_json:
         print(json.dumps({"kit": kit.kit, "host": host.name, "images": images}, indent=2, default=str))
@@ -71,5 +69,9 @@ def provision(host_name: str | None, inventory_path: str, check: bool, known_hos
     def say(message: str) -> None:
         out.print(message, markup=False, highlight=False, soft_wrap=True)  # Ansible's lines and commands, unwrapped
 
+    def stream(line: str) -> None:  # Ansible's own lines, not under --quiet
+        if verbosity.level() is not verbosity.Level.QUIET:
+            say(line)
+
     return provision_cli(host_name, inventory_path, check=check, known_hosts=known_hosts,
-                         accept_new_host_key=accept_new_host_key, user=user, say=say, **flags)
+                         accept_new_host_key=accept_new_host_key, user=user, say=say, stream=stream, **flags)

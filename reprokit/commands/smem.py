@@ -16,6 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from reprokit import verbosity
 from reprokit.errors import ExitCode
 from reprokit.progress import CountProgress
 from reprokit.report.smem_table import comparison_table, print_smem_result, smem_summary
@@ -81,12 +82,17 @@ def _run_one(flashinfer: str, arch: str, optin_limit_bytes: int | None, jobs: in
     params_file.write_text(json.dumps(params, indent=2) + "\n")
     err = Console(stderr=True, highlight=False)
     counts = CountProgress(err)  # "progress: static-smem compile k/n" lines: a bar with an ETA; other lines pass through
+    level, held = verbosity.level(), []  # --quiet: the workload's lines only if it fails
     with subprocess.Popen([sys.executable, "-m", WORKLOAD, "--params", str(params_file), "--out-dir", str(run_dir)],
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace") as done:
         for line in done.stderr or []:
-            if not counts.feed(line.rstrip("\n")):
+            if level is verbosity.Level.QUIET:
+                held.append(line)
+            elif not counts.feed(line.rstrip("\n")) or level is verbosity.Level.VERBOSE:
                 sys.stderr.write(line)
     counts.stop()
+    if done.returncode != 0:
+        sys.stderr.writelines(held)
     code = EXIT_CODES.get(done.returncode, ExitCode.STEP_ERROR)
     try:
         result = json.loads((run_dir / "result.json").read_text())

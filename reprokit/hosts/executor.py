@@ -12,7 +12,9 @@ remote executor (``remote.py``) does the same over SSH.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -31,6 +33,8 @@ from reprokit.hosts.lock import HostLock
 from reprokit.hosts.staging import stage_local
 from reprokit.records.atomic import write_json_atomic
 from reprokit.secrets import Redactor
+
+LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
 
 PACKAGE_ROOT = Path(reprokit.__file__).resolve().parent.parent
 KILL_GRACE_S = 5.0
@@ -145,6 +149,7 @@ class LocalNativeExecutor:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
         argv = [self.host.python or sys.executable, "-m", module, "--params", str(params_path), "--out-dir", str(out_dir)]
+        LOG.debug("host %s: step %s: %s", self.host.name, step_name or out_dir.name, shlex.join(argv))  # --verbose
         started = time.monotonic()
         with open(log_path, "ab") as log:
             try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import logging
 import tarfile
 import threading
 import time
@@ -43,6 +44,7 @@ from reprokit.records.atomic import write_json_atomic
 from reprokit.secrets import Redactor, env_file_text
 
 POLL_MIN_S, POLL_MAX_S = 0.02, 0.5  # poll fast while a step is short or chatty, back off while it is quiet
+LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
 RECONNECT_ATTEMPTS = 5
 IO_TIMEOUT_S = 30.0
 KILL_AFTER_S = 10
@@ -380,6 +382,7 @@ class RemoteExecutor(PullBackMixin):
         out_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out_dir / "params.json", params)
         command = self._workload_command(module, step_name, image, remote_dir)
+        LOG.debug("host %s: step %s: %s", self.host.name, step_name, command)  # --verbose; secrets go by file, never here
         try:
             self.sh(f"mkdir -p -- {shell.quote(remote_dir)}")
             with self.sftp.open(f"{remote_dir}/params.json", "w") as fh:

@@ -45,7 +45,7 @@ class AcceptNewHostKey(paramiko.MissingHostKeyPolicy):
             with open(self.known_hosts, "a", encoding="utf-8") as fh:
                 fh.write(f"{hostname} {key.get_name()} {key.get_base64()}\n")
         if self.say:
-            self.say(f"added the host key of {hostname} ({fingerprint_of(key)}) to {self.known_hosts}")
+            self.say(f"warning: added the host key of {hostname} ({fingerprint_of(key)}) to {self.known_hosts}")  # quiet too
 
 
 class HostKeyUnknown(HostError):
