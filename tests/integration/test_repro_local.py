@@ -92,7 +92,7 @@ def test_probe_task_and_check_record(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["repro", "ep8-crsh"], "error: kits: unknown kit 'ep8-crsh' (did you mean 'ep8-crash'?); known kits: ep8-crash, smem-probe, tile-sweep"),
+        (["repro", "ep8-crsh"], "error: kits: unknown kit 'ep8-crsh' (did you mean 'ep8-crash'?); known kits: ep8-crash, ep8-crash-fixed, smem-probe, tile-sweep, triton-mla-decode, triton-moe-configs"),
         (["repro", "ep8-crash", "--host", "nope"],
          "error: inventory.yml: unknown host 'nope'; known hosts: local, rtx-pro-6000-01"),
     ],

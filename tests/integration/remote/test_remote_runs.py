@@ -101,8 +101,8 @@ def test_run_through_the_gateway_pulls_back_a_verified_record(tmp_path):
     assert steps["probe"]["status"] == "no_driver" and steps["probe"]["exit_code"] == 3
     assert verify_record(run_dir) == []
     assert json.loads((run_dir / "steps" / "probe" / "result.json").read_text())["status"] == "no_driver"
-    # verified, so the host's copy is gone; the lock is released; the workload code stays cached
-    assert sorted(p.name for p in work.iterdir()) == ["code", "runs"]
+    # verified, so the host's copy is gone; the lock is released; the workload code and the host's caches stay
+    assert sorted(p.name for p in work.iterdir()) == ["cache", "code", "runs"]
     assert list((work / "runs").iterdir()) == []
 
 

@@ -23,7 +23,7 @@ def e2e_run(tmp_path_factory, serve_double):  # noqa: F811 - the fixture importe
     tmp = tmp_path_factory.mktemp("e2e-report")
     _, inventory, known = host_with_model(tmp, "e2e-report")
     proc = invoke_repro(tmp, inventory, known, "--host", "h1", "--image", f"workload={BASE}",
-                        "--image", f"serve={serve_double}", "--quiet", kit="ep8-crash")
+                        "--image", f"serve={serve_double}", kit="ep8-crash")
     (run_dir,) = runs_in(tmp / "runs")
     return proc, run_dir
 
@@ -61,12 +61,12 @@ def test_a_reason_many_expectations_share_is_said_once(e2e_run):
     sharing = [j["name"] for j in verdict["expectations"] if gpu_reason in j["reason"]]
     assert len(sharing) == 4  # the SM120-gated ones
     console = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines at 140 columns off a terminal
-    assert console.count(gpu_reason) == 2  # under the fingerprint, and in the note after the table
+    assert console.count(gpu_reason) == 3  # under the fingerprint, the probe workload's own echoed line, the note after the table
     assert f"note 1: no GPU here: 4 expectations need one: {gpu_reason}" in " ".join(proc.stdout.split())
     # the probe's reason is the fingerprint's; the sweep's quotes static-smem's, said on the line before
-    assert "[2/6] probe (smem-probe) ... no_driver in" in console and console.count("see above") == 2
+    assert "[2/6] probe (smem-probe) ..." in console and "no_driver in" in console and console.count("see above") == 2
     assert "did not produce it (missing_dependency: see above)" in console
-    assert console.count("nvcc not found") == 2  # the static-smem line, and the reason shared in a note
+    assert console.count("nvcc not found") == 3  # the workload's own line, the static-smem step line, the shared note
     assert (run_dir / "report.md").read_text().count(gpu_reason) == 1
     html = (run_dir / "report.html").read_text()
     assert html.count(gpu_reason.replace("'", "&#x27;")) == 1

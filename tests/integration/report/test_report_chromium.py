@@ -124,7 +124,7 @@ def test_the_runs_index_renders_and_requests_nothing(chromium: str, tmp_path: Pa
     from reprokit.history import list_runs
     from reprokit.report.runs_index import write_index
 
-    page = write_index(tmp_path / "index.html", list_runs(REPO / "evidence"))
+    page = write_index(tmp_path / "index.html", list_runs(REPO / "evidence" / "h200"))  # the first three H200 records
     dom, requests = run_chromium(chromium, page, tmp_path, "--dump-dom")
     assert made_for_the_page(requests) == []
     assert "<h1>3 run(s), 3 kit and host pair(s)</h1>" in dom

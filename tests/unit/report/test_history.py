@@ -37,6 +37,9 @@ def test_runs_lists_the_committed_evidence():
         # evidence/triton-cross-compile: the Triton kits compiled for SM120 and SM90 on a machine with no GPU
         ("20261201T102540Z-triton-mla-decode-local-3717", "PASS", 4, 4, "triton-mla-decode", "none", "-"),
         ("20261201T102552Z-triton-moe-configs-local-ce94", "PASS", 8, 8, "triton-moe-configs", "none", "-"),
+        # evidence/h200-triton: the Triton kits with the H200's own Triton
+        ("20261201T105928Z-triton-moe-configs-local-bef6", "PASS", 8, 8, "triton-moe-configs", "1 x NVIDIA H200", "580.159.04"),
+        ("20261201T110003Z-triton-mla-decode-local-d283", "PASS", 4, 4, "triton-mla-decode", "1 x NVIDIA H200", "580.159.04"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -45,8 +48,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 2), ({"verdict": "pass"}, 6), ({"gpu": "h200"}, 6), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 5), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 7),
+    ({"kit": "ep8-crash"}, 2), ({"verdict": "pass"}, 8), ({"gpu": "h200"}, 8), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 7), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 9),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -128,13 +131,13 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):
         assert len(marks(page, f"trend-{kit}-local", "circle", "point")) == 1
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
-    assert page.count('<a href="../../../') == 7  # the records that have a report.html, linked relatively
+    assert page.count('<a href="../../../') == 9  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 8
+    assert page.count("<tr><td") == 10
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 
