@@ -422,14 +422,7 @@ PATTERNS: tuple[LogPattern, ...] = (
         family="exception_text",
     ),
     _shared(
-        errors.MOE_DISPATCH_FRAME,
-        "4       0x7f3a1c42a1c7 void tensorrt_llm::kernels::cutlass_kernels_oss::"
-        "dispatchMoeGemmSelectClusterShapeTmaWarpSpecialized<cutlass::arch::Sm120, __nv_fp4_e2m1, __nv_fp4_e2m1, "
-        "__nv_bfloat16, tensorrt_llm::cutlass_extensions::EpilogueOpDefault, "
-        "(tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput::EpilogueFusion)0, "
-        "cute::tuple<cute::C<128>, cute::C<256>, cute::C<128> >, false>"
-        "(tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput, int, "
-        "tensorrt_llm::cutlass_extensions::CutlassGemmConfig, int, CUstream_st*, int*, unsigned long*) + 689",
+        errors.MOE_DISPATCH_FRAME, errors.MOE_DISPATCH_FRAME.example,
         "moe_gemm_template_dispatch_tma_ws.h; the tile is cute Shape<M, N, K> in elements", family="exception_text",
     ),
     LogPattern(
