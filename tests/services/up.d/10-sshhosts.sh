@@ -95,6 +95,8 @@ CFG
     cmp -s "$dir/sshd_config" "$dir/sshd_config.running" && return
     kill "$(cat "$dir/sshd.pid")"; sleep 0.2
   fi
+  # An sshd this state does not know (another checkout's, a stale one) would keep the address with other keys.
+  ip netns pids "rk-$h" | xargs -r kill 2>/dev/null; sleep 0.2
   cp "$dir/sshd_config" "$dir/sshd_config.running"
   ip netns exec "rk-$h" /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log"
 }
