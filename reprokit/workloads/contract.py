@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,8 +50,14 @@ def write_json_atomic(path: Path, data: Any) -> None:
         raise
 
 
+_PROGRESS_LOCK = threading.Lock()
+
+
 def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    """One whole line on stderr: compile threads report at once, and a line split by another's would be lost."""
+    with _PROGRESS_LOCK:
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
 
 
 # "progress: static-smem compile 12/33: <detail>": how many of a step's units are done, for a progress bar
