@@ -1,0 +1,314 @@
+"""The run record's typed models: the manifest, a step's entry in it, an artifact's hash.
+
+Read back with ``from_json(data, where)``: a field of the wrong type is a ConfigError of one line naming the
+file and the field (``runs/x/manifest.json: steps[2].status: expected one of ok|..., got 7``). ``to_json``
+writes the keys in the order reprokit has always written them, so a record read and written again is the
+same bytes (fields that are None are left out, except the ones a record writes as null).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from reprokit.errors import ConfigError
+from reprokit.workloads.facts.exits import STATUS_OF_EXIT
+
+RUN_STATUSES = ("running", "complete", "failed", "interrupted", "detached", "incomplete", "killed")
+FINAL_STATUSES = ("complete", "failed", "interrupted")
+# a step's status: a workload's (by its exit code), or the runner's own (timed out, no result, not run)
+STEP_STATUSES = (*dict.fromkeys(STATUS_OF_EXIT.values()), "timeout", "error", "not_run")
+
+_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object",
+               list: "a list", type(None): "null"}
+
+
+_MISSING = object()
+
+
+class Fields:
+    """One JSON object being read into a model; every check names ``where`` and the field."""
+
+    def __init__(self, data: Any, where: str, prefix: str = ""):
+        self.where, self.prefix = where, prefix
+        if not isinstance(data, dict):
+            self.fail("", "an object", data)
+        self.data: dict[str, Any] = data
+
+    def fail(self, key: str, expected: str, got: Any) -> None:
+        name = f"{self.prefix}.{key}" if self.prefix and key else f"{self.prefix}{key}"
+        shown = "nothing (the field is missing)" if got is _MISSING else repr(got)
+        raise ConfigError(f"{self.where}: {name or 'the record'}: expected {expected}, got {shown}")
+
+    def take(self, key: str, *types: type, required: bool = False) -> Any:
+        """The value at ``key`` if it is one of ``types`` (None when absent and not required)."""
+        if key not in self.data:
+            if required:
+                self.fail(key, _expected(types), _MISSING)
+            return None
+        value = self.data[key]
+        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
+            self.fail(key, _expected(types), value)
+        return value
+
+    def choice(self, key: str, allowed: tuple[str, ...], required: bool = True) -> Any:
+        value = self.data.get(key)
+        if key not in self.data and not required:
+            return None
+        if value not in allowed:
+            self.fail(key, f"one of {'|'.join(allowed)}", value if key in self.data else _MISSING)
+        return value
+
+    def child(self, key: str) -> Fields:
+        return Fields(self.data[key], self.where, f"{self.prefix}.{key}" if self.prefix else key)
+
+
+def _expected(types: tuple[type, ...]) -> str:
+    return " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
+
+
+def _drop_none(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {key: value for key, value in pairs if value is not None}
+
+
+@dataclass
+class Artifact:
+    """A file of the record: its sha256 and size, as verified by ``invoke check-record``."""
+
+    sha256: str
+    bytes: int
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> Artifact:
+        digest = fields.take("sha256", str, required=True)
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            fields.fail("sha256", "64 lowercase hex digits", digest)
+        return cls(digest, fields.take("bytes", int, required=True))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sha256": self.sha256, "bytes": self.bytes}
+
+
+@dataclass
+class Owner:
+    """The control process that writes the record: a ``running`` record whose owner is gone was killed."""
+
+    pid: int
+    hostname: str
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> Owner:
+        return cls(fields.take("pid", int, required=True), fields.take("hostname", str, required=True))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pid": self.pid, "hostname": self.hostname}
+
+
+@dataclass
+class KitRef:
+    """The kit a run ran: its name, file, the file's sha256 and its description."""
+
+    name: str
+    path: str | None = None
+    sha256: str | None = None
+    description: str | None = None
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> KitRef:
+        return cls(fields.take("name", str, required=True), fields.take("path", str), fields.take("sha256", str),
+                   fields.take("description", str))
+
+    def to_json(self) -> dict[str, Any]:
+        return _drop_none([("name", self.name), ("path", self.path), ("sha256", self.sha256),
+                           ("description", self.description)])
+
+
+@dataclass
+class VerdictSummary:
+    """The verdict as the manifest carries it (``verdict.json`` has every expectation)."""
+
+    verdict: str
+    summary: str
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> VerdictSummary:
+        return cls(fields.take("verdict", str, required=True), fields.take("summary", str, required=True))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "summary": self.summary}
+
+
+@dataclass
+class StepAt:
+    """A step in flight (``in_flight``) or left on the host (``detached``, with the host's directory)."""
+
+    step: str
+    since: str | None
+    remote_dir: str | None = None
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> StepAt:
+        return cls(fields.take("step", str, required=True), fields.take("since", str, type(None)),
+                   fields.take("remote_dir", str))
+
+    def to_json(self) -> dict[str, Any]:
+        if self.remote_dir is None:
+            return {"step": self.step, "since": self.since}
+        return {"step": self.step, "remote_dir": self.remote_dir, "since": self.since}
+
+
+@dataclass
+class StepEntry:
+    """A step's entry in the manifest. ``result`` (its result.json) is held in memory only, never written here."""
+
+    name: str
+    uses: str
+    status: str
+    reason: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    duration_s: float | None = None
+    exit_code: int | None = None
+    log: str | None = None  # a workload's step log; control steps have none
+    result_file: str | None = None
+    inputs: list[dict[str, Any]] | None = None  # staged input files (param, origin, sha256, bytes, host_path)
+    not_pulled: list[dict[str, str]] | None = None  # host entries left on the host, and why
+    collected: bool | None = None  # pulled back by ``invoke collect``
+    result: dict[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def has_result(self) -> bool:
+        return isinstance(self.result, dict)
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> StepEntry:
+        take = fields.take
+        return cls(
+            name=take("name", str, required=True), uses=take("uses", str, required=True),
+            status=fields.choice("status", STEP_STATUSES), reason=take("reason", str, type(None)),
+            started=take("started", str, type(None)), ended=take("ended", str, type(None)),
+            duration_s=take("duration_s", int, float, type(None)), exit_code=take("exit_code", int, type(None)),
+            log=take("log", str), result_file=take("result_file", str), inputs=_objects(fields, "inputs"),
+            not_pulled=_objects(fields, "not_pulled"), collected=take("collected", bool))
+
+    def to_json(self) -> dict[str, Any]:
+        """Keys in the order the runner has always written them: a workload's (it has a log) or a control step's."""
+        head = [("name", self.name), ("uses", self.uses), ("started", self.started), ("inputs", self.inputs)]
+        if self.log is not None:
+            out = _drop_none(head + [("ended", self.ended), ("duration_s", self.duration_s)])
+            out["exit_code"] = self.exit_code  # null when the workload timed out
+            out.update(log=self.log, status=self.status, reason=self.reason)
+            return {**out, **_drop_none([("result_file", self.result_file), ("not_pulled", self.not_pulled),
+                                         ("collected", self.collected)])}
+        out = _drop_none(head)
+        out.update(status=self.status, reason=self.reason)
+        return {**out, **_drop_none([("ended", self.ended), ("duration_s", self.duration_s), ("exit_code", self.exit_code),
+                                     ("result_file", self.result_file), ("not_pulled", self.not_pulled),
+                                     ("collected", self.collected)])}
+
+
+def _objects(fields: Fields, key: str) -> list[dict[str, Any]] | None:
+    items = fields.take(key, list)
+    for i, item in enumerate(items or []):
+        if not isinstance(item, dict):
+            fields.fail(f"{key}[{i}]", "an object", item)
+    return items
+
+
+@dataclass
+class Manifest:
+    """``manifest.json``: what ran, where, with which pins; its status; each step's entry; each artifact's hash.
+
+    ``host``, ``images``, ``source`` and ``fingerprint`` are other owners' descriptions (the inventory's host,
+    the image entries, git provenance, the fingerprint workload's result), kept as the objects they wrote.
+    """
+
+    schema_version: int
+    run_id: str
+    status: str
+    started: str
+    owner: Owner
+    reprokit: dict[str, Any]
+    ended: str | None = None
+    source: dict[str, Any] | None = None
+    kit: KitRef | None = None
+    pins: dict[str, str] | None = None
+    host: dict[str, Any] | None = None
+    images: dict[str, dict[str, Any]] | None = None
+    secrets: list[str] | None = None  # names only
+    selection: dict[str, Any] | None = None  # --only/--skip/--set
+    fingerprint: dict[str, Any] | None = None
+    verdict: VerdictSummary | None = None
+    steps: list[StepEntry] = field(default_factory=list)
+    artifacts: dict[str, Artifact] = field(default_factory=dict)
+    pin_drift: dict[str, dict[str, str | None]] | None = None
+    preflight_notes: list[str] | None = None
+    in_flight: StepAt | None = None
+    status_detail: str | None = None
+    detached: StepAt | None = None
+
+    @property
+    def kit_name(self) -> str | None:
+        return self.kit.name if self.kit else None
+
+    @property
+    def host_name(self) -> str | None:
+        return (self.host or {}).get("name")
+
+    def step(self, name: str) -> StepEntry | None:
+        return next((entry for entry in self.steps if entry.name == name), None)
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Manifest:
+        fields = Fields(data, where)
+        take = fields.take
+        optional = {key: take(key, dict) for key in ("source", "pins", "host", "images", "selection", "pin_drift")}
+        for key in ("pins", "images"):
+            for name, value in (optional[key] or {}).items():
+                if not isinstance(value, str if key == "pins" else dict):
+                    fields.fail(f"{key}.{name}", "a string" if key == "pins" else "an object", value)
+        return cls(
+            schema_version=take("schema_version", int, required=True), run_id=take("run_id", str, required=True),
+            status=fields.choice("status", RUN_STATUSES), started=take("started", str, required=True),
+            ended=take("ended", str, type(None)), owner=Owner.from_json(_child(fields, "owner", required=True)),
+            reprokit=take("reprokit", dict, required=True), **optional,
+            kit=KitRef.from_json(fields.child("kit")) if take("kit", dict) is not None else None,
+            secrets=_strings(fields, "secrets"), fingerprint=take("fingerprint", dict, type(None)),
+            verdict=VerdictSummary.from_json(fields.child("verdict")) if take("verdict", dict, type(None)) else None,
+            steps=[StepEntry.from_json(Fields(s, where, f"steps[{i}]"))
+                   for i, s in enumerate(take("steps", list, required=True))],
+            artifacts={rel: Artifact.from_json(Fields(a, where, f"artifacts[{rel!r}]"))
+                       for rel, a in take("artifacts", dict, required=True).items()},
+            preflight_notes=_strings(fields, "preflight_notes"),
+            in_flight=StepAt.from_json(fields.child("in_flight")) if take("in_flight", dict) else None,
+            status_detail=take("status_detail", str),
+            detached=StepAt.from_json(fields.child("detached")) if take("detached", dict) else None)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"schema_version": self.schema_version, "run_id": self.run_id, "status": self.status,
+                               "started": self.started, "ended": self.ended, "owner": self.owner.to_json(),
+                               "reprokit": self.reprokit}
+        out.update(_drop_none([("source", self.source), ("kit", self.kit and self.kit.to_json()), ("pins", self.pins),
+                               ("host", self.host), ("images", self.images), ("secrets", self.secrets),
+                               ("selection", self.selection)]))
+        out.update(fingerprint=self.fingerprint, verdict=self.verdict and self.verdict.to_json(),
+                   steps=[entry.to_json() for entry in self.steps],
+                   artifacts={rel: a.to_json() for rel, a in self.artifacts.items()})
+        out.update(_drop_none([("pin_drift", self.pin_drift), ("preflight_notes", self.preflight_notes),
+                               ("in_flight", self.in_flight and self.in_flight.to_json()),
+                               ("status_detail", self.status_detail),
+                               ("detached", self.detached and self.detached.to_json())]))
+        return out
+
+
+def _child(fields: Fields, key: str, required: bool = False) -> Fields:
+    fields.take(key, dict, required=required)
+    return fields.child(key)
+
+
+def _strings(fields: Fields, key: str) -> list[str] | None:
+    items = fields.take(key, list)
+    for i, item in enumerate(items or []):
+        if not isinstance(item, str):
+            fields.fail(f"{key}[{i}]", "a string", item)
+    return items
