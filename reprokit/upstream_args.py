@@ -11,19 +11,25 @@ importing it (importing sglang needs torch and a GPU stack).
 Checking follows argparse: an exact option string, or an unambiguous prefix of
 one (``allow_abbrev``, on in both parsers), ``--flag=value`` or ``--flag value``,
 and a value outside literal ``choices`` is refused as argparse refuses it.
+
+Newer sglang releases (0.5.23 is one) moved most server options out of ``server_args.py`` into
+``sglang/srt/arg_groups/fields/*.py``: ``name: A[type, "help"] = default`` or ``A[type, Arg(...)]``, turned into
+argparse options by ``arg_groups/arg_utils.py:add_cli_args_from_dataclass`` (``--`` + the name with dashes, or
+``Arg(cli_name=...)``, plus ``aliases``; ``bool`` is ``store_true``; ``Literal[...]`` gives the choices).
+``server_options`` reads those fields too, so a flag is checked against everything that release's parser accepts.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reprokit import kit_check
-from reprokit.config.kit import Kit, kit_names, load_kit
-from reprokit.errors import ExitCode, HostError
+from reprokit.config.kit import Kit
+from reprokit.errors import HostError
 from reprokit.workloads import serve
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem.wheel import default_cache_dir, download, sha256_file, wheel_file_name
@@ -188,10 +194,99 @@ def _string_list(node: ast.AST) -> tuple[str, ...] | None:
 def upstream_options(package: str, version: str, member: str, cache_dir: Path | None = None) -> OptionTable:
     """The options ``member`` of ``package``'s ``version`` wheel declares."""
     wheel = wheel_path(package, version, cache_dir)
-    table = parse_options(read_wheel_member(wheel, member), f"{package} {version} {member}")
+    source = read_wheel_member(wheel, member)
+    table = parse_options(source, f"{package} {version} {member}")
+    moved_to = _star_reexport(source, package)
+    if not table.options and moved_to:  # a deprecated path (sglang 0.5.23's bench_serving.py) re-exports the module
+        table = parse_options(read_wheel_member(wheel, moved_to), f"{package} {version} {member} -> {moved_to}")
     if not table.options:
         raise HostError(f"{wheel}: {member} declares no options; this release parses its flags some other way")
     return table
+
+
+def _star_reexport(source: str, package: str) -> str | None:
+    """The wheel member a module re-exports with ``from <package>.x import *``, if it does."""
+    for node in ast.parse(source).body:
+        if (isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(package + ".")
+                and any(alias.name == "*" for alias in node.names)):
+            return node.module.replace(".", "/") + ".py"
+    return None
+
+
+FIELDS_DIR = "sglang/srt/arg_groups/fields/"  # newer releases (0.5.23): options as dataclass fields
+FIELD_NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count"}
+
+
+def _literal_strings(node: ast.AST | None) -> tuple[str, ...] | None:
+    if isinstance(node, (ast.List, ast.Tuple)) and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                                                       for e in node.elts):
+        return tuple(e.value for e in node.elts)  # type: ignore[union-attr]
+    return None
+
+
+def _field_option(name: str, annotation: ast.Subscript, line: int) -> Option | None:
+    elements = annotation.slice.elts if isinstance(annotation.slice, ast.Tuple) else [annotation.slice]
+    if len(elements) < 2:
+        return None
+    type_text = ast.unparse(elements[0])
+    meta = elements[1]
+    keywords: dict[str, ast.AST] = {}
+    if isinstance(meta, ast.Call) and ast.unparse(meta.func) == "Arg":
+        keywords = {k.arg: k.value for k in meta.keywords if k.arg}
+    elif not (isinstance(meta, ast.Constant) and isinstance(meta.value, str)):
+        return None  # no Arg and no help string: not a command-line option (arg_utils skips it)
+    no_cli = keywords.get("no_cli")
+    if isinstance(no_cli, ast.Constant) and no_cli.value is True:
+        return None
+    cli_name = keywords.get("cli_name")
+    strings = [cli_name.value if isinstance(cli_name, ast.Constant) else "--" + name.replace("_", "-")]
+    strings += list(_literal_strings(keywords.get("aliases")) or ())
+    action = keywords.get("action")
+    action_name = action.value if isinstance(action, ast.Constant) else None
+    is_bool = type_text in ("bool", "Optional[bool]", "bool | None")
+    nargs = keywords.get("nargs")
+    nargs_value = nargs.value if isinstance(nargs, ast.Constant) else None
+    choices = _literal_strings(keywords.get("choices"))
+    if choices is None and type_text.startswith(("Literal[", "Optional[Literal[")):
+        literal = elements[0] if type_text.startswith("Literal[") else elements[0].slice  # type: ignore[attr-defined]
+        values = literal.slice.elts if isinstance(literal.slice, ast.Tuple) else [literal.slice]  # type: ignore[attr-defined]
+        if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
+            choices = tuple(v.value for v in values)  # type: ignore[union-attr]
+    takes_value = not (is_bool and action is None) and action_name not in FIELD_NO_VALUE_ACTIONS
+    if nargs_value is None and re.match(r"(Optional\[)?(List|list)\[", type_text):
+        nargs_value = "+"  # arg_utils: List[X] fields take nargs "+" unless Arg says otherwise
+    return Option(strings=tuple(strings), takes_value=takes_value, value_optional=nargs_value in ("?", "*"),
+                  nargs=nargs_value, choices=choices, line=line)
+
+
+def field_options(source: str) -> dict[str, Option]:
+    """The options of every ``A[...]`` field of the classes in one ``arg_groups/fields`` module."""
+    found: dict[str, Option] = {}
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for item in node.body:
+            if (isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+                    and isinstance(item.annotation, ast.Subscript)
+                    and ast.unparse(item.annotation.value) in ("A", "Annotated")):
+                option = _field_option(item.target.id, item.annotation, item.lineno)
+                if option is not None:
+                    for string in option.strings:
+                        found[string] = option
+    return found
+
+
+def server_options(version: str, cache_dir: Path | None = None) -> OptionTable:
+    """Every option ``python -m sglang.launch_server`` of ``version`` accepts: server_args.py and its field modules."""
+    table = upstream_options("sglang", version, SERVER_ARGS, cache_dir)
+    wheel = wheel_path("sglang", version, cache_dir)
+    with zipfile.ZipFile(wheel) as zf:
+        members = sorted(m for m in zf.namelist() if m.startswith(FIELDS_DIR) and m.endswith(".py"))
+        merged = dict(table.options)
+        for member in members:
+            merged.update(field_options(zf.read(member).decode("utf-8")))
+    origin = f"sglang {version} {SERVER_ARGS}" + (f" + {FIELDS_DIR}*.py" if members else "")
+    return OptionTable(origin=origin, options=merged)
 
 
 def write_option_tables(tables: dict[str, OptionTable], path: Path, wheel: Path) -> None:
@@ -210,7 +305,7 @@ def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str
     version = kit.pins.get(SGLANG)
     if not steps or not version:
         return [], []
-    server = upstream_options(SGLANG, version, SERVER_ARGS, cache_dir)
+    server = server_options(version, cache_dir)
     bench = upstream_options(SGLANG, version, BENCH_SERVING, cache_dir)
     problems, checked = [], []
     for step in steps:
@@ -226,21 +321,3 @@ def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str
                        f" {server.origin}, {bench_flags} benchmark flags against {bench.origin}")
     return sorted(set(problems), key=problems.index), checked
 
-
-def check_kits_cli(kits_dir: str) -> int:
-    """``invoke kits --check``: each kit's sglang flags against its pinned release; exit 1 on any it would refuse."""
-    failed = 0
-    for name in kit_names(Path(kits_dir)):
-        kit, path = load_kit(name, kits_dir)
-        structural, account = kit_check.structure(kit, path)
-        for problem in structural:
-            print(problem)
-        problems, checked = kit_flag_problems(kit)
-        for problem in problems:
-            print(f"{path}: {problem}; change the kit's `with:` to a flag that release has")
-        if checked and not problems:
-            print(f"{path}: sglang flags agree with the pinned release ({'; '.join(checked)})")
-        if not structural and not problems:
-            print(f"{path}: {account}")
-        failed += bool(problems or structural)
-    return ExitCode.FAIL if failed else ExitCode.PASS

@@ -11,7 +11,7 @@ analysis, when the table lacks the cell), and each knob is judged against the re
 3. sglang's ``--disable-flashinfer-autotune``, the fallback: no FlashInfer op is tuned at all.
 4. with ``vllm``: vLLM's ``VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS`` (comma-separated ops), checked in its ``envs.py``.
 
-Every flag is checked against that sglang release's own option table (``sglang_options.server_options``). The
+Every flag is checked against that sglang release's own option table (``upstream_args.server_options``). The
 first knob that applies is the recommendation; the others are listed with why they do or do not apply.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from reprokit.errors import ConfigError, StepError
 from reprokit.fix import blocklist, fit_table
-from reprokit.fix.sglang_options import server_options
+from reprokit.upstream_args import server_options
 from reprokit.workloads.contract import WorkloadError, write_json_atomic
 from reprokit.workloads.static_smem import wheel as wheels
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reprokit.errors import HostError
-from reprokit.fix.sglang_options import field_options, server_options
+from reprokit.upstream_args import field_options, server_options
 
 FIELDS = '''
 from typing import Annotated as A, List, Literal, Optional
@@ -50,3 +50,29 @@ def test_skip_ops_flag_exists_only_in_the_newer_release(tables) -> None:
         assert table.problems(["--disable-flashinfer-autotune"]) == []
         assert table.problems(["--disable-flashinfer-autotune=1"]) == [
             f"--disable-flashinfer-autotune of {table.origin} takes no value (got '--disable-flashinfer-autotune=1')"]
+
+
+def test_kits_check_reads_the_dataclass_fields_of_newer_releases(tables) -> None:
+    """`invoke kits --check` (kit_flag_problems) accepts a 0.5.23 field option and refuses it under 0.5.9."""
+    from pathlib import Path
+
+    from reprokit.config.kit import load_kit_file
+    from reprokit.upstream_args import kit_flag_problems
+
+    kit = load_kit_file(Path(__file__).resolve().parents[3] / "kits" / "ep8-crash.yml")
+    skip_ops = ["--flashinfer-autotune-skip-ops", "trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"]
+
+    def pinned(version: str):
+        steps = [s.model_copy(update={"with_": {**s.with_, "extra_args": skip_ops}}) if s.uses == "serve" else s
+                 for s in kit.steps]
+        return kit.model_copy(update={"steps": steps, "pins": {**kit.pins, "sglang": version}})
+
+    problems, checked = kit_flag_problems(pinned("0.5.23"))
+    assert problems == []
+    # 0.5.23's bench_serving.py is a deprecated shim: `from sglang.benchmark.serving import *`
+    assert checked == ["step 'serve': 10 server flags against sglang 0.5.23 sglang/srt/server_args.py"
+                       " + sglang/srt/arg_groups/fields/*.py, 9 benchmark flags against sglang 0.5.23"
+                       " sglang/bench_serving.py -> sglang/benchmark/serving.py"]
+    assert kit_flag_problems(pinned("0.5.9"))[0] == [
+        "step 'serve': sglang.launch_server --flashinfer-autotune-skip-ops is not an option of sglang 0.5.9"
+        " sglang/srt/server_args.py"]
