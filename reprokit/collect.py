@@ -21,17 +21,18 @@ from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock
 from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
-from reprokit.records.run import RunRecord, load_manifest
+from reprokit.records.models import Manifest, StepEntry
+from reprokit.records.run import RunRecord
 from reprokit.runner import RunOutcome, Say, conclude, step_entry
 
 COLLECTABLE = ("detached", "incomplete", "killed")
 FINGERPRINT = "fingerprint"
 
 
-def pending_steps(manifest: dict[str, Any]) -> list[str]:
+def pending_steps(manifest: Manifest) -> list[str]:
     """The steps whose files may still be on the host: the detached/incomplete one, the one in flight when killed."""
-    names = [(manifest.get(key) or {}).get("step") for key in ("detached", "in_flight")]
-    if manifest.get("fingerprint") is None:
+    names = [at.step for at in (manifest.detached, manifest.in_flight) if at]
+    if manifest.fingerprint is None:
         names.insert(0, FINGERPRINT)  # the run ended before its fingerprint came back
     return list(dict.fromkeys(n for n in names if n))
 
@@ -39,25 +40,28 @@ def pending_steps(manifest: dict[str, Any]) -> list[str]:
 def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, kits_dir: Path, say: Say = print,
                 wait_s: float = 3600) -> RunOutcome:
     """Wait for the run's pending step on the host, pull everything, judge, report, then clean the host."""
-    manifest = load_manifest(run_dir)
-    status = manifest.get("status")
+    record = RunRecord.open_existing(run_dir)
+    manifest = record.manifest
+    status = manifest.status
     if status not in COLLECTABLE:
         raise ConfigError(f"{run_dir}: run is '{status}'; only a detached, incomplete or killed run has files to collect")
-    host = inventory.host(manifest["host"]["name"])
+    host = inventory.host(manifest.host_name)
     if host.is_local:
         raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
-    kit = load_kit_file(manifest["kit"]["path"])
-    record = RunRecord.open_existing(run_dir)
+    if manifest.kit is None or manifest.kit.path is None:
+        raise ConfigError(f"{run_dir / 'manifest.json'}: kit.path: the record does not say which kit file ran; run the kit again")
+    kit = load_kit_file(manifest.kit.path)
     executor = remote_executor(host, inventory, options, say)
     executor.connect()
     executor.run_id = record.run_id
-    executor.lock = HostLock(executor, host.name, f"{executor.workdir}/lock", record.run_id)
-    steps = {e["name"]: dict(e) for e in manifest.get("steps", [])}
-    fingerprint = manifest.get("fingerprint")
+    executor.lock = HostLock(executor.transport, host.name, f"{executor.workdir}/lock", record.run_id)
+    steps = {e.name: e for e in manifest.steps}
+    pending = pending_steps(manifest)
+    fingerprint = manifest.fingerprint
     try:
-        for name in pending_steps(manifest):
+        for name in pending:
             remote_dir = f"{executor.run_dir(record.run_id)}/{name}"
-            if executor.read_text(f"{remote_dir}/exit_code") is None:
+            if executor.transport.read_text(f"{remote_dir}/exit_code") is None:
                 if name == FINGERPRINT or name in steps:
                     continue  # never started there, or already pulled and judged
                 raise HostError(f"host '{host.name}': {remote_dir} is gone; step '{name}' cannot be collected")
@@ -66,23 +70,21 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
             if name == FINGERPRINT:
                 fingerprint = _collect_fingerprint(executor, remote_dir, record)
             else:
-                steps[name] = _collect_step(executor, remote_dir, record, kit, name, manifest)
+                steps[name] = _collect_step(executor, remote_dir, record, kit, name)
     except ConnectionLost as exc:
         raise HostError(f"{exc}; the record and the host's files are unchanged: collect again later") from None
     except PullStopped as exc:
         raise HostError(f"{exc}; the record is unchanged: collect again once that is fixed") from None
     for name, entry in steps.items():
-        if entry.get("result_file") and "result" not in entry:
-            entry["result"], _ = read_result(record.dir / "steps" / name)
+        if entry.result_file and entry.result is None:
+            entry.result, _ = read_result(record.dir / "steps" / name)
     for step in kit.steps:
-        steps.setdefault(step.name, {"name": step.name, "uses": step.uses, "status": "not_run", "result": None,
-                                     "reason": f"not run: the run was {status} before this step; run the kit again"})
-    record.manifest["steps"] = [{k: v for k, v in steps[s.name].items() if k not in ("result", "result_path")}
-                                for s in kit.steps]
-    for key in ("detached", "in_flight"):
-        record.manifest.pop(key, None)
-    record.manifest["fingerprint"] = fingerprint
-    record.manifest["status_detail"] = f"collected after the run was {status}"
+        steps.setdefault(step.name, StepEntry(step.name, step.uses, status="not_run",
+                                              reason=f"not run: the run was {status} before this step; run the kit again"))
+    manifest.steps = [steps[s.name] for s in kit.steps]
+    manifest.detached = manifest.in_flight = None
+    manifest.fingerprint = fingerprint
+    manifest.status_detail = f"collected after the run was {status}"
     outcome = conclude(kit, record, steps, fingerprint or {})
     executor.finish()
     say(f"collected {record.run_id}: {outcome.verdict['verdict']}")
@@ -111,8 +113,7 @@ def _collect_fingerprint(executor: RemoteExecutor, remote_dir: str, record: RunR
     return fingerprint
 
 
-def _collect_step(executor: RemoteExecutor, remote_dir: str, record: RunRecord, kit: Kit, name: str,
-                  manifest: dict[str, Any]) -> dict[str, Any]:
+def _collect_step(executor: RemoteExecutor, remote_dir: str, record: RunRecord, kit: Kit, name: str) -> StepEntry:
     out_dir = record.step_dir(name)
     listing = executor.pull(remote_dir, out_dir)
     if listing.not_pulled:
@@ -125,7 +126,9 @@ def _collect_step(executor: RemoteExecutor, remote_dir: str, record: RunRecord, 
                       result_problem=problem, not_pulled=listing.not_pulled)
     step = next((s for s in kit.steps if s.name == name), None)
     if step is None:
-        raise ConfigError(f"{record.dir}: step '{name}' is not in {manifest['kit']['path']} any more; restore the kit")
-    since = (manifest.get("detached") or manifest.get("in_flight") or {}).get("since")
-    return {"name": name, "uses": step.uses, "started": since, **step_entry(run, name, step.timeout, out_dir),
-            "collected": True}
+        raise ConfigError(f"{record.dir}: step '{name}' is not in {record.manifest.kit.path} any more; restore the kit")
+    at = record.manifest.detached or record.manifest.in_flight
+    entry = step_entry(run, StepEntry(name, step.uses, status="not_run", started=at.since if at else None), step.timeout,
+                       out_dir)
+    entry.collected = True
+    return entry

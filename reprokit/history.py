@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError
+from reprokit.records.models import Manifest
 from reprokit.records.run import MANIFEST, load_manifest
 
 MAX_DEPTH = 4  # runs/<id>/ or evidence/<host>/<id>/: records sit a level or two down, never inside a step
@@ -61,35 +62,35 @@ def find_records(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
-def _verdict(run_dir: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+def _verdict(run_dir: Path, manifest: Manifest) -> dict[str, Any]:
     try:
         return json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return manifest.get("verdict") or {}
+        return manifest.verdict.to_json() if manifest.verdict else {}
 
 
 def summarise(run_dir: Path) -> RunSummary:
     manifest = load_manifest(run_dir)
     verdict = _verdict(run_dir, manifest)
-    fp = manifest.get("fingerprint") or {}
+    fp = manifest.fingerprint or {}
     devices = [d for d in fp.get("devices") or [] if isinstance(d, dict)]
     names: dict[str, int] = {}
     for device in devices:
         names[str(device.get("name"))] = names.get(str(device.get("name")), 0) + 1
     gpu = ", ".join(f"{n} x {name}" for name, n in names.items()) or "none"
     installed = fp.get("packages") or {}
-    pins = manifest.get("pins") or {}
+    pins = manifest.pins or {}
     versions = ", ".join(f"{name} {installed[name]}" if installed.get(name) else f"{name} {pins[name]} (pinned, not seen)"
                          for name in VERSION_PACKAGES if installed.get(name) or pins.get(name))
     expectations = [j for j in verdict.get("expectations") or [] if isinstance(j, dict)]
     driver = (fp.get("driver") or {}).get("driver_release")
     return RunSummary(
-        run_id=str(manifest.get("run_id") or run_dir.name), dir=str(run_dir), status=str(manifest.get("status")),
-        verdict=str(verdict.get("verdict") or (manifest.get("verdict") or {}).get("verdict") or "-"),
-        kit=str((manifest.get("kit") or {}).get("name")), host=str((manifest.get("host") or {}).get("name")),
+        run_id=manifest.run_id or run_dir.name, dir=str(run_dir), status=manifest.status,
+        verdict=str(verdict.get("verdict") or (manifest.verdict.verdict if manifest.verdict else None) or "-"),
+        kit=str(manifest.kit_name), host=str(manifest.host_name),
         gpu=gpu, gpu_arch="/".join(sorted({str(d.get("gpu_arch")) for d in devices})) or "-",
-        driver=str(driver) if driver else "-", versions=versions, started=str(manifest.get("started") or "-"),
-        git_commit=str((manifest.get("source") or {}).get("git_commit") or "-")[:12],
+        driver=str(driver) if driver else "-", versions=versions, started=manifest.started or "-",
+        git_commit=str((manifest.source or {}).get("git_commit") or "-")[:12],
         held=sum(j.get("status") == "PASS" for j in expectations), judged=len(expectations))
 
 

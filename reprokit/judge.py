@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from reprokit.config.kit import Expectation, Kit
+from reprokit.records.models import StepEntry
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 _TOKEN = re.compile(r"([A-Za-z_][\w-]*)|\[(\*|\d+)\]")
@@ -117,7 +118,7 @@ def host_arches(fingerprint: dict[str, Any] | None) -> list[str]:
     return sorted({d["gpu_arch"] for d in devices if d.get("gpu_arch")})
 
 
-def judge_one(exp: Expectation, step: dict[str, Any] | None, fingerprint: dict[str, Any] | None) -> Judgement:
+def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: dict[str, Any] | None) -> Judgement:
     expected = _expected_text(exp)
 
     def verdict(status: str, observed: Any, reason: str) -> Judgement:
@@ -135,10 +136,10 @@ def judge_one(exp: Expectation, step: dict[str, Any] | None, fingerprint: dict[s
         if arches[0] not in wanted:
             names = sorted({d.get("name", "?") for d in fingerprint.get("devices", [])})
             return verdict(INCONCLUSIVE, None, f"applies to {'/'.join(wanted)}; this host has {arches[0]} ({', '.join(names)})")
-    if step is None or step.get("result") is None:
-        reason = (step or {}).get("reason") or "the step did not run"
+    if step is None or step.result is None:
+        reason = (step.reason if step else None) or "the step did not run"
         return verdict(INCONCLUSIVE, None, f"step '{exp.step}' has no result: {reason}")
-    result = step["result"]
+    result = step.result
     if result.get("status") not in ("ok", "check_failed"):
         return verdict(INCONCLUSIVE, None, f"step '{exp.step}' reported {result.get('status')}: {result.get('error', '')}".rstrip(": "))
     try:
@@ -159,7 +160,7 @@ def judge_one(exp: Expectation, step: dict[str, Any] | None, fingerprint: dict[s
     return verdict(PASS, observed, "")
 
 
-def judge(kit: Kit, steps: dict[str, dict[str, Any]], fingerprint: dict[str, Any] | None) -> dict[str, Any]:
+def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: dict[str, Any] | None) -> dict[str, Any]:
     """The run's verdict: FAIL if any expectation failed, else INCONCLUSIVE if any could not be judged, else PASS."""
     judgements = [judge_one(exp, steps.get(exp.step), fingerprint) for exp in kit.expect]
     statuses = {j.status for j in judgements}

@@ -23,10 +23,12 @@ from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.hosts.remote import Detached
 from reprokit.images.build import built_images
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
-from reprokit.plan.control_steps import CONTROL_STEPS
+from reprokit.plan.control_steps import run_control_step
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
+from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file, write_json_atomic
+from reprokit.records.models import StepAt, StepEntry, VerdictSummary
 from reprokit.records.run import RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
@@ -159,47 +161,46 @@ def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream
     else:
         say(f"      no GPU: {fingerprint.get('gpu_reason')}")
 
-    steps: dict[str, dict[str, Any]] = {}
+    steps: dict[str, StepEntry] = {}
     once = SaidOnce(None if gpus else fingerprint.get("gpu_reason"))  # a reason is said once on the console
     for number, step in enumerate(kit.steps, start=2):
         planned = plan_step(step, kit, kits_dir, fingerprint, steps, host_cpu_only=executor.host.cpu_only,
                             host=executor.host)
-        entry: dict[str, Any] = {"name": step.name, "uses": step.uses, "started": utc_now()}
+        entry = StepEntry(step.name, step.uses, status="not_run", started=utc_now())
         if not planned.skip_reason:
             stage_inputs(planned, executor, steps, record.dir, record.step_dir(step.name))
-            if planned.inputs:
-                entry["inputs"] = planned.inputs
+            entry.inputs = planned.inputs or None
         if planned.skip_reason:
-            entry.update(status="not_run", reason=planned.skip_reason, ended=entry["started"], result=None)
+            entry.reason, entry.ended = planned.skip_reason, entry.started
             say(f"[{number}/{total}] {step.name} ({step.uses}) ... {once(planned.skip_reason)}")
         elif planned.kind.where == "control":
             say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
-            entry.update(CONTROL_STEPS[step.uses](planned.params, record.dir, steps, record.step_dir(step.name)))
-            say(f"      {entry['status']}" + (f": {once(entry['reason'])}" if entry.get("reason") else "")
-                + (f": {entry['result']['verdict']}" if entry.get("result") and "verdict" in entry["result"] else ""))
+            fields = run_control_step(planned.kind, planned.params, record.dir, steps, record.step_dir(step.name))
+            entry = checked_result(planned.kind, replace(entry, **fields), record.dir)
+            say(f"      {entry.status}" + (f": {once(entry.reason)}" if entry.reason else "")
+                + (f": {entry.result['verdict']}" if entry.result and "verdict" in entry.result else ""))
         else:
             say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
-            record.update(in_flight={"step": step.name, "since": entry["started"]})
+            record.update(in_flight=StepAt(step.name, entry.started))
             out_dir = record.step_dir(step.name)
             run = executor.run_workload(planned.kind.module, planned.params, out_dir, out_dir / "step.log",
                                         step.timeout, stream, image=step.image, step_name=step.name)
-            entry.update(step_entry(run, step.name, step.timeout, out_dir))
+            entry = checked_result(planned.kind, step_entry(run, entry, step.timeout, out_dir), record.dir)
             _prune(out_dir, step.keep)
-            detail = entry.get("reason") or ""
-            say(f"      {entry['status']} in {run.duration_s:.1f} s" + (f": {once(detail)}" if detail else ""))
+            detail = entry.reason or ""
+            say(f"      {entry.status} in {run.duration_s:.1f} s" + (f": {once(detail)}" if detail else ""))
         steps[step.name] = entry
-        record.manifest.pop("in_flight", None)
-        record.set_step({k: v for k, v in entry.items() if k not in ("result", "result_path")})
+        record.manifest.in_flight = None
+        record.set_step(entry)
     return conclude(kit, record, steps, fingerprint)
 
 
 def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, remote_dir: str) -> None:
     """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``."""
-    record.manifest.pop("in_flight", None)
-    record.update(status=status, status_detail=detail, detached={"step": step, "remote_dir": remote_dir, "since": utc_now()})
+    record.update(status=status, status_detail=detail, in_flight=None, detached=StepAt(step, utc_now(), remote_dir))
 
 
-def stage_inputs(planned: PlannedStep, executor, steps: dict[str, dict[str, Any]], record_dir: Path,
+def stage_inputs(planned: PlannedStep, executor, steps: dict[str, StepEntry], record_dir: Path,
                  out_dir: Path) -> None:
     """Check the step's host paths, resolve its declared inputs and stage them on the host (or say why not).
 
@@ -237,22 +238,22 @@ def image_entry(dockerfile: str, ref: str | None, host: Host) -> dict[str, Any]:
     return {"dockerfile": dockerfile, "ref": ref, "digest": digest}
 
 
-def step_entry(run, step_name: str, timeout_s: int, out_dir: Path) -> dict[str, Any]:
-    """A step's manifest entry from what its workload did."""
-    entry: dict[str, Any] = {"ended": utc_now(), "duration_s": run.duration_s, "exit_code": run.exit_code,
-                             "log": f"steps/{step_name}/step.log", "result": run.result}
+def step_entry(run, started: StepEntry, timeout_s: int, out_dir: Path) -> StepEntry:
+    """A step's manifest entry from what its workload did (``started``: its entry when it began)."""
+    name = started.name
+    entry = replace(started, ended=utc_now(), duration_s=run.duration_s, exit_code=run.exit_code,
+                    log=f"steps/{name}/step.log", result=run.result)
     if run.timed_out:
-        entry.update(status="timeout", reason=f"timed out after {timeout_s} s; the process group was ended")
+        entry.status, entry.reason = "timeout", f"timed out after {timeout_s} s; the process group was ended"
     elif run.result is None:
         last = _last_line(out_dir / "step.log")
-        entry.update(status="error", reason=f"exit code {run.exit_code}: {run.result_problem}"
-                     + (f"; the log ends with: {last}" if last else ""))
+        entry.status = "error"
+        entry.reason = f"exit code {run.exit_code}: {run.result_problem}" + (f"; the log ends with: {last}" if last else "")
     else:
-        entry.update(status=STATUS_OF_EXIT.get(run.exit_code, "error"), reason=run.result.get("error"))
-        entry["result_file"] = f"steps/{step_name}/result.json"
-        entry["result_path"] = str(out_dir / "result.json")
-    if getattr(run, "not_pulled", None):
-        entry["not_pulled"] = run.not_pulled  # left on the host (links, FIFOs, odd names), never dropped silently
+        entry.status, entry.reason = STATUS_OF_EXIT.get(run.exit_code, "error"), run.result.get("error")
+        entry.result_file = f"steps/{name}/result.json"
+    # left on the host (links, FIFOs, odd names), never dropped silently
+    entry.not_pulled = getattr(run, "not_pulled", None) or None
     return entry
 
 
@@ -267,16 +268,16 @@ def _last_line(log: Path, max_chars: int = 300) -> str:
     return (meaningful or [""])[-1][:max_chars]
 
 
-def conclude(kit: Kit, record: RunRecord, steps: dict[str, dict[str, Any]], fingerprint: dict[str, Any]) -> RunOutcome:
+def conclude(kit: Kit, record: RunRecord, steps: dict[str, StepEntry], fingerprint: dict[str, Any]) -> RunOutcome:
     """Judge, report, finalise the manifest (hashes), and pick the exit code."""
     verdict = judge(kit, steps, fingerprint)
     write_json_atomic(record.dir / "verdict.json", verdict)
-    record.update(verdict={"verdict": verdict["verdict"], "summary": verdict["summary"]})
+    record.update(verdict=VerdictSummary(verdict["verdict"], verdict["summary"]))
     write_report(record.dir, record.manifest, verdict, steps)
     write_html_report(record.dir, record.manifest, verdict, steps)
     record.finish("complete")
     code = EXIT_BY_VERDICT[verdict["verdict"]]
-    if any(e.get("status") in STEP_ERRORS for e in steps.values()) and code != ExitCode.FAIL:
+    if any(e.status in STEP_ERRORS for e in steps.values()) and code != ExitCode.FAIL:
         code = ExitCode.STEP_ERROR
     return RunOutcome(record.dir, verdict, code)
 

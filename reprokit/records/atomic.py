@@ -1,4 +1,7 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of one."""
+"""Atomic file writes: a reader sees the old file or the new one, never half of one.
+
+Each write remembers the sha256 of what it wrote, so the record's artifact list does not read the file again.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from reprokit.records.digests import DIGESTS, sha256_file
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+__all__ = ["sha256_file", "write_bytes_atomic", "write_json_atomic", "write_text_atomic"]
+
+
+def write_bytes_atomic(path: Path, data: bytes, hashed: bool = True) -> str | None:
+    """Write ``data`` to ``path`` atomically; return its sha256, remembered for the record (``hashed=False``: a file
+    that is no artifact, the manifest, rewritten at every change)."""
+    digest = hashlib.sha256(data).hexdigest() if hashed else None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -19,6 +29,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        if digest:
+            DIGESTS.remember(path, digest)
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
@@ -30,19 +42,12 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+    return digest
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8"))
+def write_text_atomic(path: Path, text: str, hashed: bool = True) -> str | None:
+    return write_bytes_atomic(path, text.encode("utf-8"), hashed)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, default=str) + "\n")
-
-
-def sha256_file(path: Path, chunk_bytes: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(chunk_bytes):
-            digest.update(chunk)
-    return digest.hexdigest()
+def write_json_atomic(path: Path, data: Any, hashed: bool = True) -> str | None:
+    return write_text_atomic(path, json.dumps(data, indent=2, default=str) + "\n", hashed)

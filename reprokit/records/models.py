@@ -8,6 +8,7 @@ same bytes (fields that are None are left out, except the ones a record writes a
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,13 @@ class Fields:
         if value not in allowed:
             self.fail(key, f"one of {'|'.join(allowed)}", value if key in self.data else _MISSING)
         return value
+
+    def only(self, names: tuple[str, ...], what: str) -> None:
+        """Refuse a key the model does not know (a typo, or a newer schema)."""
+        for key in self.data:
+            if key not in names:
+                name = f"{self.prefix}.{key}" if self.prefix else key
+                raise ConfigError(f"{self.where}: {name}: not a field of {what}; the record is damaged or of a newer reprokit")
 
     def child(self, key: str) -> Fields:
         return Fields(self.data[key], self.where, f"{self.prefix}.{key}" if self.prefix else key)
@@ -182,6 +190,7 @@ class StepEntry:
 
     @classmethod
     def from_json(cls, fields: Fields) -> StepEntry:
+        fields.only(_JSON_FIELDS[cls], "a step's entry")
         take = fields.take
         return cls(
             name=take("name", str, required=True), uses=take("uses", str, required=True),
@@ -261,6 +270,7 @@ class Manifest:
     @classmethod
     def from_json(cls, data: Any, where: str) -> Manifest:
         fields = Fields(data, where)
+        fields.only(_JSON_FIELDS[cls], "a run manifest")
         take = fields.take
         optional = {key: take(key, dict) for key in ("source", "pins", "host", "images", "selection", "pin_drift")}
         for key in ("pins", "images"):
@@ -299,6 +309,10 @@ class Manifest:
                                ("status_detail", self.status_detail),
                                ("detached", self.detached and self.detached.to_json())]))
         return out
+
+
+_JSON_FIELDS = {model: tuple(f.name for f in dataclasses.fields(model) if f.name != "result")
+                for model in (StepEntry, Manifest)}
 
 
 def _child(fields: Fields, key: str, required: bool = False) -> Fields:

@@ -12,11 +12,13 @@ The manifest is written atomically at every state change, starting with
 ``status: running`` and the owner's pid and host. A run stopped by Ctrl-C or
 SIGTERM ends as ``interrupted``; a run killed outright leaves ``running``
 with a pid that no longer exists, which ``load_manifest`` reports as
-``killed``. Artifact hashes are computed once, when the run is finalised.
+``killed``. Artifact hashes are listed when the run is finalised, from the digests taken as each file was
+written or pulled (``records.digests``): each byte is hashed once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -30,11 +32,13 @@ from reprokit import __version__
 from reprokit.config.names import check_name
 from reprokit.errors import ConfigError
 from reprokit.provenance import source_provenance
-from reprokit.records.atomic import sha256_file, write_json_atomic
+from reprokit.records.atomic import write_json_atomic
+from reprokit.records.digests import DIGESTS, sha256_file
+from reprokit.records.models import FINAL_STATUSES, Artifact, Manifest, StepEntry
 
 MANIFEST = "manifest.json"
 MANIFEST_SCHEMA_VERSION = 1
-FINAL_STATUSES = ("complete", "failed", "interrupted")
+MANIFEST_FIELDS = frozenset(f.name for f in dataclasses.fields(Manifest))
 
 
 def utc_now() -> str:
@@ -62,7 +66,7 @@ def pid_alive(pid: int) -> bool:
 class RunRecord:
     """The run directory and its manifest; every ``update`` rewrites the manifest atomically."""
 
-    def __init__(self, root: Path, run_id: str, manifest: dict[str, Any]):
+    def __init__(self, root: Path, run_id: str, manifest: Manifest):
         self.root = root
         self.run_id = run_id
         self.dir = root / run_id
@@ -70,12 +74,12 @@ class RunRecord:
 
     @classmethod
     def create(cls, runs_dir: Path | str, run_id: str, **fields: Any) -> RunRecord:
+        """A new record; ``fields`` are the manifest's JSON fields (kit, pins, host, ...), validated as read back."""
         runs_dir = Path(runs_dir)
         if "/" in run_id or run_id.startswith(".") or not run_id:
             raise ConfigError(f"run id {run_id!r} would leave {runs_dir}; refused")
         run_dir = runs_dir / run_id
-        run_dir.mkdir(parents=True, exist_ok=False)
-        manifest: dict[str, Any] = {
+        data: dict[str, Any] = {
             "schema_version": MANIFEST_SCHEMA_VERSION,
             "run_id": run_id,
             "status": "running",
@@ -88,6 +92,8 @@ class RunRecord:
             "steps": [],
             "artifacts": {},
         }
+        manifest = Manifest.from_json(data, f"{run_dir / MANIFEST} (being created)")
+        run_dir.mkdir(parents=True, exist_ok=False)
         record = cls(runs_dir, run_id, manifest)
         record.save()
         return record
@@ -96,14 +102,17 @@ class RunRecord:
     def open_existing(cls, run_dir: Path | str) -> RunRecord:
         """Reopen a record (for ``invoke collect``); its manifest is read as written, not re-judged."""
         run_dir = Path(run_dir)
-        manifest = load_manifest(run_dir)
-        return cls(run_dir.parent, run_dir.name, manifest)
+        return cls(run_dir.parent, run_dir.name, load_manifest(run_dir))
 
     def save(self) -> None:
-        write_json_atomic(self.dir / MANIFEST, self.manifest)
+        write_json_atomic(self.dir / MANIFEST, self.manifest.to_json(), hashed=False)  # the manifest is no artifact
 
     def update(self, **fields: Any) -> None:
-        self.manifest.update(fields)
+        """Set manifest fields (typed values: ``verdict=VerdictSummary(...)``) and save."""
+        for name, value in fields.items():
+            if name not in MANIFEST_FIELDS:
+                raise AttributeError(f"a run manifest has no field {name!r}")
+            setattr(self.manifest, name, value)
         self.save()
 
     def step_dir(self, name: str) -> Path:
@@ -111,71 +120,68 @@ class RunRecord:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def set_step(self, entry: dict[str, Any]) -> None:
-        steps = self.manifest["steps"]
+    def set_step(self, entry: StepEntry) -> None:
+        steps = self.manifest.steps
         for i, existing in enumerate(steps):
-            if existing["name"] == entry["name"]:
+            if existing.name == entry.name:
                 steps[i] = entry
                 break
         else:
             steps.append(entry)
         self.save()
 
-    def hash_artifacts(self) -> dict[str, dict[str, Any]]:
-        artifacts: dict[str, dict[str, Any]] = {}
+    def hash_artifacts(self) -> dict[str, Artifact]:
+        """Every file of the record with its sha256: the digest taken when it was written or pulled, while unchanged."""
+        artifacts: dict[str, Artifact] = {}
         for path in sorted(self.dir.rglob("*")):
             rel = path.relative_to(self.dir).as_posix()
             if path.is_file() and not path.is_symlink() and not is_internal(rel):
-                artifacts[rel] = {"sha256": sha256_file(path), "bytes": path.stat().st_size}
+                artifacts[rel] = Artifact(DIGESTS.sha256_of(path), path.stat().st_size)
         return artifacts
 
     def finish(self, status: str, **fields: Any) -> None:
         assert status in FINAL_STATUSES, status
-        self.manifest.update(fields)
-        self.manifest["status"] = status
-        self.manifest["ended"] = utc_now()
-        self.manifest["artifacts"] = self.hash_artifacts()
+        for name, value in fields.items():
+            setattr(self.manifest, name, value)
+        self.manifest.status = status
+        self.manifest.ended = utc_now()
+        self.manifest.artifacts = self.hash_artifacts()
         self.save()
 
 
-def load_manifest(run_dir: Path | str) -> dict[str, Any]:
-    """Read a manifest; a ``running`` one whose owner process is gone is reported as ``killed``."""
+def load_manifest(run_dir: Path | str) -> Manifest:
+    """Read and validate a manifest; a ``running`` one whose owner process is gone is reported as ``killed``."""
     path = Path(run_dir) / MANIFEST
     try:
         if not stat.S_ISREG(path.stat().st_mode):
             raise ConfigError(f"{path}: not a regular file; is {run_dir} a run directory?")
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no manifest; is {run_dir} a run directory?") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid JSON ({exc}); the record is damaged") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("status"), str):
+    if not isinstance(data, dict) or not isinstance(data.get("status"), str):
         raise ConfigError(f"{path}: not a run manifest (expected a JSON object with a 'status'); the record is damaged")
-    owner = manifest.get("owner") or {}
-    if (
-        manifest.get("status") == "running"
-        and owner.get("hostname") == socket.gethostname()
-        and isinstance(owner.get("pid"), int)
-        and not pid_alive(owner["pid"])
-    ):
-        manifest["status"] = "killed"
-        manifest["status_detail"] = f"the run's process (pid {owner['pid']}) is gone and never finalised the manifest"
+    manifest = Manifest.from_json(data, str(path))
+    owner = manifest.owner
+    if manifest.status == "running" and owner.hostname == socket.gethostname() and not pid_alive(owner.pid):
+        manifest.status = "killed"
+        manifest.status_detail = f"the run's process (pid {owner.pid}) is gone and never finalised the manifest"
     return manifest
 
 
 def verify_record(run_dir: Path | str) -> list[str]:
-    """Problems with a record's artifacts: missing, changed or unlisted files. Empty when intact."""
+    """Problems with a record's artifacts: missing, changed or unlisted files. Empty when intact (read from the bytes)."""
     run_dir = Path(run_dir)
-    manifest = load_manifest(run_dir)
+    listed = load_manifest(run_dir).artifacts
     problems: list[str] = []
-    listed = manifest.get("artifacts") or {}
-    for rel, meta in sorted(listed.items()):
+    for rel, artifact in sorted(listed.items()):
         path = run_dir / rel
         if not path.is_file():
             problems.append(f"{rel}: missing")
-        elif sha256_file(path) != meta["sha256"]:
+        elif sha256_file(path) != artifact.sha256:
             problems.append(f"{rel}: sha256 differs from the manifest")
     for path in sorted(run_dir.rglob("*")):
         rel = path.relative_to(run_dir).as_posix()

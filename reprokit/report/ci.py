@@ -19,7 +19,7 @@ from typing import Any
 from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ConfigError
 from reprokit.records.run import load_manifest
-from reprokit.report.reasons import record_reasons
+from reprokit.report.reasons import shared_reasons
 
 ALL_KITS_PATHS = ("docker/", "inventory.yml")
 NO_BASE = "0" * 40  # GitHub's `before` of a push that created the branch
@@ -64,13 +64,11 @@ def annotations(run_dir: Path) -> tuple[list[str], str]:
     try:
         verdict = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        verdict = {"verdict": manifest.get("status", "NO VERDICT").upper(), "summary": manifest.get("status_detail", ""),
-                   "expectations": []}
+        verdict = {"verdict": manifest.status.upper(), "summary": manifest.status_detail or "", "expectations": []}
     word = str(verdict.get("verdict"))
-    kit, host = (manifest.get("kit") or {}).get("name"), (manifest.get("host") or {}).get("name")
-    title = f"{kit} on {host}: {word}"
+    title = f"{manifest.kit_name} on {manifest.host_name}: {word}"
     expectations: list[dict[str, Any]] = verdict.get("expectations") or []
-    notes, reasons = record_reasons(run_dir, expectations)
+    notes, reasons = shared_reasons(expectations, manifest.fingerprint, manifest.steps)
     lines = []
     if word == "FAIL":
         for j in expectations:
@@ -82,5 +80,5 @@ def annotations(run_dir: Path) -> tuple[list[str], str]:
         body += [f"note {n.number}: {n.sentence()}" for n in notes]
         lines.append(f"::warning title={escape(title)}::{escape(chr(10).join(body))}")
     elif word != "PASS":
-        lines.append(f"::error title={escape(title)}::{escape(str(verdict.get('summary') or manifest.get('status_detail')))}")
+        lines.append(f"::error title={escape(title)}::{escape(str(verdict.get('summary') or manifest.status_detail))}")
     return lines, word

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError
-from reprokit.records.run import MANIFEST, load_manifest
-from reprokit.report.markdown import _table
-from reprokit.report.serve import serve_performance
+from reprokit.records.models import Manifest
+from reprokit.records.run import load_manifest
 from reprokit.report.svg import is_number
+from reprokit.report.tables import md_table as _table
+from reprokit.step_kinds.serve import serve_performance
 
 DEFAULT_TOLERANCE = 0.05  # a figure 5% worse than A's is a regression
 # serving figures compared per concurrency: (key, label, True when higher is better)
@@ -38,14 +39,13 @@ class RunView:
     """One record as the comparison reads it."""
 
     dir: Path
-    manifest: dict[str, Any]
+    manifest: Manifest
     verdict: dict[str, Any]
     results: dict[str, dict[str, Any]]  # step kind (``uses``) -> that step's result.json
 
     def summary(self) -> dict[str, Any]:
-        return {"run_id": self.manifest.get("run_id"), "dir": str(self.dir),
-                "kit": (self.manifest.get("kit") or {}).get("name"), "host": (self.manifest.get("host") or {}).get("name"),
-                "status": self.manifest.get("status"), "verdict": self.verdict.get("verdict")}
+        return {"run_id": self.manifest.run_id, "dir": str(self.dir), "kit": self.manifest.kit_name,
+                "host": self.manifest.host_name, "status": self.manifest.status, "verdict": self.verdict.get("verdict")}
 
 
 def load_run(path: Path) -> RunView:
@@ -53,17 +53,14 @@ def load_run(path: Path) -> RunView:
     if not path.is_dir():
         what = "a file, not a directory" if path.exists() else "no such directory"
         raise ConfigError(f"{path}: not a run record ({what}); pass a record's directory, runs/<id>")
-    manifest = load_manifest(path)
-    if not isinstance(manifest, dict) or "run_id" not in manifest or not isinstance(manifest.get("steps"), list):
-        raise ConfigError(f"{path / MANIFEST}: not a reprokit run manifest (no run_id or steps)")
-    verdict = _read_json(path / "verdict.json") or manifest.get("verdict") or {}
+    manifest = load_manifest(path)  # validated: run_id and steps are there
+    verdict = _read_json(path / "verdict.json") or (manifest.verdict.to_json() if manifest.verdict else {})
     results: dict[str, dict[str, Any]] = {}
-    for step in manifest["steps"]:
-        uses, result_file = step.get("uses"), step.get("result_file")
-        if uses and result_file and uses not in results:
-            result = _read_json(path / result_file)
+    for step in manifest.steps:
+        if step.result_file and step.uses not in results:
+            result = _read_json(path / step.result_file)
             if isinstance(result, dict):
-                results[uses] = result
+                results[step.uses] = result
     return RunView(path, manifest, verdict, results)
 
 
@@ -88,7 +85,7 @@ def compare_runs(run_a: Path, run_b: Path, tolerance: float = DEFAULT_TOLERANCE)
             sections[key] = None
             if ra is not None or rb is not None:
                 notes.append(f"step '{uses}' has a result only in {'A' if ra is not None else 'B'}; not compared")
-    if a.manifest.get("kit", {}).get("name") != b.manifest.get("kit", {}).get("name"):
+    if a.manifest.kit_name != b.manifest.kit_name:
         notes.append("the runs are of different kits; expectations are matched by name")
     expectations, unchanged = _expectations(a.verdict, b.verdict)
     serve = _serve(a.results.get("serve"), b.results.get("serve"), tolerance)
@@ -99,9 +96,9 @@ def compare_runs(run_a: Path, run_b: Path, tolerance: float = DEFAULT_TOLERANCE)
         "verdict": {"a": a.verdict.get("verdict"), "b": b.verdict.get("verdict"),
                     "changed": a.verdict.get("verdict") != b.verdict.get("verdict")},
         "environment": _differing(environment(a.manifest), environment(b.manifest)),
-        "pins": _differing(a.manifest.get("pins") or {}, b.manifest.get("pins") or {}),
-        "installed": _differing((a.manifest.get("fingerprint") or {}).get("packages") or {},
-                                (b.manifest.get("fingerprint") or {}).get("packages") or {}),
+        "pins": _differing(a.manifest.pins or {}, b.manifest.pins or {}),
+        "installed": _differing((a.manifest.fingerprint or {}).get("packages") or {},
+                                (b.manifest.fingerprint or {}).get("packages") or {}),
         "expectations": expectations,
         "expectations_unchanged": unchanged,
         **sections,
@@ -112,10 +109,10 @@ def compare_runs(run_a: Path, run_b: Path, tolerance: float = DEFAULT_TOLERANCE)
     }
 
 
-def environment(manifest: dict[str, Any]) -> dict[str, Any]:
+def environment(manifest: Manifest) -> dict[str, Any]:
     """What a run ran on, flattened for comparison: host, GPUs, driver, CUDA, nvcc, each image's reference and digest."""
-    fp = manifest.get("fingerprint") or {}
-    host = manifest.get("host") or {}
+    fp = manifest.fingerprint or {}
+    host = manifest.host or {}
     devices = [d for d in fp.get("devices") or [] if isinstance(d, dict)]
     driver = fp.get("driver") or {}
     env: dict[str, Any] = {
@@ -126,11 +123,10 @@ def environment(manifest: dict[str, Any]) -> dict[str, Any]:
         "CUDA driver API": driver.get("cuda_driver_api"),
         "nvcc": fp.get("nvcc"),
         "opt-in smem/block (B)": ", ".join(sorted({str(d.get("max_shared_memory_per_block_optin_bytes")) for d in devices})) or None,
-        "git commit": (manifest.get("source") or {}).get("git_commit"),
+        "git commit": (manifest.source or {}).get("git_commit"),
     }
-    for name, image in sorted((manifest.get("images") or {}).items()):
-        if isinstance(image, dict):
-            env[f"image {name}"] = image.get("digest") or image.get("ref") or image.get("note")
+    for name, image in sorted((manifest.images or {}).items()):
+        env[f"image {name}"] = image.get("digest") or image.get("ref") or image.get("note")
     return env
 
 

@@ -11,10 +11,16 @@ refers to it instead of repeating it.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from reprokit.errors import ConfigError
+from reprokit.records.models import StepEntry
+from reprokit.records.run import load_manifest
+
+Steps = Mapping[str, StepEntry] | Iterable[StepEntry]  # the runner's steps by name, or the manifest's list
 
 
 @dataclass
@@ -30,17 +36,16 @@ class SharedReason:
         return f"{self.label}: {len(self.names)} expectations {self.need}: {self.text}"
 
 
-def _roots(fingerprint: dict[str, Any] | None,
-           steps: dict[str, dict[str, Any]] | list[dict[str, Any]]) -> list[tuple[str, str, str, str | None]]:
+def _roots(fingerprint: dict[str, Any] | None, steps: Steps) -> list[tuple[str, str, str, str | None]]:
     roots = []
     gpu_reason = (fingerprint or {}).get("gpu_reason")
     if gpu_reason and not (fingerprint or {}).get("devices"):
         roots.append(("no GPU here", "need one", str(gpu_reason), None))
-    entries = steps.values() if isinstance(steps, dict) else steps
+    entries = steps.values() if isinstance(steps, Mapping) else steps
     for entry in entries:
-        reason = entry.get("reason") if isinstance(entry, dict) else None
-        if reason and entry.get("status") != "ok" and not (gpu_reason and gpu_reason in reason):
-            roots.append((f"step '{entry.get('name')}' ({entry.get('status')})", "depend on it", str(reason), entry.get("name")))
+        reason = entry.reason
+        if reason and entry.status != "ok" and not (gpu_reason and gpu_reason in reason):
+            roots.append((f"step '{entry.name}' ({entry.status})", "depend on it", reason, entry.name))
     return roots
 
 
@@ -54,7 +59,7 @@ def _refer(reason: str, root: str, number: int) -> str:
 
 
 def shared_reasons(expectations: list[dict[str, Any]], fingerprint: dict[str, Any] | None,
-                   steps: dict[str, dict[str, Any]] | list[dict[str, Any]]) -> tuple[list[SharedReason], dict[str, str]]:
+                   steps: Steps) -> tuple[list[SharedReason], dict[str, str]]:
     """The notes (roots shared by two or more expectations) and each expectation's reason referring to them."""
     notes: list[SharedReason] = []
     cells = {str(j.get("name")): str(j.get("reason") or "") for j in expectations if isinstance(j, dict)}
@@ -82,10 +87,10 @@ def refer(text: str | None, notes: list[SharedReason], step: str | None = None) 
 def record_reasons(run_dir: Path, expectations: list[dict[str, Any]]) -> tuple[list[SharedReason], dict[str, str]]:
     """``shared_reasons`` of a finished record (its manifest holds the fingerprint and the steps)."""
     try:
-        manifest = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = load_manifest(run_dir)
+    except ConfigError:
         return [], {}
-    return shared_reasons(expectations, manifest.get("fingerprint"), manifest.get("steps") or [])
+    return shared_reasons(expectations, manifest.fingerprint, manifest.steps)
 
 
 class SaidOnce:

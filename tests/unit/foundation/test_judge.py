@@ -2,6 +2,7 @@ import pytest
 
 from reprokit.config.kit import Kit
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, PathMissing, judge, resolve
+from reprokit.records.models import StepEntry
 
 H200 = {"devices": [{"index": 0, "name": "NVIDIA H200", "gpu_arch": "sm90"}], "gpu_reason": None}
 RTX = {"devices": [{"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "gpu_arch": "sm120"} for i in range(8)]}
@@ -18,7 +19,7 @@ def make_kit(*expectations):
 def probe_step(optin=(232448,), ok=(True,), status="ok"):
     devices = [{"driver": {"max_shared_memory_per_block_optin_bytes": o}, "launch_at_optin_limit": {"ok": k}}
                for o, k in zip(optin, ok)]
-    return {"probe": {"status": status, "result": {"status": status, "devices": devices, "tiles": ["a", "b"]}}}
+    return {"probe": StepEntry("probe", "smem-probe", status, result={"status": status, "devices": devices, "tiles": ["a", "b"]})}
 
 
 def test_resolve_paths():
@@ -64,9 +65,10 @@ def test_when_arch_and_no_gpu_are_inconclusive_with_reason():
 
 def test_step_without_result_is_inconclusive_and_missing_path_fails():
     kit = make_kit({"name": "x", "step": "probe", "path": "tiles", "contains_all": ["a", "c"]})
-    j = judge(kit, {"probe": {"status": "not_run", "reason": "not run: needs a CUDA GPU", "result": None}}, NO_GPU)
+    j = judge(kit, {"probe": StepEntry("probe", "smem-probe", "not_run", reason="not run: needs a CUDA GPU")}, NO_GPU)
     assert (j["verdict"], j["expectations"][0]["reason"]) == (INCONCLUSIVE, "step 'probe' has no result: not run: needs a CUDA GPU")
-    nodev = {"probe": {"status": "no_device", "result": {"status": "no_device", "error": "the NVIDIA driver sees no CUDA device"}}}
+    nodev = {"probe": StepEntry("probe", "smem-probe", "no_device",
+                                result={"status": "no_device", "error": "the NVIDIA driver sees no CUDA device"})}
     assert judge(kit, nodev, NO_GPU)["expectations"][0]["reason"] == "step 'probe' reported no_device: the NVIDIA driver sees no CUDA device"
     j = judge(kit, probe_step(), H200)
     assert (j["verdict"], j["expectations"][0]["reason"]) == (FAIL, "missing ['c']")

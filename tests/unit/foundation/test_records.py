@@ -5,18 +5,18 @@ import subprocess
 import sys
 
 from reprokit.records.atomic import write_json_atomic
+from reprokit.records.models import Artifact
 from reprokit.records.run import RunRecord, load_manifest, new_run_id, verify_record
 
 
 def test_manifest_lifecycle_and_hashes(tmp_path):
     record = RunRecord.create(tmp_path, "r1", kit={"name": "demo"})
-    assert load_manifest(record.dir)["status"] == "running"
+    assert load_manifest(record.dir).status == "running"
     (record.step_dir("probe") / "result.json").write_text('{"status": "ok"}\n')
     record.finish("complete")
     manifest = load_manifest(record.dir)
-    assert manifest["status"] == "complete"
-    assert manifest["artifacts"] == {"steps/probe/result.json": {
-        "sha256": hashlib.sha256(b'{"status": "ok"}\n').hexdigest(), "bytes": 17}}
+    assert manifest.status == "complete"
+    assert manifest.artifacts == {"steps/probe/result.json": Artifact(hashlib.sha256(b'{"status": "ok"}\n').hexdigest(), 17)}
     assert verify_record(record.dir) == []
 
 
@@ -38,8 +38,8 @@ def test_killed_owner_is_reported(tmp_path):
             f"RunRecord.create({str(tmp_path)!r}, 'r3'); import os; os._exit(9)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 9
     manifest = load_manifest(tmp_path / "r3")
-    assert manifest["status"] == "killed"
-    assert "never finalised the manifest" in manifest["status_detail"]
+    assert manifest.status == "killed"
+    assert "never finalised the manifest" in manifest.status_detail
     raw = json.loads((tmp_path / "r3" / "manifest.json").read_text())
     assert raw["status"] == "running"
 

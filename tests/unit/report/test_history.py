@@ -13,7 +13,8 @@ from reprokit.errors import ConfigError, ExitCode
 from reprokit.history import list_runs, resolve_run
 from reprokit.provenance import ci_run_url, source_provenance
 from reprokit.records.atomic import write_json_atomic
-from reprokit.records.run import RunRecord
+from reprokit.records.models import StepEntry
+from reprokit.records.run import RunRecord, load_manifest
 from reprokit.report.compare import compare_runs, environment, render_markdown
 from reprokit.report.runs_index import render_index
 from tests.conftest import REPO
@@ -95,7 +96,7 @@ def test_the_same_record_twice_has_no_difference():
     run = EVIDENCE / "h200" / EP8_H200
     diff = compare_runs(run, run)
     assert (diff["environment"], diff["pins"], diff["expectations"], diff["regressions"]) == ({}, {}, [], [])
-    assert environment(json.loads((run / "manifest.json").read_text()))["image serve"] == "native runtime: no image ran"
+    assert environment(load_manifest(run))["image serve"] == "native runtime: no image ran"
 
 
 def perf_record(runs: Path, run_id: str, throughput: tuple[float, float]) -> Path:
@@ -105,7 +106,7 @@ def perf_record(runs: Path, run_id: str, throughput: tuple[float, float]) -> Pat
               "performance": {"ready_after_s": 100.0, "by_concurrency": {
                   f"c{c}": {"concurrency": c, "output_throughput_tok_s": t, "median_ttft_ms": 50.0} for c, t in zip((8, 32), throughput)}}}
     write_json_atomic(record.step_dir("serve") / "result.json", result)
-    record.set_step({"name": "serve", "uses": "serve", "status": "ok", "result_file": "steps/serve/result.json"})
+    record.set_step(StepEntry("serve", "serve", "ok", result_file="steps/serve/result.json"))
     write_json_atomic(record.dir / "verdict.json", {"verdict": "PASS", "summary": "", "expectations": []})
     record.finish("complete")
     return record.dir

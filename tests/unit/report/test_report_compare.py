@@ -11,6 +11,7 @@ import pytest
 from reprokit.commands.records import compare_command
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.atomic import write_json_atomic
+from reprokit.records.models import StepEntry, VerdictSummary
 from reprokit.records.run import RunRecord
 from reprokit.report.compare import compare_runs, render_markdown
 
@@ -21,9 +22,9 @@ def make_record(runs: Path, run_id: str, pins: dict[str, str], verdict: dict[str
                               fingerprint={"packages": {"torch": pins.get("torch")}}, verdict=None)
     for name, (uses, result) in results.items():
         write_json_atomic(record.step_dir(name) / "result.json", result)
-        record.set_step({"name": name, "uses": uses, "status": "ok", "result_file": f"steps/{name}/result.json"})
+        record.set_step(StepEntry(name, uses, "ok", result_file=f"steps/{name}/result.json"))
     write_json_atomic(record.dir / "verdict.json", verdict)
-    record.update(verdict={"verdict": verdict["verdict"], "summary": verdict["summary"]})
+    record.update(verdict=VerdictSummary(verdict["verdict"], verdict["summary"]))
     record.finish("complete")
     return record.dir
 
