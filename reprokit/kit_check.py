@@ -3,7 +3,7 @@
 Loading a kit already checks its schema, its step kinds and their parameters, the pins its steps need and
 the images they name (``reprokit.config.kit``); a kit that fails there stops the check with that error
 (exit 2). Here: every step's kind is implemented; every expectation's path starts at a key its step's
-result has (``StepKind.result_keys``); every image's Dockerfile exists, builds only from bases pinned by
+result has (the fields of the kind's result model, ``StepKind.result_keys``); every image's Dockerfile exists, builds only from bases pinned by
 digest in ``docker/images.lock.yml``, and installs the kit's pins where its requirements lock names them.
 The sglang flags are checked against the pinned wheel by ``reprokit.upstream_args``.
 """
@@ -20,8 +20,7 @@ from reprokit.images import dockerfile as dockerfile_rules
 from reprokit.images.build import REPO_ROOT, arg_defaults, check_requirements_match_pins
 from reprokit.images.lockfile import LOCK_PATH, load_lock
 from reprokit.step_kinds import STEP_KINDS
-
-CONTRACT_KEYS = ("workload", "schema_version", "status", "error")  # every workload's result has these
+from reprokit.step_kinds.base import CONTRACT_FIELDS
 
 
 def _first_key(path: str) -> str:
@@ -39,7 +38,7 @@ def expectation_problems(kit: Kit, path: Path) -> tuple[list[str], int]:
             continue  # the kind declares no result keys: nothing to hold the path to
         checked += 1
         key = _first_key(expectation.path)
-        if key not in kind.result_keys and key not in CONTRACT_KEYS:
+        if key not in kind.result_keys and key not in CONTRACT_FIELDS:
             problems.append(f"{doc.where(('expect', index, 'path'))}: expectation '{expectation.name}': the result of"
                             f" step '{expectation.step}' ({kind.name}) has no key '{key}'; its keys:"
                             f" {', '.join(kind.result_keys)}")

@@ -1,40 +1,22 @@
-"""Steps that run in the control plane, on artifacts already pulled back into the run record."""
+"""Steps that run in the control plane, on artifacts already pulled back into the run record.
+
+A control kind names its module (``StepKind.module``); the module's ``run_step`` runs the step and returns
+its manifest entry's fields.
+"""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+import importlib
 from pathlib import Path
 from typing import Any
 
-from reprokit.records.atomic import write_json_atomic
-from reprokit.records.run import utc_now
-from reprokit.triage import triage_files
+from reprokit.records.models import StepEntry
+from reprokit.step_kinds import StepKind
 
 
-def triage_step(params: dict[str, Any], record_dir: Path, steps: dict[str, dict[str, Any]], out_dir: Path) -> dict[str, Any]:
-    """Triage the logs of the step named by ``logs_from`` (its ``*.log`` and ``*.log.gz`` files)."""
-    source = params.get("logs_from", "serve")
-    earlier = steps.get(source)
-    if earlier is None or earlier.get("status") != "ok":
-        reason = (earlier or {}).get("reason") or f"no step '{source}' ran before it"
-        state = (earlier or {}).get("status", "absent")
-        return {"status": "not_run", "reason": f"not run: '{source}' did not serve ({state}: {reason})", "result": None}
-    source_dir = record_dir / "steps" / source
-    if params.get("logs"):  # resolved by the planner from the kind's declared input
-        paths = [Path(p) for p in params["logs"]]
-    else:
-        paths = sorted(p for p in source_dir.rglob("*") if p.is_file() and (p.name.endswith(".log") or p.name.endswith(".log.gz")))
-    if not paths:
-        return {"status": "not_run", "reason": f"not run: step '{source}' left no logs in {source_dir}", "result": None}
-    started = time.monotonic()
-    report = triage_files(paths, flashinfer_version=params.get("flashinfer"))
-    result = {"workload": "triage", "schema_version": 1, "status": "ok",
-              "logs": [p.relative_to(record_dir).as_posix() for p in paths], **report.to_json()}
-    write_json_atomic(out_dir / "result.json", result)
-    return {"status": "ok", "reason": None, "result": result, "ended": utc_now(),
-            "duration_s": round(time.monotonic() - started, 3), "exit_code": report.exit_code,
-            "result_file": f"steps/{out_dir.name}/result.json", "result_path": str(out_dir / "result.json")}
-
-
-CONTROL_STEPS: dict[str, Callable[..., dict[str, Any]]] = {"triage": triage_step}
+def run_control_step(kind: StepKind, params: dict[str, Any], record_dir: Path, steps: dict[str, StepEntry],
+                     out_dir: Path) -> dict[str, Any]:
+    """Run a step of the control kind ``kind`` and return its entry's fields (status, reason, result, ...)."""
+    if kind.where != "control" or not kind.module:
+        raise ValueError(f"step kind '{kind.name}' does not run in the control plane")
+    return importlib.import_module(kind.module).run_step(params, record_dir, steps, out_dir)

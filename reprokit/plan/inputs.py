@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reprokit.records.atomic import sha256_file
+from reprokit.records.digests import DIGESTS
+from reprokit.records.models import StepEntry
 from reprokit.step_kinds import StepInput, StepKind
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem import wheel as flashinfer_wheel
@@ -37,18 +38,18 @@ class InputFile:
 
 
 def _file(param: str, path: Path, origin: str, keep_on_host: bool) -> InputFile:
-    return InputFile(param, path, sha256_file(path), path.stat().st_size, origin, keep_on_host)
+    return InputFile(param, path, DIGESTS.sha256_of(path), path.stat().st_size, origin, keep_on_host)
 
 
-def producer(spec: StepInput, params: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str | None:
+def producer(spec: StepInput, params: dict[str, Any], steps: dict[str, StepEntry]) -> str | None:
     """The earlier step that produces ``spec``: the one ``step_param`` names, else the last of kind ``from_step``."""
     if spec.step_param and params.get(spec.step_param):
         return str(params[spec.step_param])
-    names = [name for name, entry in steps.items() if entry.get("uses") == spec.from_step]
+    names = [name for name, entry in steps.items() if entry.uses == spec.from_step]
     return names[-1] if names else None
 
 
-def from_step(spec: StepInput, params: dict[str, Any], steps: dict[str, dict[str, Any]],
+def from_step(spec: StepInput, params: dict[str, Any], steps: dict[str, StepEntry],
               record_dir: Path) -> tuple[list[InputFile], str | None]:
     what = f"input '{spec.param}' ({spec.summary})"
     name = producer(spec, params, steps)
@@ -57,9 +58,9 @@ def from_step(spec: StepInput, params: dict[str, Any], steps: dict[str, dict[str
     entry = steps.get(name)
     if entry is None:
         return [], f"not run: {what} is missing: no step '{name}' ran before it"
-    if entry.get("status") != "ok":
-        reason = entry.get("reason") or ""
-        detail = reason if reason.startswith("not run: ") else f"{entry.get('status')}: {reason}" if reason else entry.get("status")
+    if entry.status != "ok":
+        reason = entry.reason or ""
+        detail = reason if reason.startswith("not run: ") else f"{entry.status}: {reason}" if reason else entry.status
         return [], f"not run: {what} is missing: step '{name}' did not produce it ({detail})"
     step_dir = record_dir / "steps" / name
     paths = sorted({p for pattern in spec.files for p in step_dir.glob(pattern) if p.is_file()})
@@ -94,7 +95,7 @@ CONTROL_ARTIFACTS = {
 }
 
 
-def resolve_inputs(kind: StepKind, params: dict[str, Any], steps: dict[str, dict[str, Any]],
+def resolve_inputs(kind: StepKind, params: dict[str, Any], steps: dict[str, StepEntry],
                    record_dir: Path) -> tuple[list[InputFile], str | None]:
     """The files to stage for a step of ``kind``, or the reason it cannot run (naming the missing input)."""
     files: list[InputFile] = []

@@ -68,8 +68,9 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
         params["sglang"] = kit.pins["sglang"]
     if "package" in kind.param_keys and "version" not in params and params.get("package") in kit.pins:
         params["version"] = kit.pins[params["package"]]
-    if isinstance(params.get("model"), str) and not params["model"].startswith("/") and step.uses != "serve":
-        params["model_config"] = load_model_config(params["model"], kits_dir)
+    model = params.get(kind.model_config_param) if kind.model_config_param else None
+    if isinstance(model, str) and not model.startswith("/"):
+        params["model_config"] = load_model_config(model, kits_dir)
     if params.get("arch") == "host":
         arches = sorted({d["gpu_arch"] for d in devices})
         if not arches and host_cpu_only and host is not None and host.gpu_arch:
@@ -81,10 +82,10 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
             )
             return planned
         params["arch"] = arches[0]
-    if step.uses == "static-smem" and devices:
+    if kind.optin_limit_param and devices:
         limits = {d.get("max_shared_memory_per_block_optin_bytes") for d in devices if d["gpu_arch"] == params.get("arch")}
         if len(limits) == 1:
-            params["optin_limit_bytes"] = limits.pop()
+            params[kind.optin_limit_param] = limits.pop()
     for spec in kind.host_paths:
         value = params.get(spec.param)
         if isinstance(value, str) and value and host is not None and "/" not in value:

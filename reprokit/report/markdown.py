@@ -1,4 +1,5 @@
-"""``report.md``: verdict first, then the headline (bytes against the limit), every expectation, serving, the environment.
+"""``report.md``: verdict first, then the kinds' headlines (bytes against the limit), every expectation, the kinds'
+findings (serving), the environment, the steps and the kinds' details.
 
 It becomes the CI job summary, so what a reader needs first comes first, and
 no cell is cut: a reason many expectations share is said once, as a note.
@@ -10,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.records.atomic import write_text_atomic
-from reprokit.report import headline, serve, triton_smem
+from reprokit.records.models import Manifest, StepEntry
+from reprokit.report import sections
 from reprokit.report.reasons import refer, shared_reasons
+from reprokit.report.tables import md_table
 
 OBSERVED_CHARS = 120  # an observed value longer than this is shortened at a word or item boundary
 
@@ -24,33 +27,22 @@ def shorten(text: str, limit: int) -> str:
     return (text[:cut] if cut > 0 else text[:limit]).rstrip(" ,") + " …"
 
 
-def _cell(value: Any) -> str:
-    text = "" if value is None else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _table(headers: list[str], rows: list[list[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
-    return lines
-
-
-def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str:
-    fp = manifest.get("fingerprint") or {}
-    host = manifest.get("host") or {}
+def render(manifest: Manifest, verdict: dict[str, Any], steps: dict[str, StepEntry]) -> str:
+    fp = manifest.fingerprint or {}
+    host = manifest.host or {}
     lines = [
-        f"# {manifest['kit']['name']} on {host.get('name')}: {verdict['verdict']}",
+        f"# {manifest.kit_name} on {host.get('name')}: {verdict['verdict']}",
         "",
         f"**{verdict['verdict']}**: {verdict['summary']}.",
         "",
-        f"Run `{manifest['run_id']}`, started {manifest['started']}, reprokit {manifest['reprokit']['version']}"
+        f"Run `{manifest.run_id}`, started {manifest.started}, reprokit {manifest.reprokit['version']}"
         + _source(manifest) + ".",
         "",
     ]
-    description = (manifest.get("kit") or {}).get("description")
+    description = manifest.kit.description if manifest.kit else None
     if description:
         lines += [f"> {' '.join(str(description).split())}", ""]
-    drift = manifest.get("pin_drift") or {}
+    drift = manifest.pin_drift or {}
     if drift:
         lines += [
             "> Pins differ from what ran: "
@@ -58,11 +50,11 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
             + f" (runtime {host.get('runtime')}: the host's own packages ran).",
             "",
         ]
-    lines += headline.markdown(_result(steps, "static-smem"), _table)
+    lines += sections.markdown(steps, "headline")
     lines += ["", "## Expectations", ""]
     notes, reasons = shared_reasons(verdict["expectations"], fp, steps)
     with_why = any(j.get("why") for j in verdict["expectations"])
-    lines += _table(
+    lines += md_table(
         ["expectation", "step", "status", "expected", "observed", "reason"] + (["why"] if with_why else []),
         [[j["name"], j["step"], j["status"], j["expected"],
           shorten(str(j["observed"]), OBSERVED_CHARS) if j["observed"] is not None else "", reasons.get(j["name"], j["reason"])]
@@ -70,8 +62,7 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
     )
     if notes:
         lines += [""] + [f"- **note {n.number}**, {n.sentence()}" for n in notes]
-    lines += serve.markdown(_result(steps, "serve"), _result(steps, "triage"), _table)
-    lines += triton_smem.markdown(steps, _table)
+    lines += sections.markdown(steps, "findings")
     lines += ["", "## Environment", ""]
     driver = fp.get("driver") or {}
     env_rows = [
@@ -80,14 +71,14 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
         ["driver", f"{driver.get('driver_release')} (CUDA driver API {driver.get('cuda_driver_api')})" if driver
          else f"none: {refer(fp.get('gpu_reason'), notes)}"],
         ["nvcc", fp.get("nvcc")],
-        ["pins", ", ".join(f"{k} {v}" for k, v in (manifest.get("pins") or {}).items())],
+        ["pins", ", ".join(f"{k} {v}" for k, v in (manifest.pins or {}).items())],
         ["installed", ", ".join(f"{k} {v}" for k, v in (fp.get("packages") or {}).items() if v) or "(none of the pinned packages)"],
     ]
-    lines += _table(["", ""], env_rows)
+    lines += md_table(["", ""], env_rows)
     devices = fp.get("devices") or []
     if devices:
         lines += ["", "### GPUs", ""]
-        lines += _table(
+        lines += md_table(
             ["#", "name", "arch", "SMs", "smem/block", "smem/block opt-in", "smem/SM"],
             [
                 [d["index"], d["name"], d["gpu_arch"], d["multiprocessor_count"], d["max_shared_memory_per_block_bytes"],
@@ -96,37 +87,23 @@ def render(manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, d
             ],
         )
     lines += ["", "## Steps", ""]
-    lines += _table(
+    lines += md_table(
         ["step", "uses", "status", "duration (s)", "detail", "log"],
-        [[e["name"], e["uses"], e["status"], e.get("duration_s"), refer(e.get("reason"), notes, step=e.get("name")), e.get("log")]
-         for e in steps.values()],
+        [[e.name, e.uses, e.status, e.duration_s, refer(e.reason, notes, step=e.name), e.log] for e in steps.values()],
     )
-    probe = next((e["result"] for e in steps.values() if e["uses"] == "smem-probe" and e.get("result")), None)
-    if probe and probe.get("devices"):
-        lines += ["", "## SMEM probe launches", ""]
-        rows = []
-        for d in probe["devices"]:
-            for label in ("launch_at_optin_limit", "launch_past_optin_limit"):
-                launch = d[label]
-                rows.append([d["index"], launch["dynamic_shared_bytes"], "ok" if launch.get("ok") else "refused",
-                             launch.get("set_attribute_error_name"), launch.get("error_name"), launch.get("error_string")])
-        lines += _table(["GPU", "dynamic smem (B)", "launch", "cuFuncSetAttribute", "launch error", "driver says"], rows)
+    lines += sections.markdown(steps, "details")
     lines += ["", "## Artifacts", "", "Every file of this record is listed with its sha256 in `manifest.json`.", ""]
     return "\n".join(lines)
 
 
-def _result(steps: dict[str, dict[str, Any]], uses: str) -> dict[str, Any] | None:
-    return next((e["result"] for e in steps.values() if e.get("uses") == uses and isinstance(e.get("result"), dict)), None)
-
-
-def _source(manifest: dict[str, Any]) -> str:
-    source = manifest.get("source") or {}
+def _source(manifest: Manifest) -> str:
+    source = manifest.source or {}
     text = f", git {str(source['git_commit'])[:12]}" + (" (with local changes)" if source.get("git_dirty") else "") \
         if source.get("git_commit") else ""
     return text + (f", CI run {source['ci_run_url']}" if source.get("ci_run_url") else "")
 
 
-def write_report(run_dir: Path, manifest: dict[str, Any], verdict: dict[str, Any], steps: dict[str, dict[str, Any]]) -> Path:
+def write_report(run_dir: Path, manifest: Manifest, verdict: dict[str, Any], steps: dict[str, StepEntry]) -> Path:
     path = run_dir / "report.md"
     write_text_atomic(path, render(manifest, verdict, steps))
     return path

@@ -14,7 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from reprokit.report.headline import no_kernels_explanation
+from reprokit.step_kinds.static_smem import no_kernels_explanation
 
 VERDICT_STYLE = {"fits": "green", "exceeds": "bold red", "unsupported": "yellow"}
 SIZE_KEYS = ("stages", "mainloop_smem_bytes", "epilogue_smem_bytes", "kernel_smem_bytes", "verdict", "verdict_optin")

@@ -80,9 +80,10 @@ def test_relative_out_dir_is_made_absolute(tmp_path):
 
 
 def test_triage_step_waits_for_a_server_that_served(tmp_path):
-    from reprokit.plan.control_steps import triage_step
+    from reprokit.plan.triage_step import run_step
+    from reprokit.records.models import StepEntry
 
-    steps = {"serve": {"status": "missing_dependency", "reason": "sglang is not installed"}}
-    entry = triage_step({"logs_from": "serve"}, tmp_path, steps, tmp_path / "steps" / "triage")
+    steps = {"serve": StepEntry("serve", "serve", status="missing_dependency", reason="sglang is not installed")}
+    entry = run_step({"logs_from": "serve"}, tmp_path, steps, tmp_path / "steps" / "triage")
     assert entry == {"status": "not_run", "result": None,
                      "reason": "not run: 'serve' did not serve (missing_dependency: sglang is not installed)"}

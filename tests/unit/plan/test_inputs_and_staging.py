@@ -14,6 +14,7 @@ from reprokit.hosts.executor import LocalNativeExecutor
 from reprokit.hosts.staging import container_mounts
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
+from reprokit.records.models import StepEntry
 from reprokit.runner import stage_inputs
 from reprokit.step_kinds import STEP_KINDS
 from tests.conftest import REPO
@@ -53,7 +54,7 @@ def test_the_planner_reads_declarations_not_kind_names():
 
 def test_an_earlier_result_is_staged_into_the_step_and_named_by_its_host_path(tmp_path):
     record = record_with(tmp_path, "static-smem", {"result.json": '{"status": "ok"}'})
-    steps = {"static-smem": {"uses": "static-smem", "status": "ok"}}
+    steps = {"static-smem": StepEntry("static-smem", "static-smem", status="ok")}
     kit = load_kit_file(KITS / "tile-sweep.yml")
     sweep = next(s for s in kit.steps if s.uses == "tile-sweep")
     planned = plan_step(sweep, kit, KITS, {"devices": [{"gpu_arch": "sm90"}]}, steps)
@@ -70,12 +71,12 @@ def test_an_earlier_result_is_staged_into_the_step_and_named_by_its_host_path(tm
 
 
 def test_a_missing_input_is_a_reason_naming_it_never_bad_params(tmp_path):
-    steps = {"static-smem": {"uses": "static-smem", "status": "missing_dependency", "reason": "nvcc not found"}}
+    steps = {"static-smem": StepEntry("static-smem", "static-smem", status="missing_dependency", reason="nvcc not found")}
     files, reason = resolve_inputs(STEP_KINDS["tile-sweep"], {}, steps, tmp_path)
     assert files == []
     assert reason == ("not run: input 'predicted' (the static prediction (static-smem's result.json)) is missing:"
                       " step 'static-smem' did not produce it (missing_dependency: nvcc not found)")
-    ok_but_empty = {"static-smem": {"uses": "static-smem", "status": "ok"}}
+    ok_but_empty = {"static-smem": StepEntry("static-smem", "static-smem", status="ok")}
     _, reason = resolve_inputs(STEP_KINDS["tile-sweep"], {}, ok_but_empty, tmp_path)
     assert reason == (f"not run: input 'predicted' (the static prediction (static-smem's result.json)) is missing:"
                       f" step 'static-smem' left no result.json in {tmp_path / 'steps' / 'static-smem'}")
@@ -88,7 +89,7 @@ def test_a_missing_input_is_a_reason_naming_it_never_bad_params(tmp_path):
 
 def test_triage_takes_the_logs_of_the_step_its_parameter_names(tmp_path):
     record = record_with(tmp_path, "serve-b", {"server.log": "a", "rank1/server.log.gz": "b", "bench.jsonl": "c"})
-    steps = {"serve-a": {"uses": "serve", "status": "ok"}, "serve-b": {"uses": "serve", "status": "ok"}}
+    steps = {"serve-a": StepEntry("serve-a", "serve", status="ok"), "serve-b": StepEntry("serve-b", "serve", status="ok")}
     files, reason = resolve_inputs(STEP_KINDS["triage"], {"logs_from": "serve-b"}, steps, record)
     assert reason is None
     assert [f.origin for f in files] == ["step serve-b: rank1/server.log.gz", "step serve-b: server.log"]

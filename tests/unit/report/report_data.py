@@ -27,6 +27,7 @@ from unittest.mock import patch
 
 from reprokit.config.kit import load_kit_file
 from reprokit.records.atomic import write_json_atomic
+from reprokit.records.models import StepEntry
 from reprokit.records.run import RunRecord
 from reprokit.runner import conclude
 from reprokit.triage import triage_files
@@ -71,7 +72,7 @@ def sweep_result() -> dict[str, Any]:
 
 
 def triage_result() -> dict[str, Any]:
-    """As the kit's triage step writes it (reprokit/plan/control_steps.py)."""
+    """As the kit's triage step writes it (reprokit/plan/triage_step.py)."""
     report = triage_files([TRIAGE_LOG], flashinfer_version="0.6.3")
     return {"workload": "triage", "schema_version": 1, "status": "ok", "logs": ["steps/serve/server.log.gz"], **report.to_json()}
 
@@ -161,18 +162,15 @@ def build_demo_record(tmp: Path, with_telemetry: bool = True) -> Path:
         serve_result["bench"] = bench_rows(serve_result["telemetry"]["samples"])
     results = {"static-smem": ("static-smem", real_smem_result()), "sweep": ("tile-sweep", sweep_result()),
                "serve": ("serve", serve_result), "triage": ("triage", triage_result())}
-    steps: dict[str, dict[str, Any]] = {
-        "probe": {"name": "probe", "uses": "smem-probe", "status": "not_run", "reason": "not run: skipped for this test",
-                  "result": None},
-    }
+    steps = {"probe": StepEntry("probe", "smem-probe", "not_run", reason="not run: skipped for this test")}
     for name, (uses, result) in results.items():
         out = record.step_dir(name)
         write_json_atomic(out / "result.json", result)
         (out / "step.log").write_text(f"{name} ran\n")
-        steps[name] = {"name": name, "uses": uses, "status": "ok", "reason": None, "duration_s": 1.5, "exit_code": 0,
-                       "log": f"steps/{name}/step.log", "result_file": f"steps/{name}/result.json", "result": result}
+        steps[name] = StepEntry(name, uses, "ok", duration_s=1.5, exit_code=0, log=f"steps/{name}/step.log",
+                                result_file=f"steps/{name}/result.json", result=result)
     for entry in steps.values():
-        record.set_step({k: v for k, v in entry.items() if k != "result"})
+        record.set_step(entry)
     conclude(kit, record, steps, SM120_FINGERPRINT)
     return record.dir
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 import re
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from reprokit.records.models import Artifact, KitRef, Manifest, Owner, StepEntry
 from reprokit.records.run import verify_record
 from reprokit.report.html import render_html, write_html_report
 from tests.unit.report.report_data import (
@@ -24,19 +26,20 @@ from tests.unit.report.report_data import (
     triage_result,
 )
 
-MANIFEST = {"run_id": "r1", "started": "2026-02-19T10:00:00Z", "reprokit": {"version": "0.1.0"}, "kit": {"name": "ep8-crash"},
-            "host": {"name": "rtx-host", "connection": "ssh", "runtime": "docker"}, "pins": {"flashinfer-python": "0.6.3"},
-            "fingerprint": SM120_FINGERPRINT}
+MANIFEST = Manifest(schema_version=1, run_id="r1", status="complete", started="2026-02-19T10:00:00Z",
+                    owner=Owner(1, "control"), reprokit={"version": "0.1.0"}, kit=KitRef("ep8-crash"),
+                    host={"name": "rtx-host", "connection": "ssh", "runtime": "docker"}, pins={"flashinfer-python": "0.6.3"},
+                    fingerprint=SM120_FINGERPRINT)
 VERDICT = {"verdict": "FAIL", "summary": "1 of 1 expectations did not hold",
            "expectations": [{"name": "big-tiles-overflow-sm120", "step": "static-smem", "status": "FAIL",
                              "expected": "contains_all ['128x256x128']", "observed": ["256x128x128"], "reason": "missing"}]}
 
 
 def steps_with(**results: tuple[str, dict | None]) -> dict:
-    return {name: {"name": name, "uses": uses, "status": "ok", "result": result} for name, (uses, result) in results.items()}
+    return {name: StepEntry(name, uses, "ok", result=result) for name, (uses, result) in results.items()}
 
 
-def render(steps: dict, manifest: dict | None = None, verdict: dict | None = None, artifacts: dict | None = None) -> str:
+def render(steps: dict, manifest: Manifest | None = None, verdict: dict | None = None, artifacts: dict | None = None) -> str:
     return render_html(manifest or MANIFEST, verdict or VERDICT, steps, artifacts or {})
 
 
@@ -133,7 +136,7 @@ def test_text_is_escaped() -> None:
     verdict["summary"] = hostile
     verdict["expectations"][0]["observed"] = hostile
     page = render(steps_with(smem=("static-smem", result), triage=("triage", triage)), verdict=verdict,
-                  artifacts={hostile: {"sha256": hostile, "bytes": 1}})
+                  artifacts={hostile: Artifact(hostile, 1)})
     assert "<script" not in page and "<img" not in page
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;") >= 6
     href = next(a["href"] for tag, a, _ in elements(page) if tag == "a" and a["href"] != "manifest.json")
@@ -175,7 +178,7 @@ def test_write_html_report_hashes_the_record_when_the_manifest_has_not_yet(tmp_p
     (run_dir / "steps" / "serve").mkdir(parents=True)
     (run_dir / "steps" / "serve" / "server.log").write_bytes(b"ready\n")
     (run_dir / "report.html").write_text("stale")
-    path = write_html_report(run_dir, dict(MANIFEST, artifacts={}), VERDICT,
+    path = write_html_report(run_dir, dataclasses.replace(MANIFEST, artifacts={}), VERDICT,
                              steps_with(serve=("serve", {"telemetry": telemetry(gpus=3)})))
     page = path.read_text()
     assert path == run_dir / "report.html"

@@ -8,11 +8,16 @@ import pytest
 
 from reprokit.config.kit import Expectation
 from reprokit.judge import judge_one
-from reprokit.report import headline, serve
-from reprokit.report.markdown import _table, shorten
+from reprokit.records.models import StepEntry
+from reprokit.report.markdown import shorten
 from reprokit.report.reasons import shared_reasons
+from reprokit.step_kinds import ReportStep, serve, static_smem
 from reprokit.workloads.serve_stats import findings, performance
 from tests.unit.report.report_data import BENCH_FIGURES, real_smem_result, triage_result
+
+def served(result: dict) -> StepEntry:
+    return StepEntry("serve", "serve", "ok", result=result)
+
 
 SM120 = {"devices": [{"gpu_arch": "sm120", "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}]}
 
@@ -81,22 +86,22 @@ def test_warmup_phases_from_the_real_ep8_log():
 def test_reference_with_tolerances(observed, status, reason):
     exp = Expectation.model_validate({"name": "gpu-power-at-c32", "step": "serve", "path": "performance.c32.power_median_w",
                                       "reference": {"value": 235, "lower": -0.2, "upper": 0.2, "unit": "W"}})
-    judged = judge_one(exp, {"result": {"status": "ok", "performance": {"c32": {"power_median_w": observed}}}}, SM120)
+    judged = judge_one(exp, served({"status": "ok", "performance": {"c32": {"power_median_w": observed}}}), SM120)
     assert (judged.status, judged.reason, judged.expected) == (status, reason, "reference 235 W (-20% / +20%)")
 
 
 def test_reference_with_only_a_floor():
     exp = Expectation.model_validate({"name": "tok", "step": "serve", "path": "t", "reference": {"value": 1640, "lower": -0.1}})
-    assert judge_one(exp, {"result": {"status": "ok", "t": 99999}}, SM120).status == "PASS"
-    assert judge_one(exp, {"result": {"status": "ok", "t": 1400}}, SM120).status == "FAIL"
-    assert judge_one(exp, {"result": {"status": "ok", "t": 1400}}, SM120).expected == "reference 1640 (-10% / unbounded)"
+    assert judge_one(exp, served({"status": "ok", "t": 99999}), SM120).status == "PASS"
+    assert judge_one(exp, served({"status": "ok", "t": 1400}), SM120).status == "FAIL"
+    assert judge_one(exp, served({"status": "ok", "t": 1400}), SM120).expected == "reference 1640 (-10% / unbounded)"
 
 
 def test_byte_accounting_of_the_real_sm120_analysis():
-    assert headline.accounting_rows(real_smem_result()) == [
+    assert static_smem.accounting_rows(real_smem_result()) == [
         ["gemm2 #14 128x256x128 FINALIZE bf16,f16", "102 400", "101 376", "+1 024", "83 968", "17 408"],
         ["gemm2 #15 256x128x128 FINALIZE bf16,f16", "102 400", "101 376", "+1 024", "83 968", "17 408"]]
-    chart = headline.text_chart(real_smem_result())
+    chart = static_smem.text_chart(real_smem_result())
     assert chart[0] == chart[-1] == "```"
     bars = chart[2:-1]
     assert len(bars) == 6  # 2 over, the 4 fitting ones nearest the limit
@@ -108,7 +113,7 @@ def test_byte_accounting_of_the_real_sm120_analysis():
 def test_a_result_without_kernels_says_why():
     result = {"flashinfer": "0.6.3", "arch": "sm90", "dtype": "nvfp4", "rows": [], "failing_tiles": [], "fitting_tiles": [],
               "notes": ["FlashInfer 0.6.3 builds no NVFP4 CUTLASS MoE kernels for sm90"]}
-    lines = headline.markdown(result, _table)
+    lines = static_smem.headline_markdown(ReportStep("static-smem", result, {}))
     assert lines == ["", "## Shared memory on sm90", "",
                      "FlashInfer 0.6.3 has no nvfp4 CUTLASS MoE kernel for sm90 that the analysis could size: "
                      "FlashInfer 0.6.3 builds no NVFP4 CUTLASS MoE kernels for sm90"]
@@ -121,11 +126,11 @@ NO_GPU = "no NVIDIA driver on this host (libcuda.so.1 not found); install the dr
 def no_gpu_run():
     """Judged as on a machine without a GPU: 8 expectations, 6 of them through the same missing driver."""
     steps = {
-        "probe": {"name": "probe", "status": "not_run", "reason": f"not run: needs a CUDA GPU; {NO_GPU}"},
-        "sweep": {"name": "sweep", "status": "not_run", "reason": f"not run: needs a CUDA GPU; {NO_GPU}"},
-        "serve": {"name": "serve", "status": "missing_dependency", "reason": "sglang is not installed for /usr/bin/python3"},
-        "triage": {"name": "triage", "status": "not_run",
-                   "reason": "not run: 'serve' did not serve (missing_dependency: sglang is not installed for /usr/bin/python3)"},
+        "probe": StepEntry("probe", "smem-probe", "not_run", reason=f"not run: needs a CUDA GPU; {NO_GPU}"),
+        "sweep": StepEntry("sweep", "tile-sweep", "not_run", reason=f"not run: needs a CUDA GPU; {NO_GPU}"),
+        "serve": StepEntry("serve", "serve", "missing_dependency", reason="sglang is not installed for /usr/bin/python3"),
+        "triage": StepEntry("triage", "triage", "not_run",
+                            reason="not run: 'serve' did not serve (missing_dependency: sglang is not installed for /usr/bin/python3)"),
     }
     gated = f"applies to sm120/sm121; this host has no GPU ({NO_GPU})"
     expectations = [
@@ -134,7 +139,7 @@ def no_gpu_run():
         {"name": "sweep-fits", "reason": f"step 'sweep' has no result: not run: needs a CUDA GPU; {NO_GPU}"},
         {"name": "server-came-up", "reason": "step 'serve' reported missing_dependency: sglang is not installed for /usr/bin/python3"},
         {"name": "smoke", "reason": "step 'serve' reported missing_dependency: sglang is not installed for /usr/bin/python3"},
-        {"name": "autotuning-ran", "reason": f"step 'triage' has no result: {steps['triage']['reason']}"},
+        {"name": "autotuning-ran", "reason": f"step 'triage' has no result: {steps['triage'].reason}"},
         {"name": "ready-despite-failures", "reason": gated},
         {"name": "big-tiles", "reason": gated},
     ]

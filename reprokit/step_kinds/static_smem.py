@@ -1,18 +1,19 @@
-"""The headline of a static shared-memory result: each failing kernel's bytes against the limit.
+"""``static-smem``: the shared memory of FlashInfer's CUTLASS MoE kernels, computed with nvcc and no GPU.
 
-The overflow that breaks SM120 is 1 KiB on 100 KiB, a sliver on a chart
-drawn from zero. Here every kernel is drawn against the limit instead: a
-bar is its distance from the limit (over to the right, under to the left),
-and the scale spans only the kernels nearest the limit, so 1024 B is wide.
-Markdown gets the same chart in text, readable in a CI job summary.
+Its headline is each failing kernel's bytes against the limit. The overflow that breaks SM120 is 1 KiB on
+100 KiB, a sliver on a chart drawn from zero; here every kernel is drawn against the limit instead: a bar is its
+distance from the limit (over to the right, under to the left), and the scale spans only the kernels nearest
+the limit, so 1024 B is wide. Markdown gets the same chart in text, readable in a CI job summary.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.charts import grouped_bytes, smem_row_label, smem_target_capacity
-from reprokit.report.svg import Linear, Svg, is_number, nice_ticks
+from reprokit.report.charts import grouped_bytes, smem_chart, smem_row_label, smem_target_capacity
+from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
+from reprokit.report.tables import figure, html_bytes, html_table, md_table
+from reprokit.step_kinds.base import Output, ReportStep, Result, Section, StepInput, StepKind
 
 NEAREST_FITTING = 4  # fitting kernels shown next to the failing ones: the ones closest to the limit
 TEXT_BAR_CHARS = 24
@@ -88,9 +89,10 @@ def text_chart(result: dict[str, Any]) -> list[str]:
     return lines
 
 
-def markdown(result: dict[str, Any] | None, table) -> list[str]:
-    """The headline of ``report.md``; ``table`` is the report's markdown table helper."""
-    if not isinstance(result, dict) or result.get("status") not in (None, "ok"):
+def headline_markdown(step: ReportStep) -> list[str]:
+    """The headline of ``report.md``: each failing kernel's bytes against the limit, then the text chart."""
+    result = step.result
+    if result.get("status") not in (None, "ok"):
         return []  # the step failed: the expectations and the steps table say why
     arch = result.get("arch", "?")
     explanation = no_kernels_explanation(result)
@@ -100,7 +102,7 @@ def markdown(result: dict[str, Any] | None, table) -> list[str]:
     limit = smem_target_capacity(result)
     lines = ["", f"## Shared memory on {arch}: {len(rows)} kernel(s) over the {grouped_bytes(limit)} B limit", ""]
     if rows:
-        lines += table(ACCOUNTING_HEADERS, rows) + [""]
+        lines += md_table(ACCOUNTING_HEADERS, rows) + [""]
     else:
         lines += [f"Every kernel fits in {grouped_bytes(limit)} B.", ""]
     lines += ["Bytes against the limit (the kernels nearest it):", ""] + text_chart(result)
@@ -140,3 +142,93 @@ def headroom_chart(result: dict[str, Any]) -> str:
     svg.text(x(0), top - 10, f"{str(result.get('arch', '')).upper()} limit: {grouped_bytes(limit)} B", "capacity-label target-label",
              "middle")
     return svg.render()
+
+
+def headline_html(step: ReportStep) -> list[str]:
+    """Each failing kernel's bytes against the limit, and the chart drawn against the limit."""
+    result = step.result
+    if result.get("status") not in (None, "ok"):
+        return []
+    explanation = no_kernels_explanation(result)
+    if explanation:
+        return []  # said in the static-smem section
+    rows = accounting_rows(result)
+    limit = smem_target_capacity(result)
+    out = [f'<h2 id="headline">Shared memory on {esc(result.get("arch"))}: {len(rows)} kernel(s) over the '
+           f"{esc(html_bytes(limit))} B limit</h2>"]
+    if rows:
+        out.append(html_table(ACCOUNTING_HEADERS, [[(c, "num" if i else "mono") for i, c in enumerate(r)] for r in rows],
+                              "smem-accounting"))
+    out += figure(headroom_chart(result),
+                  "The kernels nearest the limit, each bar from the limit to the kernel's SharedStorage: red ones are over "
+                  "and fail at initialisation; the axis spans only these kernels, so 1 KiB is wide.")
+    return out
+
+
+def details_html(step: ReportStep) -> list[str]:
+    """Every kernel's SharedStorage against the SM90/SM100/SM120 capacities."""
+    result = step.result
+    out = ['<h2 id="static-smem">Shared memory per kernel (static analysis)</h2>']
+    if result.get("status") not in (None, "ok"):
+        out.append(f'<p class="note">static-smem {esc(result.get("status"))}: {esc(result.get("error", ""))}</p>')
+    explanation = no_kernels_explanation(result)
+    if explanation:
+        return out + [f'<p class="note" id="no-kernels">{esc(explanation)}</p>']
+    failing, fitting = result.get("failing_tiles") or [], result.get("fitting_tiles") or []
+    out.append(f"<p>FlashInfer {esc(result.get('flashinfer'))}, {esc(result.get('dtype', ''))} on "
+               f"<strong>{esc(result.get('arch'))}</strong>, judged against {esc(result.get('capacity_symbol', 'capacity'))} = "
+               f"{esc(html_bytes(smem_target_capacity(result)))} B. "
+               f'Failing tiles: <strong class="no">{esc(", ".join(failing) or "none")}</strong>; '
+               f'fitting tiles: <span class="yes">{esc(", ".join(fitting) or "none")}</span>.'
+               + (f" Not dispatchable: {esc(', '.join(result['unsupported_tiles']))}." if result.get("unsupported_tiles") else "")
+               + "</p>")
+    out += figure(smem_chart(result),
+                  f"Each bar is one tactic and output type: sizeof(GemmKernel::SharedStorage) of the kernel compiled for "
+                  f"{result.get('arch')}. Red bars exceed {result.get('arch')}'s capacity; such a kernel fails at "
+                  "initialisation (cudaFuncSetAttribute, 'Error Internal'). Dashed lines: the per-block capacities of "
+                  "SM90, SM100 and SM120. Hover a bar for the builder's stage arithmetic.")
+    return out
+
+
+class StaticSmemResult(Result):
+    flashinfer: str | None = None
+    arch: str | None = None
+    dtype: str | None = None
+    output_dtypes: list[str] | None = None
+    capacity_bytes: int | None = None
+    capacity_symbol: str | None = None
+    optin_limit_bytes: int | None = None
+    optin_source: str | None = None
+    failing_tiles: list[str] | None = None
+    fitting_tiles: list[str] | None = None
+    unsupported_tiles: list[str] | None = None
+    failing_tactics: dict[str, Any] | None = None
+    failing_tactics_optin: dict[str, Any] | None = None
+    tactic_counts: dict[str, Any] | None = None
+    tactic_indexing: dict[str, Any] | None = None
+    candidates: dict[str, Any] | None = None
+    rows: list[dict[str, Any]] | None = None
+    sources: dict[str, Any] | None = None
+    notes: list[str] | None = None
+    cache: dict[str, Any] | None = None
+    elapsed_s: float | None = None
+    artifacts: dict[str, Any] | None = None
+
+
+KIND = StepKind(
+    name="static-smem",
+    where="host",
+    order=20,
+    module="reprokit.workloads.static_smem",
+    summary="shared memory of FlashInfer's SM120 CUTLASS MoE kernels, computed with nvcc and no GPU",
+    needs_pins=("flashinfer-python",),
+    implemented=True,
+    default_timeout_s=900,
+    param_keys=("arch", "flashinfer", "variants", "dtype", "output_dtypes", "jobs", "optin_limit_bytes"),
+    inputs=(StepInput("wheel", "the pinned flashinfer-python wheel", from_control="flashinfer-wheel"),),
+    outputs=(Output("result.json", "the verdict of every tactic's kernel against the capacity, with the builder's"
+                    " stage arithmetic (what tile-sweep cross-checks)"),),
+    optin_limit_param="optin_limit_bytes",
+    result=StaticSmemResult,
+    sections=(Section("headline", markdown=headline_markdown, html=headline_html), Section("details", html=details_html)),
+)

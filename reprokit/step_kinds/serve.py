@@ -1,18 +1,22 @@
-"""The serve section of the reports: time to ready, the warmup phases, throughput and latency per concurrency,
-the GPUs' power against their limit, and findings that say what those numbers mean, with their evidence.
+"""``serve``: the sglang server launched with the kit's flags, watched until ready, fatal or timeout.
 
-Every figure comes from the serve step's ``result.json`` (``performance``, written by the workload with
-``reprokit.workloads.serve_stats``; recomputed the same way for records older than that field) and the
-triage's warmup timeline.
+Its section: time to ready, the warmup phases, throughput and latency per concurrency, the GPUs' power against
+their limit, and findings that say what those numbers mean, with their evidence. Every figure comes from the
+step's ``result.json`` (``performance``, written by the workload with ``reprokit.workloads.serve_stats``;
+recomputed the same way for records older than that field) and the triage's warmup timeline.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.charts import parse_log_time
-from reprokit.report.svg import Linear, Svg, is_number, nice_ticks
+from reprokit.report.charts import parse_log_time, telemetry_charts, telemetry_gpus, telemetry_samples
+from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
+from reprokit.report.tables import html_table, md_table
+from reprokit.step_kinds.base import HostPath, Output, ReportStep, Result, Section, StepKind
 from reprokit.workloads.serve_stats import findings, performance
+
+WARMUP_FROM = "triage"  # the kind whose timeline of the server log gives the warmup phases
 
 # (phase, event that starts it, event that ends it), as the triage names sglang's startup lines
 WARMUP_PHASES = (
@@ -87,10 +91,9 @@ TABLE_HEADERS = ["concurrency", "requests", "output tok/s", "TTFT ms", "ITL ms",
                  "util %", "SM clock MHz", "GPU figures from"]
 
 
-def markdown(result: dict[str, Any] | None, triage: dict[str, Any] | None, table) -> list[str]:
-    """The serve section of ``report.md``; ``table`` is the report's markdown table helper."""
-    if not isinstance(result, dict):
-        return []
+def markdown(step: ReportStep) -> list[str]:
+    """The serve section of ``report.md``: outcome, answers, warmup, findings, the table per concurrency."""
+    result, triage = step.result, step.first_result(WARMUP_FROM)
     lines = ["", "## Serving", ""]
     ready = result.get("ready_after_s")
     lines.append(f"Outcome **{result.get('outcome', '?')}**" + (f", ready after {ready:g} s" if is_number(ready) else "") + ".")
@@ -108,7 +111,7 @@ def markdown(result: dict[str, Any] | None, triage: dict[str, Any] | None, table
         lines += ["", "**Findings**", ""] + [f"- {t}" for t in texts]
     perf = serve_performance(result)
     if rows(perf):
-        lines += [""] + table(TABLE_HEADERS, table_rows(perf))
+        lines += [""] + md_table(TABLE_HEADERS, table_rows(perf))
     return lines
 
 
@@ -173,3 +176,89 @@ def bench_windows(result: dict[str, Any] | None) -> list[tuple[str, float, float
     """(label, start, end) of each benchmark on the telemetry's clock, for shading the telemetry charts."""
     return [(f"c{r['concurrency']}", r["t_start_s"], r["t_end_s"]) for r in (result or {}).get("bench") or []
             if isinstance(r, dict) and is_number(r.get("t_start_s")) and is_number(r.get("t_end_s"))]
+
+
+def html(step: ReportStep) -> list[str]:
+    """Time to ready, warmup phases, findings, throughput and latency per concurrency, then the GPU telemetry."""
+    result, triage = step.result, step.first_result(WARMUP_FROM)
+    ready = result.get("ready_after_s")
+    out = ['<h2 id="serve">Serving</h2>',
+           f'<p id="serve-outcome">Outcome <strong>{esc(result.get("outcome", "?"))}</strong>'
+           + (f", ready after {ready:g} s" if is_number(ready) else "") + ".</p>"]
+    phases = warmup_phases(triage)
+    if phases:
+        out.append(html_table(["warmup phase", "from (s)", "to (s)", "duration (s)"],
+                              [[p["phase"], (f"{p['start_s']:.0f}", "num"), (f"{p['end_s']:.0f}", "num"),
+                                (f"{p['duration_s']:.0f}", "num")] for p in phases], "warmup-phases"))
+    texts = serve_findings(result)
+    if texts:
+        out.append('<h3>Findings</h3><ul id="serve-findings">' + "".join(f"<li>{esc(t)}</li>" for t in texts) + "</ul>")
+    perf = serve_performance(result)
+    if rows(perf):
+        out.append('<div class="smallmultiples">' + throughput_chart(perf) + latency_chart(perf) + "</div>")
+        out.append(html_table(TABLE_HEADERS, [[(c, "num") for c in r] for r in table_rows(perf)], "serve-performance"))
+    return out + _telemetry(result)
+
+
+def _telemetry(result: dict[str, Any] | None) -> list[str]:
+    """The serve step's ``telemetry``: ``{available, error, interval_s, per_gpu, samples}`` (a bare list of samples works too)."""
+    telemetry = (result or {}).get("telemetry")
+    rendered = telemetry_charts(telemetry, bench_windows(result))
+    if not rendered:
+        error = telemetry.get("error") if isinstance(telemetry, dict) else None
+        return ['<h2 id="telemetry">GPU telemetry</h2>', f'<p class="note">No telemetry samples: {esc(error)}</p>'] if error else []
+    legend = "".join(f'<span class="swatch sw{index % 8}"></span>GPU {esc(gpu)}'
+                     for index, gpu in enumerate(telemetry_gpus(telemetry_samples(telemetry))))
+    out = ['<h2 id="telemetry">GPU telemetry during the benchmark</h2>', f'<p class="legend">{legend}</p>',
+           '<div class="smallmultiples">' + "".join(rendered) + "</div>"]
+    per_gpu = [g for g in (telemetry.get("per_gpu") if isinstance(telemetry, dict) else None) or [] if isinstance(g, dict)]
+    if per_gpu:
+        out.append(html_table(["GPU", "samples", "max power (W)", "power limit (W)", "mean utilisation (%)"],
+                              [[g.get("gpu"), (g.get("samples"), "num"), (g.get("max_power_w"), "num"),
+                                (g.get("power_limit_w"), "num"), (g.get("mean_util_pct"), "num")] for g in per_gpu],
+                              "telemetry-per-gpu"))
+    return out
+
+
+class ServeResult(Result):
+    command: list[str] | None = None
+    env: list[str] | None = None
+    outcome: str | None = None
+    ready: bool | None = None
+    ready_after_s: float | None = None
+    waited_s: float | None = None
+    server_exit_code_before_stop: int | None = None
+    server_exit_code: int | None = None
+    smoke: dict[str, Any] | None = None
+    answers: dict[str, Any] | None = None
+    bench: list[dict[str, Any]] | None = None
+    telemetry: dict[str, Any] | list[dict[str, Any]] | None = None  # older records: a bare list of samples
+    performance: dict[str, Any] | None = None
+    duration_s: float | None = None
+    server_log: str | None = None
+    fatal_line: dict[str, Any] | None = None
+
+
+KIND = StepKind(
+    name="serve",
+    where="host",
+    order=60,
+    module="reprokit.workloads.serve",
+    summary="sglang server launched with the kit's flags, watched until ready, fatal or timeout",
+    needs_gpu=True,
+    needs_pins=("sglang", "flashinfer-python", "torch"),
+    implemented=True,
+    default_timeout_s=3600,
+    param_keys=(
+        "model", "tp", "ep", "moe_runner_backend", "quantization", "mem_fraction_static",
+        "max_running_requests", "load_format", "env", "extra_args", "ready_timeout_s", "port", "bench",
+        "smoke_prompt", "telemetry_interval_s",
+    ),
+    host_paths=(HostPath("model", variable="models_dir"),),
+    outputs=(Output("result.json", "outcome, readiness, answers, benchmark rows, telemetry and performance"),
+             Output("**/*.log", "the server's log (server.log), the benchmarks' (bench-c<N>.log), the answers"
+                    " (answers.log)"),
+             Output("**/*.log.gz", "a server log the host compressed")),
+    result=ServeResult,
+    sections=(Section("findings", markdown=markdown, html=html),),
+)

@@ -1,0 +1,51 @@
+"""The step kinds a kit can use: one module per kind in this package, each defining ``KIND``.
+
+Adding a kind is adding a module here (and its test): the registry finds it, and the kit schema, the
+planner, ``invoke kits --check`` and the report read its declarations. ``base`` says what a kind declares.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterable
+
+from reprokit.step_kinds.base import (  # noqa: F401 - the package's names
+    RESULT_JSON, SLOTS, HostPath, Output, ReportStep, Result, ResultError, RunStep, Section, Slot, StepInput, StepKind,
+)
+
+NOT_KINDS = {"base"}
+
+
+def discover(paths: Iterable[str] = __path__, package: str = __name__) -> dict[str, StepKind]:
+    """Every kind module's ``KIND`` under ``paths``, in the kinds' declared order; checks what they declare."""
+    kinds = [importlib.import_module(f"{package}.{info.name}").KIND
+             for info in pkgutil.iter_modules(list(paths)) if info.name not in NOT_KINDS and not info.name.startswith("_")]
+    registry = {kind.name: kind for kind in sorted(kinds, key=lambda k: (k.order, k.name))}
+    problems = declaration_problems(registry)
+    if problems:
+        raise ValueError("step kinds: " + "; ".join(problems))
+    return registry
+
+
+def declaration_problems(kinds: dict[str, StepKind]) -> list[str]:
+    """Each input from an earlier step names a kind and files among its declared outputs; host kinds name a module."""
+    problems = []
+    for kind in kinds.values():
+        if kind.implemented and not kind.module:
+            problems.append(f"{kind.name}: implemented, but names no module to run")
+        for spec in kind.inputs:
+            if spec.from_step is None:
+                continue
+            producer = kinds.get(spec.from_step)
+            if producer is None:
+                problems.append(f"{kind.name}: input '{spec.param}' is from kind '{spec.from_step}', which does not exist")
+                continue
+            declared = {output.files for output in producer.outputs}
+            problems += [f"{kind.name}: input '{spec.param}' names {pattern!r}, which {producer.name} does not declare"
+                         f" among its outputs ({', '.join(sorted(declared))})"
+                         for pattern in spec.files if pattern not in declared]
+    return problems
+
+
+STEP_KINDS: dict[str, StepKind] = discover()

@@ -1,0 +1,168 @@
+"""What a step kind declares: one ``StepKind`` per module of this package (``KIND``), read by the kit schema, the
+planner, ``invoke kits --check`` and the report, so that none of them knows a kind by name.
+
+A kind says where it runs (``host``: a workload module executed on the GPU host, natively or in the kit's
+container; ``control``: a control-plane module run on pulled-back artifacts), which pins it needs, whether it
+needs a CUDA device, and whether this version of reprokit implements it yet. A kit may declare steps that are
+not implemented yet: the run reports them as not run, and the expectations on them as INCONCLUSIVE.
+
+It declares what it consumes (``inputs``): files of an earlier step's ``outputs`` or of the control machine's
+cache. The planner resolves them on the control machine, the executor stages them on the host (sha256
+verified) and hands the workload their host-side paths; a missing input is a reason not to run, naming it.
+``host_paths`` are parameters naming paths that must already exist on the host (the model).
+
+Its ``result`` model types the top-level fields of its ``result.json`` and is checked when the result is read
+back; its ``sections`` draw it in ``report.md`` and ``report.html``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import pydantic
+
+
+@dataclass(frozen=True)
+class Output:
+    """Files a step of the kind leaves in its directory (a glob inside it); a later step's input names one."""
+
+    files: str
+    summary: str
+
+
+RESULT_JSON = Output("result.json", "the step's result, checked against the kind's result model when read back")
+
+
+@dataclass(frozen=True)
+class StepInput:
+    """A file a step consumes; its host-side path reaches the workload as parameter ``param``.
+
+    ``from_step``: the kind of an earlier step whose output it is (``files``: globs among that kind's declared
+    outputs); the kit's last earlier step of that kind produces it, or the one parameter ``step_param`` names.
+    ``from_control``: an artifact of the control machine's cache (``reprokit/plan/inputs.py`` says which).
+    ``optional``: a kit without a producing step runs the step without it.
+    """
+
+    param: str
+    summary: str
+    from_step: str | None = None
+    files: tuple[str, ...] = ("result.json",)
+    step_param: str | None = None
+    from_control: str | None = None
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class HostPath:
+    """A parameter that names a path on the host which must exist before the step starts."""
+
+    param: str
+    variable: str  # the inventory variable that points the host at it
+    absolute_only: bool = True  # a value without a leading "/" is not a host path (e.g. a hub id)
+
+
+class Result(pydantic.BaseModel):
+    """The contract's fields of every ``result.json``; a kind's model adds its own top-level fields.
+
+    Strict types, so a workload that writes ``"3"`` for a count is caught where its result is read back. Keys
+    beyond the declared ones are kept: a failing workload adds its error's details (``tried``, ``compile_log``).
+    """
+
+    model_config = pydantic.ConfigDict(extra="allow", strict=True, frozen=True)
+
+    workload: str | None = None
+    schema_version: int | None = None
+    status: str
+    error: str | None = None
+
+
+CONTRACT_FIELDS = tuple(Result.model_fields)
+
+
+class ResultError(ValueError):
+    """A result that does not match its kind's model; the message is one line naming the file and the field."""
+
+
+Slot = Literal["headline", "findings", "details"]
+SLOTS: tuple[Slot, ...] = ("headline", "findings", "details")  # before the expectations, after them, after the steps
+
+
+class RunStep(Protocol):
+    """A step of the run as the report has it (the record's ``StepEntry``): its kind and its result, if any."""
+
+    uses: str
+    result: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class ReportStep:
+    """One step with a result, as a section draws it; ``steps`` is the whole run (a section may read another kind)."""
+
+    name: str
+    result: dict[str, Any]
+    steps: Mapping[str, RunStep]
+
+    def first_result(self, uses: str) -> dict[str, Any] | None:
+        """The result of the run's first step of kind ``uses`` that left one."""
+        return next((e.result for e in self.steps.values() if e.uses == uses and isinstance(e.result, dict)), None)
+
+
+Draw = Callable[[ReportStep], list[str]]
+
+
+@dataclass(frozen=True)
+class Section:
+    """A kind's part of the reports, drawn in ``slot`` in the run's step order.
+
+    ``each_step``: one section per step of the kind whose status is ok; otherwise one, for the first step of
+    the kind that left a result. ``markdown`` returns lines of ``report.md``, ``html`` elements of ``report.html``.
+    """
+
+    slot: Slot
+    markdown: Draw | None = None
+    html: Draw | None = None
+    each_step: bool = False
+
+
+@dataclass(frozen=True)
+class StepKind:
+    name: str
+    where: Literal["host", "control"]
+    summary: str
+    order: int  # where `invoke kits` and the messages list it: the order a kit usually runs the kinds
+    # host: the workload module run as `python -m <module>`; control: the control-plane module whose
+    # `run_step(params, record_dir, steps, out_dir)` runs the step on the pulled-back record
+    module: str | None = None
+    needs_gpu: bool = False
+    needs_pins: tuple[str, ...] = ()
+    implemented: bool = False
+    not_implemented_reason: str = ""
+    default_timeout_s: int = 600
+    param_keys: tuple[str, ...] = ()  # accepted keys of the step's `with:`
+    inputs: tuple[StepInput, ...] = ()
+    outputs: tuple[Output, ...] = (RESULT_JSON,)
+    host_paths: tuple[HostPath, ...] = ()
+    model_config_param: str | None = None  # a parameter naming kits/models/<name>.yml, passed as `model_config`
+    optin_limit_param: str | None = None  # filled with the probed opt-in smem limit of the GPUs of the step's arch
+    result: type[Result] = Result
+    sections: tuple[Section, ...] = ()
+
+    @property
+    def result_keys(self) -> tuple[str, ...]:
+        """The top-level keys of the result beyond the contract's: what `invoke kits --check` holds a path to."""
+        return tuple(field.alias or name for name, field in self.result.model_fields.items() if name not in CONTRACT_FIELDS)
+
+    def read_result(self, data: Any, where: str) -> Result:
+        """``data`` (a parsed ``result.json`` at ``where``) as this kind's model, or a one-line ``ResultError``."""
+        try:
+            return self.result.model_validate(data)
+        except pydantic.ValidationError as exc:
+            error = exc.errors()[0]
+            field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"]).lstrip(".")
+            got = "nothing" if error["type"] == "missing" else repr(error.get("input"))
+            got = got if len(got) <= 60 else got[:57] + "..."
+            source = self.result.__module__.replace(".", "/") + ".py"
+            raise ResultError(f"{where}: {f'field {field!r}' if field else 'the result'}: {error['msg']} (got {got});"
+                              f" the {self.name} result model ({source}) says what each field holds") from None

@@ -1,0 +1,77 @@
+"""A step kind is one module of reprokit/step_kinds/: the registry finds it, it imports only rendering primitives and
+the facts (the kit schema imports it), and the planner and the report never name a kind."""
+
+from __future__ import annotations
+
+import ast
+import json
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+from reprokit.step_kinds import NOT_KINDS, STEP_KINDS
+
+REPROKIT = Path(__file__).resolve().parents[3] / "reprokit"
+KINDS_DIR = REPROKIT / "step_kinds"
+# what a kind module may import of reprokit: its package, the report's drawing primitives, the facts
+MAY_IMPORT = ("reprokit.step_kinds", "reprokit.report.svg", "reprokit.report.charts", "reprokit.report.tables",
+              "reprokit.workloads.facts")
+EXCEPTIONS = {"reprokit.workloads.serve_stats"}  # the serve kind recomputes old records' figures as its workload does
+THIRD_PARTY = {"pydantic"}
+# modules that read the declarations and must not know a kind by name (the triage kind's control step,
+# reprokit/plan/triage_step.py, is that kind's own code and may)
+KIND_BLIND = ["plan/planner.py", "plan/inputs.py", "plan/control_steps.py", "plan/results.py", "report/html.py",
+              "report/markdown.py", "report/sections.py", "report/tables.py", "report/charts.py", "kit_check.py",
+              "config/kit.py"]
+
+
+def _imports(path: Path) -> set[str]:
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            modules |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            assert not node.level, f"{path}: relative import"
+            modules.add(node.module)
+    return modules
+
+
+def test_a_kind_module_imports_only_primitives_and_facts():
+    wrong = []
+    for path in sorted(KINDS_DIR.glob("*.py")):
+        for module in sorted(_imports(path)):
+            top = module.split(".")[0]
+            if top == "reprokit":
+                if not module.startswith(MAY_IMPORT) and module not in EXCEPTIONS:
+                    wrong.append(f"{path.name}: {module}")
+            elif top not in sys.stdlib_module_names and top not in THIRD_PARTY:
+                wrong.append(f"{path.name}: {module}")
+    assert wrong == []
+
+
+def test_the_kit_schema_loads_no_control_plane_through_the_kinds():
+    """What `import reprokit.step_kinds` loads, in a fresh interpreter: the kinds, the primitives, the facts."""
+    code = "import sys, json, reprokit.step_kinds; print(json.dumps(sorted(m for m in sys.modules if m.startswith('reprokit'))))"
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                                       cwd=REPROKIT.parent).stdout)
+    beyond = [m for m in loaded if m not in ("reprokit", "reprokit.report", "reprokit.workloads")
+              and not m.startswith(MAY_IMPORT) and m not in EXCEPTIONS]
+    assert beyond == []
+    assert {"reprokit.step_kinds.serve", "reprokit.report.charts", "reprokit.workloads.facts.arch"} <= set(loaded)
+
+
+def test_every_module_of_the_package_is_a_registered_kind():
+    modules = sorted(info.name for info in pkgutil.iter_modules([str(KINDS_DIR)])
+                     if info.name not in NOT_KINDS and not info.name.startswith("_"))
+    assert modules == ["serve", "smem_probe", "static_smem", "tile_sweep", "triage", "triton_moe_configs", "triton_smem"]
+    assert sorted(kind.name.replace("-", "_") for kind in STEP_KINDS.values()) == modules
+
+
+def test_the_planner_and_the_report_name_no_kind():
+    named = []
+    for rel in KIND_BLIND:
+        for node in ast.walk(ast.parse((REPROKIT / rel).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in STEP_KINDS:
+                named.append(f"{rel}:{node.lineno}: {node.value!r}")
+    assert named == []

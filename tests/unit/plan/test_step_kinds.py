@@ -1,0 +1,171 @@
+"""The step-kind registry (reprokit/step_kinds/): what it finds, what it refuses, how a result is read back, and a
+kind added as one module being planned, checked and reported with no other file touched."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import reprokit.step_kinds as step_kinds_package
+from reprokit.config.kit import load_kit_file
+from reprokit.kit_check import expectation_problems
+from reprokit.plan.inputs import resolve_inputs
+from reprokit.plan.planner import plan_step
+from reprokit.plan.results import checked_result
+from reprokit.records.models import StepEntry
+from reprokit.report import sections
+from reprokit.step_kinds import STEP_KINDS, Output, ResultError, StepInput, StepKind, declaration_problems, discover
+from tests.conftest import REPO
+
+KITS = REPO / "kits"
+SM120 = {"devices": [{"index": 0, "gpu_arch": "sm120", "max_shared_memory_per_block_optin_bytes": 101376}]}
+
+
+def test_the_kinds_in_their_order_each_runnable():
+    assert list(STEP_KINDS) == ["smem-probe", "static-smem", "tile-sweep", "triton-moe-configs", "triton-smem", "serve",
+                                "triage"]
+    for kind in STEP_KINDS.values():
+        assert importlib.util.find_spec(kind.module) is not None, kind.name
+    assert callable(importlib.import_module(STEP_KINDS["triage"].module).run_step)
+    assert declaration_problems(STEP_KINDS) == []
+
+
+def test_an_input_must_name_an_output_its_producer_declares():
+    bad = StepKind(name="reader", where="host", summary="reads", order=99, module="x", implemented=True,
+                   inputs=(StepInput("logs", "the logs", from_step="serve", files=("*.txt",)),
+                           StepInput("other", "from nowhere", from_step="no-such-kind")))
+    assert declaration_problems({**STEP_KINDS, "reader": bad}) == [
+        "reader: input 'logs' names '*.txt', which serve does not declare among its outputs"
+        " (**/*.log, **/*.log.gz, result.json)",
+        "reader: input 'other' is from kind 'no-such-kind', which does not exist"]
+    assert "**/*.log" in {o.files for o in STEP_KINDS["serve"].outputs}  # what the triage reads
+    assert STEP_KINDS["static-smem"].outputs == (Output("result.json", STEP_KINDS["static-smem"].outputs[0].summary),)
+
+
+@pytest.mark.parametrize(("kind", "result", "message"), [
+    ("static-smem", {"status": "ok", "failing_tiles": "128x256x128"},
+     "field 'failing_tiles': Input should be a valid list (got '128x256x128')"),
+    ("static-smem", {"status": "ok", "rows": [{"tactic": 3}, 7]}, "field 'rows[1]': Input should be a valid dictionary (got 7)"),
+    ("serve", {"outcome": "ready"}, "field 'status': Field required (got nothing)"),
+    ("serve", {"status": "ok", "ready_after_s": "179"}, "field 'ready_after_s': Input should be a valid number (got '179')"),
+    ("triage", [], "the result: Input should be a valid dictionary or instance of TriageResult (got [])"),
+])
+def test_a_result_that_does_not_match_its_model_is_one_line_naming_file_and_field(kind, result, message):
+    where = "runs/r1/steps/x/result.json"
+    with pytest.raises(ResultError) as caught:
+        STEP_KINDS[kind].read_result(result, where)
+    module = STEP_KINDS[kind].result.__module__.replace(".", "/")
+    assert str(caught.value) == f"{where}: {message}; the {kind} result model ({module}.py) says what each field holds"
+
+
+def test_a_failing_workloads_details_are_kept_and_its_step_is_an_error_when_a_field_is_wrong(tmp_path):
+    probe = STEP_KINDS["smem-probe"].read_result({"status": "no_driver", "error": "no driver", "tried": ["a"]}, "r.json")
+    assert probe.status == "no_driver" and probe.model_extra == {"tried": ["a"]}
+    entry = StepEntry("sweep", "tile-sweep", status="ok", result_file="steps/sweep/result.json",
+                      result={"status": "ok", "best": {"problem": "decode"}})
+    checked = checked_result(STEP_KINDS["tile-sweep"], entry, tmp_path)
+    assert (checked.status, checked.result) == ("error", None)
+    assert checked.reason == (f"{tmp_path}/steps/sweep/result.json: field 'best': Input should be a valid list (got"
+                              " {'problem': 'decode'}); the tile-sweep result model (reprokit/step_kinds/tile_sweep.py)"
+                              " says what each field holds")
+    assert checked_result(STEP_KINDS["tile-sweep"], StepEntry("sweep", "tile-sweep", status="timeout"), tmp_path).status \
+        == "timeout"
+
+
+def test_every_committed_result_reads_back_into_its_kind():
+    read = 0
+    for manifest in sorted((REPO / "evidence").glob("*/*/manifest.json")):
+        for step in json.loads(manifest.read_text())["steps"]:
+            if step.get("result_file"):
+                path = manifest.parent / step["result_file"]
+                STEP_KINDS[step["uses"]].read_result(json.loads(path.read_text()), str(path))
+                read += 1
+    assert read == 21
+
+
+NEW_KIND = '''
+"""``hello-smem``: a kind a test adds as one module; nothing else of reprokit changes."""
+
+from reprokit.report.tables import html_table, md_table
+from reprokit.step_kinds.base import Output, ReportStep, Result, Section, StepInput, StepKind
+
+
+class HelloResult(Result):
+    greeting: str | None = None
+    bytes_said: int | None = None
+
+
+def markdown(step: ReportStep) -> list[str]:
+    return ["", "## Hello", ""] + md_table(["step", "greeting"], [[step.name, step.result["greeting"]]])
+
+
+def html(step: ReportStep) -> list[str]:
+    return ["<h2>Hello</h2>", html_table(["step", "greeting"], [[step.name, step.result["greeting"]]], "hello")]
+
+
+KIND = StepKind(
+    name="hello-smem", where="host", order=35, module="hello_workload", summary="says hello next to the limit",
+    implemented=True, param_keys=("greeting", "arch", "optin_limit_bytes"), optin_limit_param="optin_limit_bytes",
+    inputs=(StepInput("predicted", "the static prediction", from_step="static-smem"),),
+    outputs=(Output("result.json", "the greeting"),), result=HelloResult,
+    sections=(Section("findings", markdown=markdown, html=html),),
+)
+'''
+
+KIT = """\
+kit: hello
+description: a kind added by a test
+pins: {flashinfer-python: "0.6.3"}
+steps:
+  - {name: static-smem, uses: static-smem, with: {arch: host}}
+  - {name: hello, uses: hello-smem, with: {greeting: hi, arch: host}}
+expect:
+  - {name: greets, step: hello, path: greeting, equals: hi}
+  - {name: farewell, step: hello, path: farewell, equals: bye}
+"""
+
+
+@pytest.fixture
+def hello_kind(tmp_path, monkeypatch):
+    """``hello_smem.py`` in a directory of the package's path: discovered, registered, gone after the test."""
+    (tmp_path / "kinds").mkdir()
+    (tmp_path / "kinds" / "hello_smem.py").write_text(NEW_KIND)
+    monkeypatch.setattr(step_kinds_package, "__path__", [*step_kinds_package.__path__, str(tmp_path / "kinds")])
+    monkeypatch.delitem(sys.modules, "reprokit.step_kinds.hello_smem", raising=False)
+    found = discover(step_kinds_package.__path__)
+    for name, kind in found.items():
+        monkeypatch.setitem(STEP_KINDS, name, kind)
+    yield found
+    sys.modules.pop("reprokit.step_kinds.hello_smem", None)
+
+
+def test_a_kind_added_as_one_module_is_planned_checked_and_reported(hello_kind, tmp_path):
+    assert list(hello_kind)[2:4] == ["tile-sweep", "hello-smem"]  # its declared order
+    kit_path = tmp_path / "hello.yml"
+    kit_path.write_text(KIT)
+    kit = load_kit_file(kit_path)  # the kit schema takes its parameters
+    hello = kit.steps[1]
+    planned = plan_step(hello, kit, KITS, SM120, {})
+    assert planned.params == {"greeting": "hi", "arch": "sm120", "optin_limit_bytes": 101376}
+    record = tmp_path / "run"
+    (record / "steps" / "static-smem").mkdir(parents=True)
+    (record / "steps" / "static-smem" / "result.json").write_text('{"status": "ok"}')
+    steps = {"static-smem": StepEntry("static-smem", "static-smem", status="ok")}
+    files, reason = resolve_inputs(planned.kind, planned.params, steps, record)
+    assert (reason, [f.origin for f in files]) == (None, ["step static-smem: result.json"])
+    problems, checked = expectation_problems(kit, kit_path)
+    assert checked == 2
+    assert problems == [f"{kit_path}:9: expectation 'farewell': the result of step 'hello' (hello-smem) has no key"
+                        " 'farewell'; its keys: greeting, bytes_said"]
+    steps["hello"] = StepEntry("hello", "hello-smem", status="ok", result={"status": "ok", "greeting": "hi"})
+    assert sections.markdown(steps, "findings") == ["", "## Hello", "", "| step | greeting |", "|---|---|",
+                                                    "| hello | hi |"]
+    assert sections.html(steps, "findings") == [
+        "<h2>Hello</h2>", '<table id="hello"><thead><tr><th>step</th><th>greeting</th></tr></thead><tbody><tr>'
+        "<td>hello</td><td>hi</td></tr></tbody></table>"]
+    with pytest.raises(ResultError, match="field 'bytes_said': Input should be a valid integer"):
+        STEP_KINDS["hello-smem"].read_result({"status": "ok", "bytes_said": "3"}, "r.json")
