@@ -1,10 +1,11 @@
 """Resolve a kit's steps for one host: parameters, defaults, and what cannot run there.
 
 Parameters come from the step's ``with:``, completed from facts the kit and
-the run already hold: the kit's pins (e.g. the FlashInfer version), the
-model's numbers from ``kits/models/<model>.yml``, and the host's probed
-architecture and shared-memory limit from the fingerprint. Nothing here
-runs anything.
+the run already hold, as the step's kind declares (``reprokit/step_kinds/``):
+the kit's pins (``pin_params``, e.g. the FlashInfer version), the model's
+numbers from ``kits/models/<model>.yml`` (``model_config_param``), and the
+host's probed architecture and shared-memory limit from the fingerprint
+(``host_arch_param``, ``optin_limit_param``). Nothing here runs anything.
 """
 
 from __future__ import annotations
@@ -62,28 +63,27 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
         planned.skip_reason = f"not run: needs a CUDA GPU; {fingerprint.get('gpu_reason') or 'none found'}"
         return planned
     params = planned.params
-    if "flashinfer" in kind.param_keys and "flashinfer" not in params and "flashinfer-python" in kit.pins:
-        params["flashinfer"] = kit.pins["flashinfer-python"]
-    if "sglang" in kind.param_keys and "sglang" not in params and "sglang" in kit.pins:
-        params["sglang"] = kit.pins["sglang"]
-    if "package" in kind.param_keys and "version" not in params and params.get("package") in kit.pins:
-        params["version"] = kit.pins[params["package"]]
+    for fill in kind.pin_params:
+        pin = fill.pin or params.get(fill.pin_named_by or "")
+        if fill.param not in params and isinstance(pin, str) and pin in kit.pins:
+            params[fill.param] = kit.pins[pin]
     model = params.get(kind.model_config_param) if kind.model_config_param else None
     if isinstance(model, str) and not model.startswith("/"):
         params["model_config"] = load_model_config(model, kits_dir)
-    if params.get("arch") == "host":
+    arch_param = kind.host_arch_param
+    if arch_param and params.get(arch_param) == "host":
         arches = sorted({d["gpu_arch"] for d in devices})
         if not arches and host_cpu_only and host is not None and host.gpu_arch:
             arches = [host.gpu_arch]  # a CPU-only test host stands in for the arch its inventory declares
         if len(arches) != 1:
             planned.skip_reason = (
-                "not run: arch 'host' needs one GPU architecture on the host; "
+                f"not run: {arch_param} 'host' needs one GPU architecture on the host; "
                 + (f"found {arches}" if arches else (fingerprint.get("gpu_reason") or "no GPU found"))
             )
             return planned
-        params["arch"] = arches[0]
-    if kind.optin_limit_param and devices:
-        limits = {d.get("max_shared_memory_per_block_optin_bytes") for d in devices if d["gpu_arch"] == params.get("arch")}
+        params[arch_param] = arches[0]
+    if kind.optin_limit_param and arch_param and devices:
+        limits = {d.get("max_shared_memory_per_block_optin_bytes") for d in devices if d["gpu_arch"] == params.get(arch_param)}
         if len(limits) == 1:
             params[kind.optin_limit_param] = limits.pop()
     for spec in kind.host_paths:

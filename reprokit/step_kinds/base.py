@@ -63,6 +63,16 @@ class HostPath:
     absolute_only: bool = True  # a value without a leading "/" is not a host path (e.g. a hub id)
 
 
+@dataclass(frozen=True)
+class PinParam:
+    """A parameter the planner fills from the kit's pins when the step's ``with:`` leaves it out: from the pin
+    ``pin``, or from the pin that the parameter ``pin_named_by`` names (triton-smem's ``package``)."""
+
+    param: str
+    pin: str | None = None
+    pin_named_by: str | None = None
+
+
 class Result(pydantic.BaseModel):
     """The contract's fields of every ``result.json``; a kind's model adds its own top-level fields.
 
@@ -144,8 +154,10 @@ class StepKind:
     inputs: tuple[StepInput, ...] = ()
     outputs: tuple[Output, ...] = (RESULT_JSON,)
     host_paths: tuple[HostPath, ...] = ()
+    pin_params: tuple[PinParam, ...] = ()
     model_config_param: str | None = None  # a parameter naming kits/models/<name>.yml, passed as `model_config`
-    optin_limit_param: str | None = None  # filled with the probed opt-in smem limit of the GPUs of the step's arch
+    host_arch_param: str | None = None  # a parameter whose value `host` becomes the host's one GPU architecture
+    optin_limit_param: str | None = None  # filled with the probed opt-in smem limit of the GPUs of that arch
     result: type[Result] = Result
     sections: tuple[Section, ...] = ()
 

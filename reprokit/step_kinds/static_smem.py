@@ -13,7 +13,7 @@ from typing import Any
 from reprokit.report.charts import grouped_bytes, smem_chart, smem_row_label, smem_target_capacity
 from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
 from reprokit.report.tables import figure, html_bytes, html_table, md_table
-from reprokit.step_kinds.base import Output, ReportStep, Result, Section, StepInput, StepKind
+from reprokit.step_kinds.base import Output, PinParam, ReportStep, Result, Section, StepInput, StepKind
 
 NEAREST_FITTING = 4  # fitting kernels shown next to the failing ones: the ones closest to the limit
 TEXT_BAR_CHARS = 24
@@ -226,6 +226,8 @@ KIND = StepKind(
     default_timeout_s=900,
     param_keys=("arch", "flashinfer", "variants", "dtype", "output_dtypes", "jobs", "optin_limit_bytes"),
     inputs=(StepInput("wheel", "the pinned flashinfer-python wheel", from_control="flashinfer-wheel"),),
+    pin_params=(PinParam("flashinfer", pin="flashinfer-python"),),
+    host_arch_param="arch",
     outputs=(Output("result.json", "the verdict of every tactic's kernel against the capacity, with the builder's"
                     " stage arithmetic (what tile-sweep cross-checks)"),),
     optin_limit_param="optin_limit_bytes",

@@ -11,7 +11,7 @@ import pydantic
 from reprokit.report.charts import timeline_chart
 from reprokit.report.svg import esc
 from reprokit.report.tables import figure, html_table
-from reprokit.step_kinds.base import Output, ReportStep, Result, Section, StepInput, StepKind
+from reprokit.step_kinds.base import Output, PinParam, ReportStep, Result, Section, StepInput, StepKind
 
 
 class TriageResult(Result):
@@ -81,6 +81,7 @@ KIND = StepKind(
     implemented=True,
     default_timeout_s=600,
     param_keys=("logs_from", "flashinfer"),
+    pin_params=(PinParam("flashinfer", pin="flashinfer-python"),),  # the tactic table of that release
     inputs=(StepInput("logs", "the server logs of serve", from_step="serve", files=("**/*.log", "**/*.log.gz"),
                       step_param="logs_from"),),
     outputs=(Output("result.json", "the triage's verdict, its evidence and the warmup timeline"),),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from reprokit.report.tables import Block, html_blocks, md_blocks
-from reprokit.step_kinds.base import ReportStep, Result, Section, StepInput, StepKind
+from reprokit.step_kinds.base import PinParam, ReportStep, Result, Section, StepInput, StepKind
 
 CHANGES_SHOWN = 10
 
@@ -107,6 +107,7 @@ KIND = StepKind(
     param_keys=("sglang", "archs", "config_dirs", "compile", "from_device", "device_name", "hidden_size",
                 "top_k", "jobs", "emit_arch"),
     inputs=(StepInput("wheel", "the pinned sglang wheel", from_control="sglang-wheel"),),
+    pin_params=(PinParam("sglang", pin="sglang"),),
     result=MoeConfigsResult,
     sections=(Section("findings", markdown=markdown, html=html, each_step=True),),
 )

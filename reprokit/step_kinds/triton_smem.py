@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from reprokit.report.tables import Block, html_blocks, md_blocks
-from reprokit.step_kinds.base import ReportStep, Result, Section, StepInput, StepKind
+from reprokit.step_kinds.base import PinParam, ReportStep, Result, Section, StepInput, StepKind
 
 
 def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
@@ -66,6 +66,7 @@ KIND = StepKind(
     default_timeout_s=900,
     param_keys=("package", "version", "source", "kernel", "archs", "args", "cases", "jobs"),
     inputs=(StepInput("wheel", "the wheel the kernel comes from", from_control="package-wheel"),),
+    pin_params=(PinParam("version", pin_named_by="package"),),
     result=TritonSmemResult,
     sections=(Section("findings", markdown=markdown, html=html, each_step=True),),
 )

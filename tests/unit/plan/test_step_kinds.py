@@ -109,7 +109,8 @@ def html(step: ReportStep) -> list[str]:
 
 KIND = StepKind(
     name="hello-smem", where="host", order=35, module="hello_workload", summary="says hello next to the limit",
-    implemented=True, param_keys=("greeting", "arch", "optin_limit_bytes"), optin_limit_param="optin_limit_bytes",
+    implemented=True, param_keys=("greeting", "arch", "optin_limit_bytes"), host_arch_param="arch",
+    optin_limit_param="optin_limit_bytes",
     inputs=(StepInput("predicted", "the static prediction", from_step="static-smem"),),
     outputs=(Output("result.json", "the greeting"),), result=HelloResult,
     sections=(Section("findings", markdown=markdown, html=html),),
