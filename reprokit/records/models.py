@@ -72,6 +72,8 @@ class Fields:
 
 
 def _expected(types: tuple[type, ...]) -> str:
+    if int in types and float in types:  # an integer is a number too
+        types = tuple(t for t in types if t is not int)
     return " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
 
 
