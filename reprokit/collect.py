@@ -21,9 +21,11 @@ from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock
 from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
+from reprokit.plan.results import checked_result
 from reprokit.records.models import Manifest, StepEntry
 from reprokit.records.run import RunRecord
 from reprokit.runner import RunOutcome, Say, conclude, step_entry
+from reprokit.step_kinds import STEP_KINDS
 
 COLLECTABLE = ("detached", "incomplete", "killed")
 FINGERPRINT = "fingerprint"
@@ -130,5 +132,6 @@ def _collect_step(executor: RemoteExecutor, remote_dir: str, record: RunRecord, 
     at = record.manifest.detached or record.manifest.in_flight
     entry = step_entry(run, StepEntry(name, step.uses, status="not_run", started=at.since if at else None), step.timeout,
                        out_dir)
+    entry = checked_result(STEP_KINDS[step.uses], entry, record.dir)
     entry.collected = True
     return entry

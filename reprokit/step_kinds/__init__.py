@@ -11,7 +11,19 @@ import pkgutil
 from collections.abc import Iterable
 
 from reprokit.step_kinds.base import (  # noqa: F401 - the package's names
-    RESULT_JSON, SLOTS, HostPath, Output, PinParam, ReportStep, Result, ResultError, RunStep, Section, Slot, StepInput, StepKind,
+    RESULT_JSON,
+    SLOTS,
+    HostPath,
+    Output,
+    PinParam,
+    ReportStep,
+    Result,
+    ResultError,
+    RunStep,
+    Section,
+    Slot,
+    StepInput,
+    StepKind,
 )
 
 NOT_KINDS = {"base"}

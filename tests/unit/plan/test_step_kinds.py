@@ -6,12 +6,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-from pathlib import Path
+from dataclasses import replace
 
 import pytest
 
 import reprokit.step_kinds as step_kinds_package
 from reprokit.config.kit import load_kit_file
+from reprokit.errors import ExitCode
 from reprokit.kit_check import expectation_problems
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
@@ -109,7 +110,7 @@ def html(step: ReportStep) -> list[str]:
 
 KIND = StepKind(
     name="hello-smem", where="host", order=35, module="hello_workload", summary="says hello next to the limit",
-    implemented=True, param_keys=("greeting", "arch", "optin_limit_bytes"), host_arch_param="arch",
+    implemented=True, param_keys=("greeting", "bytes_said", "arch", "optin_limit_bytes"), host_arch_param="arch",
     optin_limit_param="optin_limit_bytes",
     inputs=(StepInput("predicted", "the static prediction", from_step="static-smem"),),
     outputs=(Output("result.json", "the greeting"),), result=HelloResult,
@@ -170,3 +171,57 @@ def test_a_kind_added_as_one_module_is_planned_checked_and_reported(hello_kind, 
         "<td>hello</td><td>hi</td></tr></tbody></table>"]
     with pytest.raises(ResultError, match="field 'bytes_said': Input should be a valid integer"):
         STEP_KINDS["hello-smem"].read_result({"status": "ok", "bytes_said": "3"}, "r.json")
+
+
+HELLO_WORKLOAD = '''
+"""The hello-smem kind's workload: params.json in, result.json out, as every workload."""
+from reprokit.workloads.contract import main
+
+
+def run(params, out_dir):
+    return {"greeting": params["greeting"], "bytes_said": params.get("bytes_said", 2)}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main("hello", run))
+'''
+
+RUN_KIT = """\
+kit: hello-run
+description: a kind added by a test, run on this machine
+pins: {}
+steps:
+  - {name: hello, uses: hello-smem, with: {greeting: hi%s}}
+expect:
+  - {name: greets, step: hello, path: greeting, equals: hi}
+"""
+
+
+@pytest.mark.parametrize(("extra", "verdict", "exit_code"), [("", "PASS", ExitCode.PASS),
+                                                             (", bytes_said: '3'", "INCONCLUSIVE", ExitCode.STEP_ERROR)])
+def test_a_kind_added_as_one_module_runs_through_the_real_runner(hello_kind, tmp_path, monkeypatch, extra, verdict,
+                                                                 exit_code):
+    """The local host runs the kind's workload (the real fingerprint and runner): its section is in both reports;
+    a result whose field does not match the kind's model is the step's error, one line naming file and field."""
+    from reprokit.config.inventory import local_host
+    from reprokit.runner import run_kit
+
+    monkeypatch.setitem(STEP_KINDS, "hello-smem", replace(STEP_KINDS["hello-smem"], inputs=()))
+    (tmp_path / "workloads").mkdir()
+    (tmp_path / "workloads" / "hello_workload.py").write_text(HELLO_WORKLOAD)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "workloads"))
+    kit_path = tmp_path / "hello-run.yml"
+    kit_path.write_text(RUN_KIT % extra)
+    outcome = run_kit(load_kit_file(kit_path), kit_path, local_host(), tmp_path / "runs", KITS, say=lambda _: None)
+    assert (outcome.verdict["verdict"], outcome.exit_code) == (verdict, exit_code)
+    report_md = (outcome.run_dir / "report.md").read_text()
+    report_html = (outcome.run_dir / "report.html").read_text()
+    if not extra:
+        assert "\n## Hello\n\n| step | greeting |\n|---|---|\n| hello | hi |\n" in report_md
+        assert '<h2>Hello</h2><table id="hello">' in report_html.replace("\n", "")
+        return
+    reason = (f"{outcome.run_dir}/steps/hello/result.json: field 'bytes_said': Input should be a valid integer (got"
+              " '3'); the hello-smem result model (reprokit/step_kinds/hello_smem.py) says what each field holds")
+    (entry,) = [s for s in json.loads((outcome.run_dir / "manifest.json").read_text())["steps"] if s["name"] == "hello"]
+    assert (entry["status"], entry["reason"]) == ("error", reason)
+    assert "## Hello" not in report_md and "| hello | hello-smem | error |" in report_md
