@@ -31,10 +31,20 @@ NOT_KINDS = {"base"}
 
 def discover(paths: Iterable[str] = __path__, package: str = __name__) -> dict[str, StepKind]:
     """Every kind module's ``KIND`` under ``paths``, in the kinds' declared order; checks what they declare."""
-    kinds = [importlib.import_module(f"{package}.{info.name}").KIND
-             for info in pkgutil.iter_modules(list(paths)) if info.name not in NOT_KINDS and not info.name.startswith("_")]
+    kinds: list[StepKind] = []
+    problems = []
+    for info in pkgutil.iter_modules(list(paths)):
+        if info.name in NOT_KINDS or info.name.startswith("_"):
+            continue
+        kind = getattr(importlib.import_module(f"{package}.{info.name}"), "KIND", None)
+        if not isinstance(kind, StepKind):
+            problems.append(f"{package}.{info.name} defines no KIND (a StepKind)")
+        elif any(known.name == kind.name for known in kinds):
+            problems.append(f"{package}.{info.name}: a second kind named '{kind.name}'")
+        else:
+            kinds.append(kind)
     registry = {kind.name: kind for kind in sorted(kinds, key=lambda k: (k.order, k.name))}
-    problems = declaration_problems(registry)
+    problems += declaration_problems(registry)
     if problems:
         raise ValueError("step kinds: " + "; ".join(problems))
     return registry

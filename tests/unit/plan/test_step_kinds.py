@@ -225,3 +225,19 @@ def test_a_kind_added_as_one_module_runs_through_the_real_runner(hello_kind, tmp
     (entry,) = [s for s in json.loads((outcome.run_dir / "manifest.json").read_text())["steps"] if s["name"] == "hello"]
     assert (entry["status"], entry["reason"]) == ("error", reason)
     assert "## Hello" not in report_md and "| hello | hello-smem | error |" in report_md
+
+
+def test_a_module_without_a_kind_or_with_a_taken_name_stops_the_registry(tmp_path, monkeypatch):
+    (tmp_path / "kinds").mkdir()
+    (tmp_path / "kinds" / "notes_only.py").write_text('"""Not a kind."""\n')
+    (tmp_path / "kinds" / "serve_again.py").write_text(
+        "from dataclasses import replace\nfrom reprokit.step_kinds.serve import KIND as SERVE\nKIND = replace(SERVE, order=1)\n")
+    monkeypatch.setattr(step_kinds_package, "__path__", [*step_kinds_package.__path__, str(tmp_path / "kinds")])
+    for name in ("notes_only", "serve_again"):
+        monkeypatch.delitem(sys.modules, f"reprokit.step_kinds.{name}", raising=False)
+    with pytest.raises(ValueError) as caught:
+        discover(step_kinds_package.__path__)
+    assert str(caught.value) == ("step kinds: reprokit.step_kinds.notes_only defines no KIND (a StepKind);"
+                                 " reprokit.step_kinds.serve_again: a second kind named 'serve'")
+    for name in ("notes_only", "serve_again"):
+        sys.modules.pop(f"reprokit.step_kinds.{name}", None)
