@@ -1,5 +1,6 @@
-"""Invoke entry point of this repository: the tasks live in ``reprokit/tasks.py`` (so that the ``reprokit`` console
-command installed by ``pipx install .`` has the same ones). `invoke --list` lists them; `invoke TASK --help` explains one.
+"""Invoke entry point of this repository: the tasks live in ``reprokit/commands/``, one group per module, assembled in
+``reprokit/tasks.py`` (so that the ``reprokit`` console command installed by ``pipx install .`` has the same ones).
+`invoke --list` lists them by group; `invoke TASK --help` explains one.
 
     invoke repro ep8-crash [--host NAME | --group NAME]   run a kit, write runs/<id>/, judge it, report
     invoke --dry repro ep8-crash                          show the plan (steps, where, images, transfers), run nothing

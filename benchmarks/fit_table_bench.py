@@ -3,7 +3,7 @@
 Cold: ``--cache`` names an empty directory (default: a new temporary one), so every wheel is downloaded and
 every probe compiled, cell by cell, each (arch, dtype) in turn as ``invoke fit-table`` does. Warm: the same
 cells again with ``--refresh``, answered from the cache (no nvcc, no network). Each is a fresh
-``python -m reprokit.fix.fit_table`` process; wall time and the cells' own times are printed.
+``python -m reprokit.commands.fit_table`` process; wall time and the cells' own times are printed.
 
     .venv/bin/python benchmarks/fit_table_bench.py [--versions 0.6.3,0.6.18] [--arch sm120] [--cache DIR] [--warm-only]
 
@@ -29,7 +29,7 @@ def generate(cache: Path, out: Path, versions: str | None, arch: str, dtype: str
     env = dict(os.environ, REPROKIT_CACHE=str(cache))
     started = time.monotonic()
     for pair in _pairs(arch, dtype):
-        command = [sys.executable, "-m", "reprokit.fix.fit_table", "--arch", pair[0], "--dtype", pair[1], "--out", str(out)]
+        command = [sys.executable, "-m", "reprokit.commands.fit_table", "--arch", pair[0], "--dtype", pair[1], "--out", str(out)]
         if versions:
             command += ["--versions", versions]
         if refresh:

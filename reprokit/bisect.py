@@ -17,14 +17,13 @@ import json
 import re
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from reprokit.errors import ConfigError, ExitCode, HostError, StepError
+from reprokit.errors import ConfigError, HostError, StepError
 from reprokit.fix import fit_table
 from reprokit.report.compare import tile_status
 from reprokit.step_kinds import STEP_KINDS
@@ -43,6 +42,13 @@ def parse_range(text: str) -> tuple[str, str]:
     except InvalidVersion:
         raise ConfigError(f"--flashinfer {text!r}: expected OLD..NEW, two versions oldest first (e.g. 0.6.3..0.6.8)") from None
     return first, last
+
+
+def check_tile(text: str) -> str:
+    """``--tile``: MxNxK in elements."""
+    if not TILE.match(text):
+        raise ConfigError(f"--tile {text!r}: expected MxNxK in elements, e.g. 128x256x128")
+    return text
 
 
 def parse_pip_index(text: str) -> list[str]:
@@ -143,25 +149,3 @@ def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int 
                     f"{result.get('error', 'no result.json')}; its run directory: {run_dir}")
     return tile_status(result, tile)
 
-
-def bisect_cli(flashinfer: str, tile: str, arch: str, as_json: bool, jobs: int | None = None, work_dir: str | None = None) -> int:
-    """Print the first version where the tile's verdict changes (or that it does not); 0 unless something failed."""
-    first, last = parse_range(flashinfer)
-    if not TILE.match(tile):
-        raise ConfigError(f"--tile {tile!r}: expected MxNxK in elements, e.g. 128x256x128")
-    versions = versions_between(available_versions(), first, last)
-    root = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
-    print(f"bisect {tile} on {arch} over {len(versions)} {PACKAGE} releases: {', '.join(versions)} (runs in {root})",
-          file=sys.stderr)
-    result = bisect(versions, lambda v: static_verdict(v, arch, tile, root / v, jobs))
-    result.update(tile=tile, arch=arch, work_dir=str(root))
-    if as_json:
-        print(json.dumps(result, indent=2))
-        return ExitCode.PASS
-    probed = ", ".join(f"{v}: {s}" for v, s in result["probed"].items())
-    if result["first_changed"] is None:
-        print(f"{tile} on {arch}: '{result['from']}' at both {first} and {last}; no change to find (probed {probed}).")
-    else:
-        print(f"{tile} on {arch}: '{result['from']}' up to {result['last_unchanged']}, "
-              f"'{result['to']}' from {result['first_changed']} (probed {probed}).")
-    return ExitCode.PASS

@@ -8,7 +8,6 @@ it to the same rules as every kit; what it expects is the author's to write.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -86,12 +85,3 @@ def new_kit(name: str, kind: str, kits_dir: str, pins: list[str]) -> Path:
         raise
     return path
 
-
-def new_kit_cli(name: str, kind: str, kits_dir: str, pins: list[str], as_json: bool = False) -> int:
-    path = new_kit(name, kind, kits_dir, pins)
-    if as_json:
-        print(json.dumps({"kit": name, "path": str(path), "kind": kind}))
-        return 0
-    print(f"{path}: written (step kind {kind}); next: fill in description and expectations,"
-          f" then `invoke kits --check` and `invoke --dry repro {name}` (docs/adding-a-case.md)")
-    return 0

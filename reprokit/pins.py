@@ -18,8 +18,8 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from reprokit.config.kit import Kit, kit_names, load_kit
-from reprokit.errors import ExitCode, HostError
+from reprokit.config.kit import Kit
+from reprokit.errors import HostError
 
 NOT_ON_PYPI = {"cuda"}  # the CUDA toolkit pin names an image base, not a wheel
 PIP_TIMEOUT_S = 300
@@ -78,25 +78,3 @@ def check_kit(kit: Kit) -> tuple[list[PinProblem], dict[str, dict]]:
     metadata = fetch_metadata(kit.pins)
     return pin_problems(kit.pins, metadata), metadata
 
-
-def check_pins_cli(kits_dir: str, kit_name: str | None, as_json: bool = False) -> int:
-    names = [kit_name] if kit_name else kit_names(Path(kits_dir))
-    failed = 0
-    report = []
-    for name in names:
-        kit, path = load_kit(name, kits_dir)
-        problems, metadata = check_kit(kit)
-        checked = ", ".join(f"{m['name']} {m['version']}" for m in metadata.values())
-        report.append({"kit": kit.kit, "path": str(path), "checked": [f"{m['name']} {m['version']}" for m in metadata.values()],
-                       "problems": [str(problem) for problem in problems]})
-        if problems:
-            failed += 1
-        if as_json:
-            continue
-        for problem in problems:
-            print(f"{path}: pins: {problem}; change the pin to match")
-        if not problems:
-            print(f"{path}: pins agree with the wheels' metadata ({checked})")
-    if as_json:
-        print(json.dumps(report, indent=2))
-    return ExitCode.FAIL if failed else ExitCode.PASS

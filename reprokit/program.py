@@ -1,4 +1,4 @@
-"""reprokit's Invoke front end: the parser fixes, the task class, the config and the ``reprokit`` console command.
+"""reprokit's Invoke wiring: the parser fixes, the task class, the groups of tasks, the config and the ``reprokit`` command.
 
 Invoke 2's parser (Fabric 3.2 keeps Invoke below 3) eats a core flag as the value of a task's missing positional
 argument: ``invoke repro --help`` ran the kit ``--help`` and ``invoke triage --dry x.log`` triaged ``--dry``
@@ -7,6 +7,10 @@ core flag first, and to let a task's last positional take any number of values (
 the shell expanded the glob). ``reprokit/tasks.py`` calls it on import, which Invoke does before it parses the task
 arguments, so the ``invoke`` command and the ``reprokit`` command parse alike. The fix follows the upstream
 proposals (pyinvoke/invoke pull requests 1078 and 1085), which no released Invoke 2 carries.
+
+The tasks come in groups, one Invoke ``Collection`` per module of ``reprokit.commands`` (``group``). The root
+namespace (``root``) holds every group's tasks flat, so the documented names stay (``invoke repro``, not
+``invoke run.repro``); ``invoke --list`` shows them under their group's heading.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import invoke
@@ -23,8 +28,10 @@ from invoke import Collection, Config, Exit, Program
 from invoke.parser import Argument, ParserContext
 from invoke.parser import parser as invoke_parser
 from invoke.tasks import Task
+from invoke.util import helpline
 
 from reprokit import __version__, verbosity
+from reprokit.errors import ReprokitError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 
 # One short flag per long flag, the same in every task; `-h` stays Invoke's --help.
@@ -127,13 +134,33 @@ def _write_task_help(program: Program, name: str) -> None:
         print("")
 
 
+_ORIGINAL_LIST_FLAT = Program.list_flat
+
+
+def _list_flat(program: Program) -> None:
+    """``--list``: the tasks under their group's heading, in the root's order of groups; names as they are typed."""
+    coll = program.scoped_collection
+    groups: dict[str, list[tuple[str, str | None]]] = {}
+    for name, each in coll.tasks.items():
+        groups.setdefault(getattr(each, "group_heading", None), []).append((name, helpline(each)))
+    if None in groups or coll.collections or program.list_root:
+        _ORIGINAL_LIST_FLAT(program)
+        return
+    width = max(len(name) for name in coll.tasks)  # one column for every group
+    print(f"{program.task_list_opener()}:\n")
+    for heading, pairs in groups.items():
+        print(heading)
+        program.print_columns([(name.ljust(width), line) for name, line in sorted(pairs)])
+
+
 def install_parser() -> None:
-    """Patch Invoke's parse machine (a fluidity state machine, which cannot be subclassed) and its help for repeatable
-    flags; idempotent."""
+    """Patch Invoke's parse machine (a fluidity state machine, which cannot be subclassed), its help for repeatable
+    flags and its task list; idempotent."""
     invoke_parser.ParseMachine.handle = _handle  # type: ignore[method-assign]
     invoke_parser.ParseMachine.complete_context = _complete_context  # type: ignore[method-assign]
     ParserContext.help_for = _help_for  # type: ignore[method-assign]
     Program.print_task_help = _print_task_help  # type: ignore[method-assign]
+    Program.list_flat = _list_flat  # type: ignore[method-assign]
 
 
 class ReprokitTask(Task):
@@ -154,7 +181,10 @@ class ReprokitTask(Task):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         declared = inspect.signature(self.body).parameters
         flags = {name: bool(kwargs.get(name) if name in declared else kwargs.pop(name, False)) for name in verbosity.HELP}
-        verbosity.set_from_flags(**flags)
+        try:
+            verbosity.set_from_flags(**flags)
+        except ReprokitError as exc:
+            raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
         return super().__call__(*args, **kwargs)
 
     def arg_opts(self, name: str, default: Any, taken_names: set[str]) -> dict[str, Any]:
@@ -238,8 +268,57 @@ def main(argv: list[str] | None = None) -> None:
     program.run(argv)
 
 
-def collection(*tasks: Task) -> Collection:
-    """The tasks as one collection, with reprokit's config defaults (so env variables can override them)."""
-    ns = Collection(*tasks)
+def group(name: str, heading: str, *tasks: Task) -> Collection:
+    """One group of tasks (a module of ``reprokit.commands``) as its own collection; ``heading`` titles it in
+    ``--list``. A group runs alone too (``Program(namespace=group)``): it has the parser and the config defaults."""
+    install_parser()
+    for each in tasks:
+        each.group_heading = f"{name}: {heading}"  # type: ignore[attr-defined]
+    ns = Collection(name, *tasks)
+    ns.__doc__ = heading
     ns.configure({"reprokit": dict(CONFIG_DEFAULTS)})
     return ns
+
+
+def root(*groups: Collection) -> Collection:
+    """The namespace of ``invoke`` and ``reprokit``: every group's tasks flat (a task's name is its command), with
+    reprokit's config defaults (so env variables can override them)."""
+    ns = Collection()
+    for each in groups:
+        for name, one in each.tasks.items():
+            if name in ns.tasks:
+                raise ValueError(f"task {name!r} of group {each.name!r} is in another group already")
+            ns.add_task(one, name=name)
+    ns.configure({"reprokit": dict(CONFIG_DEFAULTS)})
+    return ns
+
+
+def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
+    """Run a front end of ``reprokit.commands``: its ``ExitCode`` becomes the task's exit, a ``ReprokitError`` a
+    one-line ``error: ...`` with its code, a reader gone away 141."""
+    def run() -> int:
+        try:
+            return int(front_end(*args, **kwargs))
+        except ReprokitError as exc:
+            raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
+
+    code = guard_output(run)
+    if code:
+        raise Exit(code=code)
+
+
+def no_dry(c: invoke.Context, name: str) -> None:
+    """A task that changes a host or a file has no plan to print: under --dry it does nothing, and says so."""
+    if is_dry(c):
+        raise Exit(f"error: `invoke {name}` has no --dry plan; nothing was done (run it without --dry)", code=2)
+
+
+def paths(c: invoke.Context, **given: Any) -> dict[str, Any]:
+    """The config's paths, with those flags that were given on the command line winning."""
+    merged = settings(c)
+    merged.update({key: value for key, value in given.items() if value is not None})
+    inventory = given.get("inventory")
+    if inventory is not None and not (Path(inventory).is_file() or Path(inventory).is_dir()):
+        problem = "not found" if not Path(inventory).exists() else "not a regular file or directory (a FIFO?)"
+        raise Exit(f"error: {inventory}: inventory {problem} (--inventory); give an existing inventory file", code=2)
+    return merged

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from reprokit.config import ansible_inventory
 from reprokit.config.inventory import Host, Inventory, load_inventory
-from reprokit.errors import ConfigError, ExitCode, HostError
+from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS  # the file the SSH executor uses
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -223,68 +223,10 @@ def target_hosts(inventory: Inventory, host_name: str | None, group: str | None,
     return [inventory.host(name) for name in ansible_inventory.match(Path(inventory_path), limit)]
 
 
-def provision_cli(
-    host_name: str | None,
-    inventory_path: str,
-    check: bool = False,
-    known_hosts: str = str(DEFAULT_KNOWN_HOSTS),
-    accept_new_host_key: bool = False,
-    user: str | None = None,
-    say: Callable[[str], None] = print,
-    group: str | None = None,
-    limit: str | None = None,
-    as_json: bool = False,
-    dry: bool = False,
-    stream: Callable[[str], None] | None = None,
-    **flags,
-) -> int:
-    """What `invoke provision` does: stream Ansible's output (to ``stream``, default ``say``), then one line of verdict
-    per host; returns an exit code.
 
-    Hosts behind different gateways get one ansible-playbook run each (the gateway is in the SSH arguments).
-    ``flags``: diff, tags, skip_tags, extra_vars (a list of --extra-vars values), ssh_config.
-    """
-    inventory = load_inventory(inventory_path)
-    targets = target_hosts(inventory, host_name, group, limit, inventory_path)
-    flags["extra_args"] = flags.pop("extra_vars", None) or []
+def runs_by_gateway(targets: list[Host]) -> list[list[Host]]:
+    """The targets in one ansible-playbook run per gateway (the gateway is in a run's SSH arguments)."""
     runs: dict[str | None, list[Host]] = {}
     for host in targets:
         runs.setdefault(host.proxy_jump, []).append(host)
-    codes: list[int] = []
-    report: list[dict] = []
-    for hosts in runs.values():
-        run_limit = ",".join(h.name for h in hosts)
-        if dry:
-            argv = ansible_command(hosts[0], inventory, Path(inventory_path).resolve(), check=check,
-                                   known_hosts=Path(known_hosts), accept_new_host_key=accept_new_host_key, user=user,
-                                   limit=run_limit, **flags)
-            report.append({"hosts": [h.name for h in hosts], "command": argv})
-            if not as_json:
-                say(f"would run: {shlex.join(argv)}")
-            continue
-        result = provision(hosts[0], check, inventory=inventory, inventory_path=inventory_path, known_hosts=known_hosts,
-                           accept_new_host_key=accept_new_host_key, user=user, on_line=None if as_json else stream or say,
-                           limit=run_limit, **flags)
-        for host in hosts:
-            code, line = _host_verdict(result, host.name, check, known_hosts)
-            codes.append(code)
-            report.append({"host": host.name, "exit_code": int(code), "recap": result.recaps.get(host.name, {}),
-                           "message": line, "command": result.command})
-            if not as_json:
-                say(line)
-    if as_json:
-        print(json.dumps({"check": check, "dry_run": dry, "runs": report}, indent=2))
-    return max(codes, default=ExitCode.PASS)
-
-
-def _host_verdict(result: ProvisionResult, host: str, check: bool, known_hosts: str) -> tuple[int, str]:
-    recap = result.recaps.get(host, {})
-    mode = "would change" if check else "changed"
-    if recap and recap.get("failed", 0) == 0 and recap.get("unreachable", 0) == 0 and (result.returncode == 0 or len(result.recaps) > 1):
-        return ExitCode.PASS, (f"{host}: provisioned{' (check mode, nothing was changed)' if check else ''}:"
-                               f" {recap.get('changed', 0)} task(s) {mode}, {recap.get('ok', 0)} ok, {recap.get('skipped', 0)} skipped")
-    if recap.get("unreachable") or not recap:
-        return ExitCode.HOST_ERROR, f"{host}: unreachable over SSH (see above); check the address, the key and {known_hosts}"
-    messages = [m for m in result.failure_messages(host)]
-    detail = "; ".join(messages) + "; " if messages else ""
-    return ExitCode.FAIL, f"{host}: {detail}provisioning failed ({recap.get('failed', 0)} task(s) failed); the messages above say what to do"
+    return list(runs.values())

@@ -7,7 +7,7 @@
 - verbose (``-v``): that, plus debug lines: the command each step runs on its host, and every ``progress:
   TASK k/n`` line a bar stands for.
 
-The level is the process's, set by the task being run; the printers in ``reprokit.cli`` read it.
+The level is the process's, set by the task being run; the printers of ``reprokit.commands.console`` read it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import logging
 import sys
 from enum import IntEnum
 
-from invoke import Exit
+from reprokit.errors import ConfigError
 
 
 class Level(IntEnum):
@@ -38,7 +38,7 @@ _handler: logging.Handler | None = None
 def set_from_flags(quiet: bool, verbose: bool) -> Level:
     """The level of a task's ``--quiet`` / ``--verbose``; both at once is a usage error (exit 2)."""
     if quiet and verbose:
-        raise Exit("error: give --quiet or --verbose, not both", code=2)
+        raise ConfigError("give --quiet or --verbose, not both")
     return set_level(Level.QUIET if quiet else Level.VERBOSE if verbose else Level.NORMAL)
 
 

@@ -1,4 +1,4 @@
-"""`invoke kits`, `hosts`, `triage`: what the kits and the inventory declare, and what a server log says."""
+"""`invoke hosts`, `triage`: what the inventory declares, and what a server log says (nothing is run)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ from pathlib import Path
 
 from rich.table import Table
 
+from reprokit import program
 from reprokit.commands.console import console, warn_inventory
+from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP
 from reprokit.config.inventory import load_inventory
-from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.runner import step_kinds_table
+from reprokit.program import task
 from reprokit.triage import render_table, triage_files
 
 
@@ -41,30 +42,6 @@ def triage(specs: list[str], flashinfer: str | None, as_json: bool) -> int:
     return report.exit_code
 
 
-def list_kits(kits_dir: str, as_json: bool = False) -> int:
-    if as_json:
-        loaded = [load_kit(name, kits_dir)[0] for name in kit_names(Path(kits_dir))]
-        print(json.dumps({"kits": [{"kit": k.kit, "steps": [{"name": s.name, "uses": s.uses} for s in k.steps],
-                                    "pins": dict(k.pins)} for k in loaded],
-                          "step_kinds": [dict(zip(("kind", "runs_on", "implemented", "summary"), row))
-                                         for row in step_kinds_table()]}, indent=2))
-        return ExitCode.PASS
-    table = Table(title="kits", title_justify="left")
-    for column in ("kit", "steps", "pins"):
-        table.add_column(column, overflow="fold")
-    for name in kit_names(Path(kits_dir)):
-        kit, _ = load_kit(name, kits_dir)
-        table.add_row(name, ", ".join(f"{s.name}" for s in kit.steps), ", ".join(f"{k} {v}" for k, v in kit.pins.items()))
-    console.print(table)
-    steps = Table(title="step kinds", title_justify="left")
-    for column in ("kind", "runs on", "implemented", "what it does"):
-        steps.add_column(column, overflow="fold")
-    for row in step_kinds_table():
-        steps.add_row(*row)
-    console.print(steps)
-    return ExitCode.PASS
-
-
 def list_hosts(inventory_path: str, as_json: bool = False) -> int:
     inventory = load_inventory(inventory_path)
     warn_inventory(inventory)
@@ -81,3 +58,21 @@ def list_hosts(inventory_path: str, as_json: bool = False) -> int:
         table.add_row(host.name, host.connection, address, host.user or "-", host.runtime, gpu, ", ".join(host.groups))
     console.print(table)
     return ExitCode.PASS
+
+
+@task(name="triage", positional=["paths"], iterable=["paths", "also"],
+      help={"paths": "server logs (plain or .gz), directories of logs, or globs such as 'logs/rank*.log' (one or more)",
+            "also": "another log, directory or glob (repeatable; ranks may be separate files)",
+            "flashinfer": "FlashInfer version, for the tactic -> tile table (e.g. 0.6.3)", **JSON_HELP})
+def triage_task(c, paths, also=None, flashinfer=None, json=False):
+    """Triage server logs: readiness, autotune failures by tile, fatal errors; exit code per verdict (docs/triage.md)."""
+    program.call(triage, [*paths, *(also or [])], flashinfer, json)
+
+
+@task(name="hosts", help={**INVENTORY_HELP, **JSON_HELP})
+def hosts_task(c, inventory=None, json=False):
+    """List the inventory's hosts (with the built-in 'local'); warns about misspelt reprokit variables."""
+    program.call(list_hosts, program.paths(c, inventory=inventory)["inventory"], as_json=json)
+
+
+ns = program.group("info", "the inventory, and what a server log says", triage_task, hosts_task)

@@ -1,7 +1,7 @@
-"""`invoke repro`, `probe`, `sweep`, `collect`, `unlock`: kit runs on hosts, as plain functions.
+"""`invoke repro`, `probe`, `sweep`, `collect`, `unlock`: kit runs on hosts; the front ends, their tasks, their group.
 
-Every function returns an exit code from ``reprokit.errors.ExitCode`` and raises ``ReprokitError`` for input it
-cannot use; ``reprokit.tasks`` turns both into ``invoke.Exit``.
+Every front end returns an exit code from ``reprokit.errors.ExitCode`` and raises ``ReprokitError`` for input it
+cannot use; its task hands both to ``program.call``, which turns them into ``invoke.Exit``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ from pathlib import Path
 
 from rich.table import Table
 
+from reprokit import program
 from reprokit.collect import collect_run
 from reprokit.commands.console import VERDICT_STYLE, console, err_console, printers, transfer_progress, warn_inventory
+from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
 from reprokit.config import ansible_inventory
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import apply_overrides, load_kit, select_steps
@@ -26,6 +28,7 @@ from reprokit.hosts.executor import LocalFS
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosts.remote import STOP
+from reprokit.program import task
 from reprokit.records.run import load_manifest, resolve_run_dir
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
@@ -52,6 +55,14 @@ def pull_limits(max_pull_bytes: str | int | None) -> dict[str, int]:
     if not digits.isdigit() or int(digits) <= 0:
         raise ConfigError(f"--max-pull-bytes {max_pull_bytes!r}: give a positive size such as 500M or 64G")
     return {"max_pull_bytes": int(digits) * scale}
+
+
+def connect_options(paths: dict, accept_new_host_key: bool, image: list[str] | None = None, keep_remote: bool = False,
+                    max_pull_bytes: str | None = None) -> ConnectOptions:
+    """The flags of a task that reaches a host, as ``ConnectOptions``; a bad flag is a one-line error (exit 2)."""
+    limits = pull_limits(max_pull_bytes if max_pull_bytes is not None else paths.get("max_pull_bytes"))
+    return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
+                          images=parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"], **limits)
 
 
 def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
@@ -174,7 +185,7 @@ def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOp
     if as_json:
         print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **outcome.verdict}, indent=2))
     else:
-        _print_verdict(manifest["kit"]["name"], manifest["host"]["name"], outcome)
+        _print_verdict(manifest.kit_name, manifest.host_name, outcome)
     return outcome.exit_code
 
 
@@ -197,3 +208,71 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
     if as_json:
         print(json.dumps({"host": host.name, "messages": said, "exit_code": int(ExitCode.PASS)}, indent=2))
     return ExitCode.PASS
+
+
+def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, image, keep_remote, known_hosts,
+           accept_new_host_key, ssh_config, only, skip, set_, limit=None):
+    given = program.paths(c, inventory=inventory, runs_dir=runs_dir, kits_dir=kits_dir, known_hosts=known_hosts,
+                  ssh_config=ssh_config)
+    program.call(lambda: repro(kit, host, given["inventory"], given["kits_dir"], given["runs_dir"], as_json=json, group=group,
+                       options=connect_options(given, accept_new_host_key, image, keep_remote), only=list(only or []),
+                       skip=list(skip or []), sets=list(set_ or []), dry=program.is_dry(c), limit=limit))
+
+
+@task(name="repro", positional=["kit"], iterable=["image", "only", "skip", "set_"],
+      help={"kit": "kit name (a file <kits-dir>/<kit>.yml); `invoke kits` lists them",
+            "image": "NAME=REFERENCE of a kit image on the host (repeatable)",
+            "keep-remote": "keep the run directory on the host after the pull-back is verified", **RUN_HELP})
+def repro_task(c, kit, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False,
+               image=None, keep_remote=False, known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None,
+               skip=None, set_=None, limit=None):
+    """Run a kit on a host (or a group): fingerprint, steps, expectations, report. `invoke --dry repro KIT` shows the plan."""
+    _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, image, keep_remote, known_hosts,
+           accept_new_host_key, ssh_config, only, skip, set_, limit)
+
+
+@task(name="probe", iterable=["only", "skip", "set_"], help=RUN_HELP)
+def probe_task(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False,
+               known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None, limit=None):
+    """The SMEM probe kit: shared-memory limits from torch and the driver, launches at and past the opt-in limit."""
+    _repro(c, "smem-probe", host, group, inventory, runs_dir, kits_dir, json, None, False, known_hosts,
+           accept_new_host_key, ssh_config, only, skip, set_, limit)
+
+
+@task(name="sweep", iterable=["only", "skip", "set_"], help=RUN_HELP)
+def sweep_task(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False,
+               known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None, skip=None, set_=None, limit=None):
+    """The tile-sweep kit: the model's MoE GEMM shapes through every tile on the GPU, cross-checked with the prediction."""
+    _repro(c, "tile-sweep", host, group, inventory, runs_dir, kits_dir, json, None, False, known_hosts,
+           accept_new_host_key, ssh_config, only, skip, set_, limit)
+
+
+@task(name="collect", positional=["run_dir"],
+      help={"run-dir": "the record to finish: runs/<id>, or just the run id",
+            "wait": "seconds to wait for the step still running on the host",
+            "max-pull-bytes": "cap on the bytes brought back (default 64 GiB)", "runs-dir": RUN_HELP["runs-dir"],
+            "kits-dir": RUN_HELP["kits-dir"], **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
+def collect_task(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, known_hosts=None,
+                 accept_new_host_key=False, ssh_config=None, max_pull_bytes=None, runs_dir=None):
+    """Finish a detached, incomplete or killed run: wait for its step on the host, pull, verify, judge, report."""
+    program.no_dry(c, "collect")
+    given = program.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config,
+                  runs_dir=runs_dir)
+    program.call(lambda: collect(run_dir, given["inventory"], given["kits_dir"],
+                         connect_options(given, accept_new_host_key, max_pull_bytes=max_pull_bytes), float(wait),
+                         as_json=json, runs_dir=given["runs_dir"]))
+
+
+@task(name="unlock", help={"host": "inventory host whose lock to remove", "runs-dir": RUN_HELP["runs-dir"],
+                           "force": "also remove a live lock held by another control machine (make sure its run is gone)",
+                           **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
+def unlock_task(c, host, inventory=None, runs_dir=None, json=False, known_hosts=None, accept_new_host_key=False,
+                ssh_config=None, force=False):
+    """Remove a host's lock whose owner is gone (a live owner's lock is refused; another machine's needs --force)."""
+    program.no_dry(c, "unlock")
+    given = program.paths(c, inventory=inventory, runs_dir=runs_dir, known_hosts=known_hosts, ssh_config=ssh_config)
+    program.call(lambda: unlock(host, given["inventory"], given["runs_dir"], connect_options(given, accept_new_host_key),
+                        as_json=json, force=force))
+
+
+ns = program.group("run", "kit runs on hosts", repro_task, probe_task, sweep_task, collect_task, unlock_task)

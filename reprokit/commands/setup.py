@@ -1,22 +1,34 @@
-"""`invoke lint`, `build`, `lock`, `provision`: the tree, the images and the hosts made ready."""
+"""`invoke lint`, `build`, `lock`, `provision`: the tree, the images and the hosts made ready.
+
+What Ansible is run with and what its recap says is ``reprokit.provision``'s; here a verdict per host is printed and
+the exit code decided.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from reprokit import verbosity
+from reprokit import program, verbosity
 from reprokit.commands.console import console, err_console, printers
+from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, KITS_DIR_HELP, SSH_HELP
+from reprokit.commands.run import connect_options
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit
 from reprokit.errors import ExitCode
 from reprokit.hosts.factory import ConnectOptions
+from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 from reprokit.images.build import REPO_ROOT, build_image
 from reprokit.images.lock import lock_images
 from reprokit.images.lockfile import LOCK_PATH
+from reprokit.program import task
+from reprokit.provision import ProvisionResult, ansible_command, runs_by_gateway, target_hosts
+from reprokit.provision import provision as run_playbook
 
 
 def lint(paths: list[str]) -> int:
@@ -61,9 +73,7 @@ def lock(only: list[str] | None, as_json: bool = False, lock_path: str | Path = 
 
 def provision(host_name: str | None, inventory_path: str, check: bool, known_hosts: str, accept_new_host_key: bool,
               user: str | None, **flags) -> int:
-    """``flags``: group, limit, diff, tags, skip_tags, extra_vars, as_json, dry (see ``provision_cli``)."""
-    from reprokit.provision import provision_cli  # noqa: PLC0415
-
+    """``flags``: group, limit, diff, tags, skip_tags, extra_vars, as_json, dry (see ``provision_hosts``)."""
     out = err_console if flags.get("as_json") else console
 
     def say(message: str) -> None:
@@ -73,5 +83,120 @@ def provision(host_name: str | None, inventory_path: str, check: bool, known_hos
         if verbosity.level() is not verbosity.Level.QUIET:
             say(line)
 
-    return provision_cli(host_name, inventory_path, check=check, known_hosts=known_hosts,
-                         accept_new_host_key=accept_new_host_key, user=user, say=say, stream=stream, **flags)
+    return provision_hosts(host_name, inventory_path, check=check, known_hosts=known_hosts,
+                           accept_new_host_key=accept_new_host_key, user=user, say=say, stream=stream, **flags)
+
+
+def provision_hosts(
+    host_name: str | None,
+    inventory_path: str,
+    check: bool = False,
+    known_hosts: str = str(DEFAULT_KNOWN_HOSTS),
+    accept_new_host_key: bool = False,
+    user: str | None = None,
+    say: Callable[[str], None] = print,
+    group: str | None = None,
+    limit: str | None = None,
+    as_json: bool = False,
+    dry: bool = False,
+    stream: Callable[[str], None] | None = None,
+    **flags,
+) -> int:
+    """What `invoke provision` does: stream Ansible's output (to ``stream``, default ``say``), then one line of verdict
+    per host; returns an exit code.
+
+    Hosts behind different gateways get one ansible-playbook run each (the gateway is in the SSH arguments).
+    ``flags``: diff, tags, skip_tags, extra_vars (a list of --extra-vars values), ssh_config.
+    """
+    inventory = load_inventory(inventory_path)
+    targets = target_hosts(inventory, host_name, group, limit, inventory_path)
+    flags["extra_args"] = flags.pop("extra_vars", None) or []
+    codes: list[int] = []
+    report: list[dict] = []
+    for hosts in runs_by_gateway(targets):
+        run_limit = ",".join(h.name for h in hosts)
+        if dry:
+            argv = ansible_command(hosts[0], inventory, Path(inventory_path).resolve(), check=check,
+                                   known_hosts=Path(known_hosts), accept_new_host_key=accept_new_host_key, user=user,
+                                   limit=run_limit, **flags)
+            report.append({"hosts": [h.name for h in hosts], "command": argv})
+            if not as_json:
+                say(f"would run: {shlex.join(argv)}")
+            continue
+        result = run_playbook(hosts[0], check, inventory=inventory, inventory_path=inventory_path, known_hosts=known_hosts,
+                              accept_new_host_key=accept_new_host_key, user=user,
+                              on_line=None if as_json else stream or say, limit=run_limit, **flags)
+        for host in hosts:
+            code, line = _host_verdict(result, host.name, check, known_hosts)
+            codes.append(code)
+            report.append({"host": host.name, "exit_code": int(code), "recap": result.recaps.get(host.name, {}),
+                           "message": line, "command": result.command})
+            if not as_json:
+                say(line)
+    if as_json:
+        print(json.dumps({"check": check, "dry_run": dry, "runs": report}, indent=2))
+    return max(codes, default=ExitCode.PASS)
+
+
+def _host_verdict(result: ProvisionResult, host: str, check: bool, known_hosts: str) -> tuple[int, str]:
+    recap = result.recaps.get(host, {})
+    mode = "would change" if check else "changed"
+    if recap and recap.get("failed", 0) == 0 and recap.get("unreachable", 0) == 0 and (result.returncode == 0 or len(result.recaps) > 1):
+        return ExitCode.PASS, (f"{host}: provisioned{' (check mode, nothing was changed)' if check else ''}:"
+                               f" {recap.get('changed', 0)} task(s) {mode}, {recap.get('ok', 0)} ok, {recap.get('skipped', 0)} skipped")
+    if recap.get("unreachable") or not recap:
+        return ExitCode.HOST_ERROR, f"{host}: unreachable over SSH (see above); check the address, the key and {known_hosts}"
+    messages = [m for m in result.failure_messages(host)]
+    detail = "; ".join(messages) + "; " if messages else ""
+    return ExitCode.FAIL, f"{host}: {detail}provisioning failed ({recap.get('failed', 0)} task(s) failed); the messages above say what to do"
+
+
+@task(name="lint")
+def lint_task(c):
+    """Lint the Python sources (ruff)."""
+    program.call(lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
+
+
+@task(name="build",
+      help={"kit": "kit whose images to build (default ep8-crash)", "host": "inventory host to build on (default: local)",
+            "image": "build only this image of the kit (e.g. workload)", "push": "registry to push to, e.g. 127.0.0.1:5000",
+            "docker-host": "a Docker engine to build with (DOCKER_HOST form)", "kits-dir": KITS_DIR_HELP,
+            **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
+def build_task(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None, inventory=None, kits_dir=None,
+               json=False, known_hosts=None, accept_new_host_key=False, ssh_config=None):
+    """Build a kit's pinned images on a host (bases from docker/images.lock.yml); prints each image's digest."""
+    program.no_dry(c, "build")
+    given = program.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
+    program.call(lambda: build(kit, host, given["inventory"], given["kits_dir"], image, push, docker_host,
+                               connect_options(given, accept_new_host_key), as_json=json))
+
+
+@task(name="lock", help={"only": "resolve only this build argument (e.g. CUDA_DEVEL_IMAGE)", **JSON_HELP},
+      iterable=["only"])
+def lock_task(c, only=None, json=False):
+    """Resolve every pinned base's tag to its digest now and rewrite docker/images.lock.yml."""
+    program.no_dry(c, "lock")
+    program.call(lock, list(only or []) or None, as_json=json)
+
+
+@task(name="provision", iterable=["tags", "skip_tags", "extra_vars"],
+      help={"host": "inventory host to provision", "group": "provision every host of this inventory group",
+            "limit": "an Ansible host pattern (e.g. 'blackwell:!rtx-pro-6000-02'), as ansible-playbook --limit",
+            "check": "show what would change, change nothing (ansible-playbook --check)",
+            "diff": "show the changes in files and templates (ansible-playbook --diff)",
+            "tags": "run only the tasks and roles with this tag (repeatable)",
+            "skip-tags": "skip the tasks and roles with this tag (repeatable)",
+            "extra-vars": "KEY=VALUE, JSON or @FILE, passed to ansible-playbook --extra-vars (repeatable)",
+            "user": "SSH user for Ansible (default: the inventory's)", **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
+def provision_task(c, host=None, group=None, limit=None, check=False, diff=False, tags=None, skip_tags=None,
+                   extra_vars=None, inventory=None, user=None, json=False, known_hosts=None, accept_new_host_key=False,
+                   ssh_config=None):
+    """Provision GPU hosts with Ansible (driver, Docker, NVIDIA Container Toolkit, reprokit), then verify a GPU in a container."""
+    given = program.paths(c, inventory=inventory, known_hosts=known_hosts, ssh_config=ssh_config)
+    program.call(provision, host, given["inventory"], check, given["known_hosts"], accept_new_host_key, user,
+                 group=group, limit=limit, diff=diff, tags=list(tags or []), skip_tags=list(skip_tags or []),
+                 extra_vars=list(extra_vars or []), as_json=json, dry=program.is_dry(c), ssh_config=given["ssh_config"])
+
+
+ns = program.group("setup", "the tree, the images and the hosts made ready", lint_task, build_task, lock_task,
+                   provision_task)

@@ -1,8 +1,9 @@
-"""``invoke smem``: the static shared-memory analysis on this machine, no GPU needed.
+"""``invoke smem``, ``bisect``, ``fit-table``: the static shared-memory analysis on this machine, no GPU needed.
 
-Runs the ``static-smem`` workload as its own process (as a kit step would on a
+``smem`` runs the ``static-smem`` workload as its own process (as a kit step would on a
 host), with a params file and a run directory, then prints its result as a
 table or as JSON. Progress lines of long compiles go to stderr as they come.
+``bisect`` and ``fit-table`` print what ``reprokit.bisect`` and ``reprokit.fix.fit_table`` find.
 """
 
 from __future__ import annotations
@@ -12,14 +13,21 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from rich.console import Console
 
-from reprokit import verbosity
-from reprokit.errors import ExitCode
+from reprokit import bisect as bisect_search
+from reprokit import program, verbosity
+from reprokit.commands.flags import JSON_HELP
+from reprokit.errors import ConfigError, ExitCode
+from reprokit.fix import fit_table
+from reprokit.program import task
 from reprokit.progress import CountProgress
 from reprokit.report.smem_table import comparison_table, print_smem_result, smem_summary
+from reprokit.workloads.static_smem import wheel as wheels
+from reprokit.workloads.static_smem.targets import ARCHES
 
 WORKLOAD = "reprokit.workloads.static_smem"
 
@@ -104,3 +112,86 @@ def _run_one(flashinfer: str, arch: str, optin_limit_bytes: int | None, jobs: in
     elif out_dir is None:
         shutil.rmtree(run_dir, ignore_errors=True)
     return code, result
+
+
+def bisect_versions(flashinfer: str, tile: str, arch: str, as_json: bool, jobs: int | None = None,
+                    work_dir: str | None = None) -> int:
+    """Print the first version where the tile's verdict changes (or that it does not); 0 unless something failed."""
+    first, last = bisect_search.parse_range(flashinfer)
+    bisect_search.check_tile(tile)
+    versions = bisect_search.versions_between(bisect_search.available_versions(), first, last)
+    root = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
+    print(f"bisect {tile} on {arch} over {len(versions)} {bisect_search.PACKAGE} releases: {', '.join(versions)}"
+          f" (runs in {root})", file=sys.stderr)
+    result = bisect_search.bisect(versions, lambda v: bisect_search.static_verdict(v, arch, tile, root / v, jobs))
+    result.update(tile=tile, arch=arch, work_dir=str(root))
+    if as_json:
+        print(json.dumps(result, indent=2))
+        return ExitCode.PASS
+    probed = ", ".join(f"{v}: {s}" for v, s in result["probed"].items())
+    if result["first_changed"] is None:
+        print(f"{tile} on {arch}: '{result['from']}' at both {first} and {last}; no change to find (probed {probed}).")
+    else:
+        print(f"{tile} on {arch}: '{result['from']}' up to {result['last_unchanged']}, "
+              f"'{result['to']}' from {result['first_changed']} (probed {probed}).")
+    return ExitCode.PASS
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def write_fit_table(versions: str | None, arch: str, dtype: str, jobs: int | None, refresh: bool, docs_only: bool) -> int:
+    """Regenerate the fit table (cached per wheel) and its docs page."""
+    if not docs_only:
+        chosen = versions.split(",") if versions else fit_table.table_releases(bisect_search.available_versions())
+        unknown = [a for a in arch.split(",") if a not in ARCHES]
+        if unknown:
+            raise ConfigError(f"--arch {','.join(unknown)}: not analysed; known: {', '.join(ARCHES)}")
+        started = time.monotonic()
+        computed = {"cells_computed": 0, "computed_s": 0.0}
+        for spec in fit_table.cell_specs(arch, dtype):
+            done = fit_table.generate(chosen, [spec[0]], [spec[1]], wheels.default_cache_dir(), jobs, refresh=refresh,
+                                      log=_log)
+            for key in computed:
+                computed[key] += done["generation"][key]
+        table = fit_table.load()
+        table["generation"] = {**computed, "computed_s": round(computed["computed_s"], 1),
+                               "wall_s": round(time.monotonic() - started, 1), "refresh": refresh}
+        fit_table.write(table)
+    table = fit_table.load()
+    fit_table.DOCS_PAGE.write_text(fit_table.render_markdown(table))
+    print(f"fit table: {len(table['cells'])} cells in {fit_table.DATA_FILE}; page {fit_table.DOCS_PAGE}")
+    return ExitCode.PASS
+
+
+@task(name="smem", help={"flashinfer": "flashinfer-python version whose wheel to analyse (default: the ep8-crash kit's pin)",
+                         "arch": "target architecture(s), comma-separated: sm120, sm121, sm100, sm90",
+                         "optin-limit": "also judge against this opt-in limit in bytes (e.g. from a probe)",
+                         "jobs": "parallel nvcc compiles (default one per core, at most 8)", **JSON_HELP})
+def smem_task(c, flashinfer="0.6.3", arch="sm120", json=False, optin_limit=None, jobs=None):
+    """Static shared memory of FlashInfer's CUTLASS MoE kernels per tactic, with verdicts; needs nvcc, no GPU."""
+    program.call(run_smem, flashinfer, arch, json, int(optin_limit) if optin_limit else None, int(jobs) if jobs else None)
+
+
+@task(name="bisect", help={"flashinfer": "OLD..NEW, e.g. 0.6.3..0.6.8", "tile": "MxNxK in elements, e.g. 128x256x128",
+                           "arch": "sm120|sm121|sm100|sm90", "jobs": "parallel nvcc jobs",
+                           "work-dir": "keep each version's analysis here (default: a temporary directory)", **JSON_HELP})
+def bisect_task(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_dir=None):
+    """First FlashInfer release where a tile's static shared-memory verdict changes (no GPU needed)."""
+    program.call(bisect_versions, flashinfer, tile, arch, json, int(jobs) if jobs else None, work_dir)
+
+
+@task(name="fit-table",
+      help={"versions": "comma-separated releases (default: every final release from 0.5.0 on the package index)",
+            "arch": "comma-separated archs (default sm120,sm121,sm90,sm100)",
+            "dtype": "'auto' (NVFP4 everywhere, FP8 and BF16 on sm90) or comma-separated dtypes",
+            "jobs": "parallel nvcc jobs", "refresh": "recompute cells already in the table (from the cache)",
+            "docs-only": "only rewrite docs/fit-table.md from the data"})
+def fit_table_task(c, versions=None, arch="sm120,sm121,sm90,sm100", dtype="auto", jobs=None, refresh=False,
+                   docs_only=False):
+    """The static analysis over every FlashInfer release and arch: failing tactics, tiles, bytes (cached; no GPU)."""
+    program.call(write_fit_table, versions, arch, dtype, int(jobs) if jobs else None, refresh, docs_only)
+
+
+ns = program.group("smem", "the static shared-memory analysis, no GPU needed", smem_task, bisect_task, fit_table_task)

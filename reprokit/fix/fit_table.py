@@ -7,17 +7,15 @@ silent gap. Cells are computed in this process by the static-smem workload (``wo
 per wheel sha256, so a second generation compiles nothing. The table is written after every cell (atomically),
 so an interrupted generation keeps what it finished and resumes from there.
 
-    python -m reprokit.fix.fit_table [--versions 0.6.3,0.6.15] [--arch sm120,sm90] [--dtype nvfp4] [--docs]
+    invoke fit-table [--versions 0.6.3,0.6.15] [--arch sm120,sm90] [--dtype nvfp4] [--refresh]
 
 ``invoke bisect`` and ``invoke fix`` read the table (``load`` / ``cell``) before they compile anything.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -25,9 +23,7 @@ from typing import Any
 from packaging.version import Version
 
 from reprokit.workloads.contract import WorkloadError, write_json_atomic
-from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.static_smem import workload
-from reprokit.workloads.static_smem.targets import ARCHES
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "fit-table.json"
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "fit-table.md"
@@ -176,33 +172,6 @@ def _sorted(table: dict[str, Any]) -> dict[str, Any]:
         version, arch, dtype = key.split("/")
         return (dtype, TABLE_ARCHES.index(arch) if arch in TABLE_ARCHES else 99, Version(version))
     return {**table, "cells": {k: table["cells"][k] for k in sorted(table["cells"], key=order)}}
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reprokit.fix.fit_table", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--versions", help="comma-separated releases (default: every final release from 0.5.0 on the index)")
-    parser.add_argument("--arch", default=",".join(TABLE_ARCHES), help="comma-separated archs")
-    parser.add_argument("--dtype", default="nvfp4", help="comma-separated MoE dtypes")
-    parser.add_argument("--jobs", type=int, help="parallel nvcc jobs")
-    parser.add_argument("--refresh", action="store_true", help="recompute cells already in the table")
-    parser.add_argument("--out", type=Path, default=DATA_FILE, help=f"the table (default {DATA_FILE})")
-    args = parser.parse_args(argv)
-    from reprokit.bisect import available_versions  # the package index, only when no versions are given
-
-    versions = args.versions.split(",") if args.versions else table_releases(available_versions())
-    arches = args.arch.split(",")
-    unknown = [a for a in arches if a not in ARCHES]
-    if unknown:
-        print(f"fit-table: --arch {','.join(unknown)}: not analysed; known: {', '.join(ARCHES)}", file=sys.stderr)
-        return 2
-    table = generate(versions, arches, args.dtype.split(","), wheels.default_cache_dir(), args.jobs, args.out,
-                     args.refresh, log=lambda line: print(line, file=sys.stderr, flush=True))
-    print(f"fit-table: {len(table['cells'])} cells in {args.out}; {table['generation']}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
 
 
 def _cell_text(found: dict[str, Any]) -> str:

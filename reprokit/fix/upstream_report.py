@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reprokit.errors import ConfigError, ExitCode, ReprokitError
+from reprokit.errors import ConfigError, ReprokitError
 from reprokit.fix.plan import fix_plan
 
 MEMBERS = ("tensors", "pipelines", "scheduler_response", "tensormaps")
@@ -125,13 +125,3 @@ def upstream_report(run_dir: Path) -> str:
     lines += ["## The guard that would prevent it", "", GUARD, ""]
     return "\n".join(lines)
 
-
-def upstream_report_cli(run_dir: str, out: str | None) -> int:
-    """Print the draft (the record is left as it is), or write it to ``out``."""
-    text = upstream_report(Path(run_dir))
-    if out:
-        Path(out).write_text(text)
-        print(f"upstream report: {out}")
-    else:
-        print(text, end="")
-    return ExitCode.PASS

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from reprokit.commands.setup import provision_hosts
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.provision import provision_cli
 from tests.integration.docker_env import REASON, start_test_host
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
@@ -40,7 +40,7 @@ def rig(tmp_path_factory):
 def provision(rig, **flags) -> tuple[int, list[str]]:
     tmp, _ = rig
     said: list[str] = []
-    code = provision_cli(flags.pop("host", None), str(tmp / "hosts.ini"), check=True, known_hosts=str(tmp / "known_hosts"),
+    code = provision_hosts(flags.pop("host", None), str(tmp / "hosts.ini"), check=True, known_hosts=str(tmp / "known_hosts"),
                          say=said.append, **flags)
     return code, said
 
@@ -72,7 +72,7 @@ def test_limit_is_an_ansible_pattern_and_group_takes_every_member(rig, capsys):
     assert code == ExitCode.PASS
     assert [line for line in said if line.startswith(("testhost:", "ghost:"))] == [said[-1]]
     tmp, _ = rig
-    code = provision_cli(None, str(tmp / "hosts.ini"), check=True, known_hosts=str(tmp / "known_hosts"), group="testhosts",
+    code = provision_hosts(None, str(tmp / "hosts.ini"), check=True, known_hosts=str(tmp / "known_hosts"), group="testhosts",
                          tags=["reprokit"], as_json=True)
     runs = json.loads(capsys.readouterr().out)["runs"]
     assert {r["host"]: r["exit_code"] for r in runs} == {"testhost": ExitCode.PASS, "ghost": ExitCode.HOST_ERROR}

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from reprokit.commands.setup import provision_hosts
 from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.provision import provision, provision_cli
+from reprokit.provision import provision
 from tests.integration.docker_env import REASON, ContainerHost, start_test_host
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
@@ -125,14 +126,14 @@ def test_cli_exit_codes(fresh_host, ssh_key, tmp_path):
     inventory_path = write_inventory(tmp_path / "inventory.yml", fresh_host, ssh_key, cpu_only=False)
     (tmp_path / "known_hosts").write_text(fresh_host.known_hosts_line())
     said: list[str] = []
-    code = provision_cli("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
+    code = provision_hosts("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
                          say=said.append)
     assert code == ExitCode.FAIL
     assert said[-1].startswith("testhost: testhost has no NVIDIA GPU")
 
     (tmp_path / "known_hosts").write_text("")
-    assert provision_cli("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
+    assert provision_hosts("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
                          say=said.append) == ExitCode.HOST_ERROR
 
     with pytest.raises(ConfigError, match="built-in host 'local' is not provisioned"):
-        provision_cli("local", str(inventory_path), check=True, say=said.append)
+        provision_hosts("local", str(inventory_path), check=True, say=said.append)

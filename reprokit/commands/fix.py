@@ -1,0 +1,97 @@
+"""`invoke fix`, `report --upstream`: what keeps the failing tactics from being tried, and the bug report for FlashInfer.
+
+What the fix is and what the report says is ``reprokit.fix``'s (``plan``, ``upstream_report``); here they are
+printed or written, and the exit code decided.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from invoke import Exit
+
+from reprokit import program
+from reprokit.commands.flags import JSON_HELP
+from reprokit.config.kit import load_kit
+from reprokit.errors import ConfigError, ExitCode
+from reprokit.fix.plan import fix_plan, kit_stack
+from reprokit.fix.upstream_report import upstream_report
+from reprokit.program import task
+from reprokit.workloads.static_smem.targets import ARCHES, DTYPES
+
+
+def fix(kit: str | None, flashinfer: str | None, arch: str | None, dtype: str, sglang: str | None,
+        gpu: str | None, out: str | None, as_json: bool, kits_dir: str = "kits", vllm: str | None = None) -> int:
+    """Print (and with ``out`` write) what keeps the failing tactics from being tried; 0 unless something failed."""
+    if kit:
+        loaded, path = load_kit(kit, kits_dir)
+        kit_flashinfer, kit_arch, kit_sglang = kit_stack(loaded, path)
+        flashinfer, arch, sglang = flashinfer or kit_flashinfer, arch or kit_arch, sglang or kit_sglang
+    if not flashinfer:
+        raise ConfigError("invoke fix: give --kit KIT, or --flashinfer VERSION (with --arch and --sglang)")
+    arch = arch or "sm120"
+    if arch not in ARCHES:
+        raise ConfigError(f"--arch {arch!r}: not analysed; known: {', '.join(ARCHES)}")
+    if dtype not in DTYPES:
+        raise ConfigError(f"--dtype {dtype!r}: not analysed; known: {', '.join(DTYPES)}")
+    plan = fix_plan(flashinfer, arch, dtype, sglang, gpu, out_dir=Path(out) if out else None, vllm=vllm)
+    if as_json:
+        print(json.dumps(plan, indent=2))
+        return ExitCode.PASS
+    print(plan["summary"])
+    for knob in plan["knobs"]:
+        mark = "use" if knob["name"] == plan["recommended"] else ("ok " if knob["applies"] else "no ")
+        what = " ".join(knob.get("flags") or []) or " ".join(f"{k}={v}" for k, v in (knob.get("env") or {}).items())
+        detail = knob["cost"] if knob["applies"] else knob.get("why_not", "")
+        print(f"  [{mark}] {knob['name']}: {what}\n        {detail}")
+        if knob.get("verified"):
+            print(f"        verified: {knob['verified']['with']}: {knob['verified']['log'][0] if knob['verified']['log'] else ''}")
+        if knob.get("checked_against") and knob["applies"]:
+            print(f"        checked against {knob['checked_against']}")
+    if out:
+        print(f"written: {Path(out) / 'fix.json'}" + (f", {Path(out) / 'tactics-blocklist.json'}"
+                                                       if any(k.get('file') for k in plan['knobs']) else ""))
+    else:
+        blocklist = next((k.get("document") for k in plan["knobs"] if k.get("document")), None)
+        if blocklist:
+            print(f"blocklist (write it with --out DIR):\n{json.dumps(blocklist, indent=2)}")
+    return ExitCode.PASS
+
+
+def write_upstream_report(run_dir: str, out: str | None) -> int:
+    """Print the draft (the record is left as it is), or write it to ``out``."""
+    text = upstream_report(Path(run_dir))
+    if out:
+        Path(out).write_text(text)
+        print(f"upstream report: {out}")
+    else:
+        print(text, end="")
+    return ExitCode.PASS
+
+
+@task(name="fix", help={"kit": "take FlashInfer, sglang and the arch from this kit's pins (e.g. ep8-crash)",
+                        "flashinfer": "flashinfer-python release (default: the kit's pin)", "arch": "sm120|sm121|sm100|sm90",
+                        "dtype": "MoE dtype: nvfp4 (default), fp8, bf16", "sglang": "sglang release whose flags to check",
+                        "gpu": "pin the blocklist to this GPU name (default: any, '*')",
+                        "out": "write fix.json and tactics-blocklist.json into this directory",
+                        "vllm": "also check vLLM's VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS in this vLLM release's envs.py",
+                        **JSON_HELP})
+def fix_task(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None, gpu=None, out=None, json=False,
+             vllm=None):
+    """What keeps FlashInfer's failing tactics from being tried: blocklist, sglang/vLLM knobs or fallback, checked (no GPU)."""
+    program.call(fix, kit, flashinfer, arch, dtype, sglang, gpu, out, json, program.paths(c)["kits_dir"], vllm)
+
+
+@task(name="report", positional=["run_dir"],
+      help={"run-dir": "a run record, runs/<id>", "upstream": "draft a bug report for FlashInfer",
+            "out": "write it to this file (default: print it)"})
+def report_task(c, run_dir, upstream=False, out=None):
+    """--upstream: a FlashInfer bug report from a run: fingerprint, byte accounting, reproduction, workaround, guard."""
+    if not upstream:
+        raise Exit(f"error: the run's own report is {run_dir}/report.md; `invoke report --upstream {run_dir}` drafts "
+                   "the bug report for FlashInfer", code=2)
+    program.call(write_upstream_report, run_dir, out)
+
+
+ns = program.group("fix", "the workaround, and the bug report for upstream", fix_task, report_task)

@@ -1,0 +1,133 @@
+"""`invoke kits` (and `kits --check`), `new-kit`, `check-pins`: the kits, held to their rules, and a new one begun.
+
+What a kit is checked against is ``reprokit.kit_check``'s, ``reprokit.upstream_args``' and ``reprokit.pins``'; a
+kit's skeleton is ``reprokit.new_kit``'s. Here they are printed and the exit code is decided.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.table import Table
+
+from reprokit import kit_check, program
+from reprokit.commands.console import console
+from reprokit.commands.flags import JSON_HELP, KITS_DIR_HELP
+from reprokit.config.kit import kit_names, load_kit
+from reprokit.errors import ExitCode
+from reprokit.new_kit import new_kit
+from reprokit.pins import check_kit
+from reprokit.program import task
+from reprokit.runner import step_kinds_table
+from reprokit.upstream_args import kit_flag_problems
+
+
+def list_kits(kits_dir: str, as_json: bool = False) -> int:
+    if as_json:
+        loaded = [load_kit(name, kits_dir)[0] for name in kit_names(Path(kits_dir))]
+        print(json.dumps({"kits": [{"kit": k.kit, "steps": [{"name": s.name, "uses": s.uses} for s in k.steps],
+                                    "pins": dict(k.pins)} for k in loaded],
+                          "step_kinds": [dict(zip(("kind", "runs_on", "implemented", "summary"), row))
+                                         for row in step_kinds_table()]}, indent=2))
+        return ExitCode.PASS
+    table = Table(title="kits", title_justify="left")
+    for column in ("kit", "steps", "pins"):
+        table.add_column(column, overflow="fold")
+    for name in kit_names(Path(kits_dir)):
+        kit, _ = load_kit(name, kits_dir)
+        table.add_row(name, ", ".join(f"{s.name}" for s in kit.steps), ", ".join(f"{k} {v}" for k, v in kit.pins.items()))
+    console.print(table)
+    steps = Table(title="step kinds", title_justify="left")
+    for column in ("kind", "runs on", "implemented", "what it does"):
+        steps.add_column(column, overflow="fold")
+    for row in step_kinds_table():
+        steps.add_row(*row)
+    console.print(steps)
+    return ExitCode.PASS
+
+
+def check_kits(kits_dir: str) -> int:
+    """``invoke kits --check``: each kit's structure, and its sglang flags against its pinned release; 1 on a problem."""
+    failed = 0
+    for name in kit_names(Path(kits_dir)):
+        kit, path = load_kit(name, kits_dir)
+        structural, account = kit_check.structure(kit, path)
+        for problem in structural:
+            print(problem)
+        problems, checked = kit_flag_problems(kit)
+        for problem in problems:
+            print(f"{path}: {problem}; change the kit's `with:` to a flag that release has")
+        if checked and not problems:
+            print(f"{path}: sglang flags agree with the pinned release ({'; '.join(checked)})")
+        if not structural and not problems:
+            print(f"{path}: {account}")
+        failed += bool(problems or structural)
+    return ExitCode.FAIL if failed else ExitCode.PASS
+
+
+def check_pins(kits_dir: str, kit_name: str | None, as_json: bool = False) -> int:
+    """Each kit's pins against the pinned wheels' metadata; 1 when a pinned package requires another version."""
+    names = [kit_name] if kit_name else kit_names(Path(kits_dir))
+    failed = 0
+    report = []
+    for name in names:
+        kit, path = load_kit(name, kits_dir)
+        problems, metadata = check_kit(kit)
+        checked = ", ".join(f"{m['name']} {m['version']}" for m in metadata.values())
+        report.append({"kit": kit.kit, "path": str(path), "checked": [f"{m['name']} {m['version']}" for m in metadata.values()],
+                       "problems": [str(problem) for problem in problems]})
+        if problems:
+            failed += 1
+        if as_json:
+            continue
+        for problem in problems:
+            print(f"{path}: pins: {problem}; change the pin to match")
+        if not problems:
+            print(f"{path}: pins agree with the wheels' metadata ({checked})")
+    if as_json:
+        print(json.dumps(report, indent=2))
+    return ExitCode.FAIL if failed else ExitCode.PASS
+
+
+def write_new_kit(name: str, kind: str, kits_dir: str, pins: list[str], as_json: bool = False) -> int:
+    path = new_kit(name, kind, kits_dir, pins)
+    if as_json:
+        print(json.dumps({"kit": name, "path": str(path), "kind": kind}))
+        return ExitCode.PASS
+    print(f"{path}: written (step kind {kind}); next: fill in description and expectations,"
+          f" then `invoke kits --check` and `invoke --dry repro {name}` (docs/adding-a-case.md)")
+    return ExitCode.PASS
+
+
+@task(name="kits", help={"kits-dir": KITS_DIR_HELP, **JSON_HELP,
+                         "check": "check every sglang server and bench_serving flag the kits pass against the pinned"
+                                  " release's own server_args.py / bench_serving.py (read from its wheel); exit 1 on"
+                                  " any it would refuse"})
+def kits_task(c, kits_dir=None, json=False, check=False):
+    """List the kits and the step kinds they can use; --check their sglang flags against the pinned wheel."""
+    kits = program.paths(c, kits_dir=kits_dir)["kits_dir"]
+    if check:
+        program.call(check_kits, kits)
+    else:
+        program.call(list_kits, kits, as_json=json)
+
+
+@task(name="new-kit", positional=["name"], iterable=["pin"],
+      help={"name": "the new kit's name (lower case, digits, '-'); written to <kits-dir>/<name>.yml",
+            "kind": "the step kind of its first step (`invoke kits` lists them; default triton-smem)",
+            "pin": "NAME=VERSION of a pin the kind needs (repeatable; default: the version the other kits pin)",
+            "kits-dir": KITS_DIR_HELP, **JSON_HELP})
+def new_kit_task(c, name, kind="triton-smem", pin=None, kits_dir=None, json=False):
+    """Write the skeleton of a new kit from a step kind's declaration (it loads as written; never overwrites)."""
+    program.no_dry(c, "new-kit")
+    program.call(write_new_kit, name, kind, program.paths(c, kits_dir=kits_dir)["kits_dir"], list(pin or []), as_json=json)
+
+
+@task(name="check-pins", help={"kit": "kit to check (default: all kits)", "kits-dir": KITS_DIR_HELP, **JSON_HELP})
+def check_pins_task(c, kit=None, kits_dir=None, json=False):
+    """Check a kit's pins against the pinned wheels' own metadata (reads the metadata from PyPI)."""
+    program.call(check_pins, program.paths(c, kits_dir=kits_dir)["kits_dir"], kit, as_json=json)
+
+
+ns = program.group("kits", "the kits, checked, and a new one begun", kits_task, new_kit_task, check_pins_task)
