@@ -16,6 +16,8 @@ from typing import Any
 
 from reprokit.errors import ConfigError, ReprokitError
 from reprokit.fix.plan import fix_plan
+from reprokit.records.models import Manifest
+from reprokit.records.run import load_manifest
 
 MEMBERS = ("tensors", "pipelines", "scheduler_response", "tensormaps")
 GUARD = """```cpp
@@ -52,12 +54,12 @@ def accounting(row: dict[str, Any], limit: int) -> list[str]:
     return ["| member | bytes |", "|---|---|", *lines]
 
 
-def _fingerprint_lines(manifest: dict[str, Any]) -> list[str]:
-    fingerprint = manifest.get("fingerprint") or {}
+def _fingerprint_lines(manifest: Manifest) -> list[str]:
+    fingerprint = manifest.fingerprint or {}
     devices = fingerprint.get("devices") or []
     driver = fingerprint.get("driver") or {}
     packages = {k: v for k, v in (fingerprint.get("packages") or {}).items() if v}
-    lines = [f"- pins: {', '.join(f'{k} {v}' for k, v in (manifest.get('pins') or {}).items())}",
+    lines = [f"- pins: {', '.join(f'{k} {v}' for k, v in (manifest.pins or {}).items())}",
              f"- host: {(fingerprint.get('host') or {}).get('kernel', '?')}, python {(fingerprint.get('host') or {}).get('python', '?')}",
              f"- driver {driver.get('driver_release', '?')} (CUDA driver API {driver.get('cuda_driver_api', '?')}), "
              f"nvcc {fingerprint.get('nvcc', '?')}",
@@ -65,19 +67,17 @@ def _fingerprint_lines(manifest: dict[str, Any]) -> list[str]:
     for device in devices[:1]:
         lines.append(f"- GPU: {len(devices)} x {device.get('name')} ({device.get('gpu_arch')}, {device.get('multiprocessor_count')} "
                      f"SMs), opt-in shared memory per block {device.get('max_shared_memory_per_block_optin_bytes')} B")
-    if manifest.get("pin_drift"):
-        lines.append(f"- differences from the pins: {manifest['pin_drift']}")
+    if manifest.pin_drift:
+        lines.append(f"- differences from the pins: {manifest.pin_drift}")
     return lines
 
 
 def upstream_report(run_dir: Path) -> str:
-    manifest = _read(run_dir / "manifest.json")
-    if manifest is None:
-        raise ConfigError(f"{run_dir}: no readable manifest.json; give a run record, runs/<id>")
+    manifest = load_manifest(run_dir)  # validated, or a one-line error naming the field
     static = _read(run_dir / "steps" / "static-smem" / "result.json")
     if not static or static.get("status") != "ok":
         raise ConfigError(f"{run_dir}: its static-smem step has no result; the report needs the byte accounting "
-                          f"(run `invoke smem --flashinfer {(manifest.get('pins') or {}).get('flashinfer-python', 'V')}` or the kit)")
+                          f"(run `invoke smem --flashinfer {(manifest.pins or {}).get('flashinfer-python', 'V')}` or the kit)")
     triage = _read(run_dir / "steps" / "triage" / "result.json")
     version, arch = static["flashinfer"], static["arch"]
     limit = static["capacity_bytes"]  # the arch's (CUTLASS's constant); a probed host may be another arch
@@ -86,9 +86,9 @@ def upstream_report(run_dir: Path) -> str:
     for row in failing:  # one kernel per output type, the same bytes: one section per tactic
         outputs.setdefault(row["tactic"], []).append(row["output_dtype"])
     unique = [next(r for r in failing if r["tactic"] == tactic) for tactic in outputs]
-    kit = (manifest.get("kit") or {}).get("name", "ep8-crash")
+    kit = manifest.kit_name or "ep8-crash"
     tactics = "; ".join(f"{op.rsplit('::', 1)[-1]} {', '.join(map(str, t))}" for op, t in static["failing_tactics"].items() if t)
-    host_arches = sorted({d.get("gpu_arch") for d in (manifest.get("fingerprint") or {}).get("devices") or []} - {None})
+    host_arches = sorted({d.get("gpu_arch") for d in (manifest.fingerprint or {}).get("devices") or []} - {None})
     lines = [f"# [SM120] CUTLASS fused-MoE tactics {tactics} cannot start: SharedStorage {unique[0]['kernel_smem_bytes'] if unique else '?'} B "
              f"> {limit} B (FlashInfer {version})", "",
              "## What happens", "",
@@ -117,7 +117,7 @@ def upstream_report(run_dir: Path) -> str:
               f"invoke repro {kit} --host <an {arch} host>           # the whole case: probe, analysis, serve, triage",
               "```", "", "## Workaround for this release", ""]
     try:
-        plan = fix_plan(version, arch, static.get("dtype", "nvfp4"), (manifest.get("pins") or {}).get("sglang"))
+        plan = fix_plan(version, arch, static.get("dtype", "nvfp4"), (manifest.pins or {}).get("sglang"))
         lines += [plan["summary"] + ".", "", f"(`invoke fix --flashinfer {version} --arch {arch}`: every flag checked against "
                   "the sglang release's own options; blocklists loaded by the release's own loader.)", ""]
     except ReprokitError as exc:

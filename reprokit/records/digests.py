@@ -5,6 +5,10 @@ it arrives from a host (the pull-back hashes the stream). The digest is remember
 (device, inode, size, mtime and ctime in ns); ``sha256_of`` returns it while the file is unchanged and hashes
 the file again (and remembers that) once anything about it differs. ``invoke check-record`` never uses this:
 it verifies from the bytes.
+
+The ctime cannot be set from user space, so a rewrite shows even with the old mtime put back. Kernels since 6.13
+give a change after a ``stat`` a fresh ctime; on older ones a same-size rewrite in the same clock tick (a few ms)
+as reprokit's own write would go unseen, and reprokit never rewrites a record's file in place.
 """
 
 from __future__ import annotations
