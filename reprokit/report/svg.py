@@ -110,3 +110,10 @@ def _tip(tip: str | None) -> str:
 
 def _data(data: dict[str, object]) -> str:
     return "".join(f' data-{esc(k.replace("_", "-"))}="{esc(v)}"' for k, v in data.items() if v is not None)
+
+
+def legend(svg: Svg, x: float, y: float, items: list[tuple[str, str]]) -> None:
+    """A row of swatches with their labels, from (x, y)."""
+    for index, (cls, label) in enumerate(items):
+        svg.add(f'<rect class="legend {esc(cls)}" x="{x + index * 90}" y="{y - 9}" width="10" height="10"/>')
+        svg.text(x + index * 90 + 14, y, label, "legend-label")

@@ -1,14 +1,13 @@
 """Tables, figures and titled blocks for both reports: the primitives the step kinds' sections draw with.
 
-Nothing here knows a step kind; ``reprokit/step_kinds/`` imports this (and ``svg``, ``charts``) and nothing
-else of the report.
+Nothing here knows a step kind; ``reprokit/step_kinds/`` imports this (and ``svg``) and nothing else of the
+report.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.charts import grouped_bytes
 from reprokit.report.svg import esc, is_number
 
 Block = str | tuple[list[str], list[list[Any]]]  # a paragraph, or (headers, rows)
@@ -45,6 +44,10 @@ def html_table(headers: list[str] | None, rows: list[list[Any]], table_id: str |
 
 def figure(svg: str, caption: str) -> list[str]:
     return [f"<figure>{svg}<figcaption>{esc(caption)}</figcaption></figure>"] if svg else []
+
+
+def grouped_bytes(value: float) -> str:
+    return f"{int(value):,}".replace(",", " ")
 
 
 def html_bytes(value: Any) -> Any:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.charts import parse_log_time, telemetry_charts, telemetry_gpus, telemetry_samples
 from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
 from reprokit.report.tables import html_table, md_table
 from reprokit.step_kinds.base import HostPath, Output, ReportStep, Result, Section, StepKind
+from reprokit.step_kinds.triage import parse_log_time
 from reprokit.workloads.serve_stats import findings, performance
 
 WARMUP_FROM = "triage"  # the kind whose timeline of the server log gives the warmup phases
@@ -25,6 +25,8 @@ WARMUP_PHASES = (
     ("CUDA graph capture", "cuda_graph_capture_begin", "cuda_graph_capture_end"),
     ("ready", None, "ready"),
 )
+TELEMETRY_METRICS = (("power_w", "power (W)"), ("util_pct", "utilisation (%)"),
+                     ("mem_used_mib", "memory used (MiB)"), ("sm_clock_mhz", "SM clock (MHz)"))
 LATENCY_METRICS = (("median_ttft_ms", "TTFT"), ("median_itl_ms", "ITL"), ("median_e2e_latency_ms", "end-to-end"))
 
 
@@ -176,6 +178,70 @@ def bench_windows(result: dict[str, Any] | None) -> list[tuple[str, float, float
     """(label, start, end) of each benchmark on the telemetry's clock, for shading the telemetry charts."""
     return [(f"c{r['concurrency']}", r["t_start_s"], r["t_end_s"]) for r in (result or {}).get("bench") or []
             if isinstance(r, dict) and is_number(r.get("t_start_s")) and is_number(r.get("t_end_s"))]
+
+def telemetry_samples(telemetry: Any) -> list[dict[str, Any]]:
+    """The samples of the serve step's ``telemetry`` (``{"samples": [...], ...}``, or the list itself)."""
+    samples = telemetry.get("samples") if isinstance(telemetry, dict) else telemetry
+    return [s for s in samples or [] if isinstance(s, dict) and is_number(s.get("t_s"))] if isinstance(samples, list) else []
+
+
+def telemetry_charts(telemetry: Any, windows: list[tuple[str, float, float]] | None = None) -> list[str]:
+    """Small multiples: one chart per metric present, one line per GPU; the power chart shows the power limit.
+
+    ``windows`` (label, start, end in the samples' seconds) are shaded: the benchmark at each concurrency.
+    """
+    samples = telemetry_samples(telemetry)
+    colour = {gpu: index % 8 for index, gpu in enumerate(telemetry_gpus(samples))}
+    limits = [s["power_limit_w"] for s in samples if is_number(s.get("power_limit_w"))]
+    charts = []
+    for metric, title in TELEMETRY_METRICS:
+        by_gpu: dict[str, list[tuple[float, float]]] = {}
+        for sample in samples:
+            if is_number(sample.get(metric)):
+                by_gpu.setdefault(str(sample.get("gpu", "?")), []).append((sample["t_s"], sample[metric]))
+        if not by_gpu:
+            continue
+        left, top, plot_w, plot_h = 52, 24, 330, 130
+        t_lo = min(t for series in by_gpu.values() for t, _ in series)
+        t_hi = max(t for series in by_gpu.values() for t, _ in series)
+        limit = max(limits) if metric == "power_w" and limits else None
+        high = 100.0 if metric == "util_pct" else max([v for series in by_gpu.values() for _, v in series] + [limit or 0]) * 1.1
+        ticks = nice_ticks(high, 4)
+        svg = Svg(f"telemetry-{metric}", left + plot_w + 16, top + plot_h + 34, f"{title} per GPU over time")
+        x = Linear(t_lo, t_hi if t_hi > t_lo else t_lo + 1, left, left + plot_w)
+        y = Linear(0, ticks[-1], top + plot_h, top)
+        svg.text(left, 14, title, "chart-title")
+        for label, start, end in windows or []:
+            if t_lo <= end and start <= t_hi:
+                x0, x1 = x(max(start, t_lo)), x(min(end, t_hi))
+                svg.rect(x0, top, max(x1 - x0, 2), plot_h, "window", f"benchmark {label}: {start:g}-{end:g} s", window=label)
+                svg.text(x0 + 2, top + 10, label, "window-label")
+        for tick in ticks:
+            svg.line(left, y(tick), left + plot_w, y(tick), "grid")
+            svg.text(left - 6, y(tick) + 4, f"{tick:g}", "tick", "end")
+        if limit:
+            svg.line(left, y(limit), left + plot_w, y(limit), "reference limit", watts=limit)
+            svg.text(left + plot_w - 2, y(limit) - 4, f"power limit {limit:g} W", "reference-label", "end")
+        svg.text(left, top + plot_h + 14, f"{t_lo:g} s", "tick", "start")
+        svg.text(left + plot_w, top + plot_h + 14, f"{t_hi:g} s", "tick", "end")
+        for gpu, series in sorted(by_gpu.items(), key=lambda kv: _gpu_order(kv[0])):
+            series.sort()
+            points = [(x(t), y(v)) for t, v in series]
+            if len(points) == 1:
+                points.append((points[0][0] + 1, points[0][1]))
+            svg.polyline(points, f"series s{colour[gpu]}", f"GPU {gpu}: {title}, {len(series)} sample(s)", gpu=gpu, metric=metric)
+        charts.append(svg.render())
+    return charts
+
+
+def telemetry_gpus(samples: list[dict[str, Any]]) -> list[str]:
+    """The GPUs of the telemetry samples, in index order; a GPU keeps its colour across the charts."""
+    gpus = {str(s.get("gpu", "?")) for s in samples}
+    return sorted(gpus, key=_gpu_order)
+
+
+def _gpu_order(gpu: str) -> tuple:
+    return (0, int(gpu), "") if gpu.isdigit() else (1, 0, gpu)
 
 
 def html(step: ReportStep) -> list[str]:

@@ -8,15 +8,80 @@ the limit, so 1024 B is wide. Markdown gets the same chart in text, readable in 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from reprokit.report.charts import grouped_bytes, smem_chart, smem_row_label, smem_target_capacity
 from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
-from reprokit.report.tables import figure, html_bytes, html_table, md_table
+from reprokit.report.tables import figure, grouped_bytes, html_bytes, html_table, md_table
 from reprokit.step_kinds.base import Output, PinParam, ReportStep, Result, Section, StepInput, StepKind
+from reprokit.workloads.facts.arch import SMEM_OPTIN_BYTES_BY_ARCH
 
 NEAREST_FITTING = 4  # fitting kernels shown next to the failing ones: the ones closest to the limit
 TEXT_BAR_CHARS = 24
+
+CAPACITY_ARCHES = ("sm90", "sm100", "sm120")  # the capacity lines drawn on the shared-memory chart
+
+
+def smem_row_label(row: dict[str, Any]) -> str:
+    """``gemm2 #22 128x256x128 FINALIZE swap_ab bf16``: op, tactic, tile, fusion, swap_ab, output type."""
+    op = str(row.get("op") or "?").rsplit("::", 1)[-1]
+    swap = " swap_ab" if row.get("swap_ab") else ""
+    return f"{op} #{row.get('tactic', '?')} {row.get('tile', '?')} {row.get('fusion', '?')}{swap} {row.get('output_dtype', '?')}"
+
+
+def smem_target_capacity(result: dict[str, Any]) -> int | None:
+    """The capacity the result was judged against (compiled into its probes), else the arch's known one."""
+    capacity = result.get("capacity_bytes")
+    return capacity if is_number(capacity) else SMEM_OPTIN_BYTES_BY_ARCH.get(str(result.get("arch")))
+
+
+def _smem_sort_key(row: dict[str, Any]) -> tuple:
+    tactic = row.get("tactic")
+    return (str(row.get("op")), tactic if is_number(tactic) else math.inf, str(row.get("output_dtype")))
+
+
+def smem_chart(result: dict[str, Any]) -> str:
+    """One horizontal bar per row: the kernel's SharedStorage bytes, red past the target arch's capacity."""
+    rows = sorted((r for r in result.get("rows") or [] if isinstance(r, dict)), key=_smem_sort_key)
+    if not rows:
+        return ""
+    target = smem_target_capacity(result)
+    capacities: dict[int, list[str]] = {}
+    for arch in CAPACITY_ARCHES:
+        capacities.setdefault(SMEM_OPTIN_BYTES_BY_ARCH[arch], []).append(arch)
+    sizes = [r["kernel_smem_bytes"] for r in rows if is_number(r.get("kernel_smem_bytes"))]
+    ticks = nice_ticks(max([*sizes, *capacities]) * 1.05)
+    label_w, plot_w, row_h, top, bottom = 300, 540, 17, 44, 34
+    height = top + row_h * len(rows) + bottom
+    svg = Svg("smem-chart", label_w + plot_w + 90, height,
+              f"Shared memory per kernel (SharedStorage bytes) for {result.get('arch', '?')}, against the capacities of "
+              + ", ".join(f"{'/'.join(a)} {v} B" for v, a in capacities.items()))
+    x = Linear(0, ticks[-1], label_w, label_w + plot_w)
+    plot_bottom = top + row_h * len(rows)
+    for tick in ticks:
+        svg.line(x(tick), top, x(tick), plot_bottom, "grid")
+        svg.text(x(tick), plot_bottom + 14, grouped_bytes(tick), "tick", "middle")
+    svg.text(label_w + plot_w / 2, plot_bottom + 30, "SharedStorage bytes per block", "axis-label", "middle")
+    for index, row in enumerate(rows):
+        y = top + index * row_h
+        svg.text(label_w - 8, y + row_h - 5, smem_row_label(row), "row-label mono", "end")
+        size = row.get("kernel_smem_bytes")
+        if not is_number(size):
+            svg.text(label_w + 4, y + row_h - 5, row.get("verdict") or "no size", "note")
+            continue
+        over = target is not None and size > target
+        tip = f"{smem_row_label(row)}: {grouped_bytes(size)} B" + (f"; {row['explanation']}" if row.get("explanation") else "")
+        svg.rect(label_w, y + 3, x(size) - label_w, row_h - 6, "bar over" if over else "bar fits", tip,
+                 tactic=row.get("tactic"), output=row.get("output_dtype"), bytes=size, over="yes" if over else "no")
+        svg.text(x(size) - 4, y + row_h - 5, grouped_bytes(size), "value inside", "end")
+    for value, arches in capacities.items():
+        is_target = target == value
+        cls = "capacity target" if is_target else "capacity"
+        svg.line(x(value), top - 6, x(value), plot_bottom, cls, arches=" ".join(arches), bytes=value)
+        label = f"{' / '.join(a.upper() for a in arches)}: {grouped_bytes(value)} B"
+        label_cls = "capacity-label target-label" if is_target else "capacity-label"
+        svg.text(x(value), top - 10 - (12 if value == max(capacities) else 0), label, label_cls, "middle")
+    return svg.render()
 
 
 def _merged(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

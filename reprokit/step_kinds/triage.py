@@ -4,12 +4,12 @@ errors, a verdict. It runs in the control plane (``reprokit/plan/triage_step.py`
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pydantic
 
-from reprokit.report.charts import timeline_chart
-from reprokit.report.svg import esc
+from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
 from reprokit.report.tables import figure, html_table
 from reprokit.step_kinds.base import Output, PinParam, ReportStep, Result, Section, StepInput, StepKind
 
@@ -40,6 +40,66 @@ class TriageResult(Result):
     counts: dict[str, Any] | None = None
     flashinfer: dict[str, Any] | None = None
     files: list[dict[str, Any]] | None = None
+TIME_FORMATS = ("%Y-%m-%d %H:%M:%S,%f", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f",
+                "%Y-%m-%dT%H:%M:%S")
+
+
+def parse_log_time(text: Any) -> dt.datetime | None:
+    """A log timestamp as the triage writes it (``2026-02-19 10:05:14,016`` or without the fraction)."""
+    if not isinstance(text, str):
+        return None
+    for fmt in TIME_FORMATS:
+        try:
+            return dt.datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def timeline_chart(result: dict[str, Any]) -> str:
+    """One row per triage timeline event: a span from its first to its last occurrence, seconds from the first event."""
+    entries = []
+    for event in result.get("timeline") or []:
+        if not isinstance(event, dict):
+            continue
+        first, last = parse_log_time(event.get("first")), parse_log_time(event.get("last"))
+        if first is not None:
+            entries.append((event, first, last if last is not None and last >= first else first))
+    if not entries:
+        return ""
+    start = min(e[1] for e in entries)
+    end_s = max(max((e[2] - start).total_seconds() for e in entries), 1.0)
+    label_w, plot_w, row_h, top, bottom = 230, 560, 20, 12, 40
+    ticks = nice_ticks(end_s, 6)
+    svg = Svg("timeline-chart", label_w + plot_w + 80, top + row_h * len(entries) + bottom,
+              f"Warmup and autotune timeline from {start.isoformat(sep=' ')}")
+    x = Linear(0, ticks[-1], label_w, label_w + plot_w)
+    plot_bottom = top + row_h * len(entries)
+    for tick in ticks:
+        svg.line(x(tick), top, x(tick), plot_bottom, "grid")
+        svg.text(x(tick), plot_bottom + 14, f"{tick:g} s", "tick", "middle")
+    svg.text(label_w + plot_w / 2, plot_bottom + 32, f"seconds after {start.isoformat(sep=' ')}", "axis-label", "middle")
+    for index, (event, first, last) in enumerate(entries):
+        y = top + index * row_h
+        name = str(event.get("event", "?"))
+        x0, x1 = x((first - start).total_seconds()), x((last - start).total_seconds())
+        kind = _event_class(name)
+        tip = f"{name}: {event.get('count', '?')} line(s), {event.get('first')} .. {event.get('last')}"
+        if event.get("first_location"):
+            tip += f" (first at {event['first_location']})"
+        svg.text(label_w - 8, y + row_h - 6, name, "row-label mono", "end")
+        svg.rect(x0, y + 4, max(x1 - x0, 3), row_h - 8, f"span {kind}", tip, event=name, count=event.get("count"))
+        if is_number(event.get("count")) and event["count"] > 1:
+            svg.text(max(x1, x0 + 3) + 4, y + row_h - 6, f"x{event['count']}", "value")
+    return svg.render()
+
+
+def _event_class(name: str) -> str:
+    if any(word in name for word in ("fail", "skip", "error", "fatal")):
+        return "bad"
+    if name in ("ready", "uvicorn_startup_complete"):
+        return "good"
+    return "neutral"
 
 
 def html(step: ReportStep) -> list[str]:
