@@ -80,7 +80,7 @@ class Result(pydantic.BaseModel):
     beyond the declared ones are kept: a failing workload adds its error's details (``tried``, ``compile_log``).
     """
 
-    model_config = pydantic.ConfigDict(extra="allow", strict=True, frozen=True)
+    model_config = pydantic.ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)  # built when first read
 
     workload: str | None = None
     schema_version: int | None = None
