@@ -19,8 +19,9 @@ from typing import Any
 from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit
 from reprokit.errors import ExitCode
+from reprokit.hosts.detached import Detached
+from reprokit.hosts.executor import Executor
 from reprokit.hosts.factory import ConnectOptions, executor_for
-from reprokit.hosts.remote import Detached
 from reprokit.images.build import built_images
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
 from reprokit.plan.control_steps import run_control_step
@@ -135,7 +136,7 @@ def run_kit(
             executor.finish(keep_remote=options.keep_remote)
 
 
-def _run(kit: Kit, executor, record: RunRecord, kits_dir: Path, say: Say, stream: Say | None) -> RunOutcome:
+def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: Say, stream: Say | None) -> RunOutcome:
     total = len(kit.steps) + 1
     say(f"[1/{total}] fingerprint ...")
     first_image = next((s.image for s in kit.steps if s.image), None)
@@ -200,7 +201,7 @@ def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, remote
     record.update(status=status, status_detail=detail, in_flight=None, detached=StepAt(step, utc_now(), remote_dir))
 
 
-def stage_inputs(planned: PlannedStep, executor, steps: dict[str, StepEntry], record_dir: Path,
+def stage_inputs(planned: PlannedStep, executor: Executor, steps: dict[str, StepEntry], record_dir: Path,
                  out_dir: Path) -> None:
     """Check the step's host paths, resolve its declared inputs and stage them on the host (or say why not).
 

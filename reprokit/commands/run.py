@@ -202,7 +202,7 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
         executor = remote_executor(host, inventory, options, say)
         executor.connect()
         try:
-            break_lock(HostLock(executor, host.name, f"{executor.workdir}/lock", run_id=""), say, force=force)
+            break_lock(HostLock(executor.transport, host.name, f"{executor.workdir}/lock", run_id=""), say, force=force)
         finally:
             executor.close_connection()
     if as_json:

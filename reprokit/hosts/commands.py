@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from reprokit.config.inventory import Host, Inventory
 from reprokit.errors import HostError
 from reprokit.hosts.command_runner import CommandResult
-from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.factory import ConnectOptions, transport_for
 from reprokit.hosts.pullback import MAX_PACKET_BYTES, WINDOW_BYTES
 
 
@@ -20,15 +20,14 @@ class SSHCommandRunner:
     """A ``reprokit.hosts.command_runner.Runner`` over one SSH connection to ``host``, opened on first use."""
 
     def __init__(self, host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print):
-        self.executor = remote_executor(host, inventory, options, say)
+        self.transport = transport_for(host, inventory, options, say)
 
     def __call__(self, argv: Sequence[str], *, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
                  timeout_s: float | None = None, on_line: Callable[[str], None] | None = None) -> CommandResult:
-        if self.executor.conn is None:
-            self.executor.connect()
+        if self.transport.conn is None:
+            self.transport.connect()
         command = shlex.join(["env", *[f"{k}={v}" for k, v in (env or {}).items()], *argv]) if env else shlex.join(argv)
-        channel = self.executor.conn.client.get_transport().open_session(window_size=WINDOW_BYTES,
-                                                                         max_packet_size=MAX_PACKET_BYTES)
+        channel = self.transport.open_session(WINDOW_BYTES, MAX_PACKET_BYTES)
         channel.set_combine_stderr(True)
         channel.settimeout(1.0)
         deadline = time.monotonic() + timeout_s if timeout_s else None
@@ -41,13 +40,13 @@ class SSHCommandRunner:
         while True:
             if deadline and time.monotonic() > deadline:
                 channel.close()
-                return CommandResult(124, "\n".join(lines + [f"timed out after {timeout_s:.0f} s on {self.executor.host.name}"]))
+                return CommandResult(124, "\n".join(lines + [f"timed out after {timeout_s:.0f} s on {self.transport.host.name}"]))
             try:
                 chunk = channel.recv(1 << 16)
             except TimeoutError:
                 continue
             except OSError as exc:
-                raise HostError(f"host '{self.executor.host.name}': the connection broke during `{argv[0]}`: {exc}") from None
+                raise HostError(f"host '{self.transport.host.name}': the connection broke during `{argv[0]}`: {exc}") from None
             if not chunk:
                 break
             pending += chunk
@@ -62,4 +61,4 @@ class SSHCommandRunner:
         return CommandResult(channel.recv_exit_status(), "\n".join(lines))
 
     def close(self) -> None:
-        self.executor.close_connection()
+        self.transport.close()

@@ -1,12 +1,13 @@
 """Executors run one workload on a host and bring back its result.
 
-Every executor has the same life cycle: ``connect`` (fails before anything is
-written), ``prepare(run_id, secrets)`` (takes the host's lock), any number of
-``run_workload`` calls, and ``finish``. The local native executor runs
-``python -m <workload module>`` in a new process group with this package on
-its path, streams the output to the step log (and to the terminal through
-``on_line``), and on a timeout or Ctrl-C ends the whole process group. The
-remote executor (``remote.py``) does the same over SSH.
+Every executor implements ``Executor``, one life cycle: ``connect`` (fails before
+anything is written), ``prepare(run_id, secrets)`` (takes the host's lock), any
+number of ``stage_inputs`` / ``run_workload`` calls, and ``finish``. The local
+native executor runs ``python -m <workload module>`` in a new process group with
+this package on its path, streams the output to the step log (and to the
+terminal through ``on_line``), and on a timeout or Ctrl-C ends the whole process
+group. The SSH executor (``remote.py``) does the same over SSH, natively or in
+Docker (``runtimes.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import reprokit
 from reprokit.config.inventory import Host
@@ -48,6 +49,32 @@ class WorkloadRun:
     result: dict[str, Any] | None
     result_problem: str | None = None  # why result.json is missing or unreadable
     not_pulled: list[dict[str, str]] = field(default_factory=list)  # host entries left there, and why (remote runs)
+
+
+class Executor(Protocol):
+    """What the runner drives on any host: local or SSH, native or docker."""
+
+    @property
+    def host(self) -> Host: ...
+
+    def connect(self) -> None:
+        """Reach the host (host keys, auth) before anything is written."""
+
+    def prepare(self, run_id: str, secrets: dict[str, str] | None = None) -> None:
+        """Take the host's lock and make it ready for the run's steps."""
+
+    def stage_inputs(self, step_name: str, out_dir: Path, files: list) -> list:
+        """Put a step's input files where its workload reads them; the (file, path on the host) pairs."""
+
+    def host_path_exists(self, path: str) -> bool: ...
+
+    def run_workload(self, module: str, params: dict[str, Any], out_dir: Path, log_path: Path, timeout_s: float,
+                     on_line: Callable[[str], None] | None = None, image: str | None = None,
+                     step_name: str | None = None) -> WorkloadRun:
+        """Run one workload to its end (or its timeout) and bring its files into ``out_dir``."""
+
+    def finish(self, keep_remote: bool = False) -> None:
+        """Release the host's lock and clean up what the run left there."""
 
 
 def read_result(out_dir: Path) -> tuple[dict[str, Any] | None, str | None]:

@@ -1,4 +1,4 @@
-"""Pick the executor for a host: local native, or remote over SSH (native or docker)."""
+"""Pick the executor for a host: local native, or SSH (native or docker), its layers built from one configuration."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.config.inventory import Host, Inventory
-from reprokit.hosts.executor import LocalNativeExecutor
-from reprokit.hosts.pullback import MAX_PULL_BYTES
-from reprokit.hosts.remote import IO_TIMEOUT_S, RECONNECT_ATTEMPTS, RemoteExecutor
-from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
+from reprokit.hosts.executor import Executor, LocalNativeExecutor
+from reprokit.hosts.pullback import MAX_PULL_BYTES, PullBack
+from reprokit.hosts.remote import RemoteExecutor
+from reprokit.hosts.runtimes import runtime_for
+from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS, SSHSettings
 from reprokit.hosts.ssh_config import resolve as resolve_ssh_config
+from reprokit.hosts.transport import IO_TIMEOUT_S, RECONNECT_ATTEMPTS, Transport
 
 
 @dataclass
@@ -29,17 +31,22 @@ class ConnectOptions:
 
 
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,
-                 say: Callable[[str], None] = print) -> LocalNativeExecutor | RemoteExecutor:
+                 say: Callable[[str], None] = print) -> Executor:
     if host.is_local:
         return LocalNativeExecutor(host, runs_dir)
     return remote_executor(host, inventory, options, say)
 
 
-def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> RemoteExecutor:
+def transport_for(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> Transport:
+    """The connection to ``host``: the SSH config applied once, into the settings both SSH clients are built from."""
     host, inventory = resolve_ssh_config(host, inventory, options.ssh_config)
-    executor = RemoteExecutor(host, inventory, options.known_hosts, options.accept_new_host_key, dict(options.images), say,
-                              reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s,
-                              max_pull_bytes=options.max_pull_bytes)
+    return Transport(host, SSHSettings.for_host(host, inventory, options.known_hosts), options.accept_new_host_key, say,
+                     reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s)
+
+
+def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> RemoteExecutor:
+    transport = transport_for(host, inventory, options, say)
+    pullback = PullBack(transport, max_pull_bytes=options.max_pull_bytes)
     if options.progress is not None:
-        executor.progress = options.progress
-    return executor
+        pullback.progress = options.progress
+    return RemoteExecutor(transport, runtime_for(transport.host, options.images), pullback)

@@ -29,12 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import paramiko
-
-from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import hostside, shell
-from reprokit.records.atomic import sha256_file
+from reprokit.hosts.transport import LINK_ERRORS, Transport
+from reprokit.records.digests import DIGESTS
+from reprokit.secrets import Redactor
 
 CHUNK_BYTES = 1 << 20
 WINDOW_BYTES = 64 << 20
@@ -48,7 +47,6 @@ FREE_SPACE_RESERVE_BYTES = 64 << 20  # left free on the control machine after a 
 MAX_LISTING_BYTES = 64 << 20  # a host that lists more than this is refused
 MAX_STDERR_BYTES = 64 << 10  # what is kept of the host-side reader's standard error
 MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255
-KEEPALIVE_S = 5  # OpenSSH bulk path: a silent link ends after KEEPALIVE_S x 3
 WRAPPER_FILES = {"run.sh", "pid", "exit_code"}  # reprokit's own files in a step directory
 SECRETS_FILES = {".secrets.sh", ".secrets.env"}  # deleted before the workload starts; never pulled
 HOSTSIDE_SOURCE = Path(hostside.__file__).read_bytes()
@@ -201,19 +199,25 @@ class BufferedStream:
             pass
 
 
-class PullBackMixin:
-    """The pull-back half of ``RemoteExecutor`` (connection, host and settings come from it)."""
+@contextlib.contextmanager
+def _no_progress():
+    yield lambda n: None
 
-    host: Host
-    conn: Any
-    say: Callable[[str], None]
-    io_timeout_s: float
-    pull_stats: PullStats
-    max_pull_bytes: int
-    run_pulled_bytes: int
+
+@dataclass
+class PullBack:
+    """Brings steps' files back over ``transport`` (its channels, or the OpenSSH client of the same settings)."""
+
+    transport: Transport
+    max_pull_bytes: int = MAX_PULL_BYTES  # what one run may bring back in all
+    progress: Callable[[str, int], Any] = field(default=lambda description, total: _no_progress())
+    redactor: Redactor = field(default_factory=Redactor)
+    pull_stats: PullStats = field(default_factory=PullStats)
+    run_pulled_bytes: int = 0
+    check_stop: Callable[[], None] = lambda: None  # raises KeyboardInterrupt when the run is told to stop
 
     def hostside_command(self, *args: object) -> str:
-        return shell.join([self.host.python, "-", *args])
+        return shell.join([self.transport.host.python, "-", *args])
 
     def list_remote(self, remote_dir: str) -> Listing:
         """The host's listing of ``remote_dir``, checked entry by entry."""
@@ -222,13 +226,13 @@ class PullBackMixin:
         for chunk in self._channel_source(self.hostside_command("list", remote_dir), status):
             size += len(chunk)
             if size > MAX_LISTING_BYTES:
-                raise PullStopped(f"host '{self.host.name}': the listing of {remote_dir} exceeds {MAX_LISTING_BYTES} bytes;"
+                raise PullStopped(f"host '{self.transport.host.name}': the listing of {remote_dir} exceeds {MAX_LISTING_BYTES} bytes;"
                                   " refused, the files stay on the host")
             chunks.append(chunk)
         if status.get("exit") != 0:
-            raise PullStopped(f"host '{self.host.name}': cannot list {remote_dir} with {self.host.python}: "
+            raise PullStopped(f"host '{self.transport.host.name}': cannot list {remote_dir} with {self.transport.host.python}: "
                               f"{status.get('stderr', '').strip()[-300:] or 'no output'}")
-        return parse_listing(b"".join(chunks).decode("utf-8", errors="replace"), f"host '{self.host.name}'")
+        return parse_listing(b"".join(chunks).decode("utf-8", errors="replace"), f"host '{self.transport.host.name}'")
 
     def check_room(self, files: list[RemoteFile], out_dir: Path) -> None:
         """Refuse before writing when the run's cap or this machine's free space would be passed."""
@@ -238,13 +242,13 @@ class PullBackMixin:
             have = part.stat().st_size if part.exists() else 0
             needed += max(0, remote.size - have)
         if self.run_pulled_bytes + needed > self.max_pull_bytes:
-            raise PullStopped(f"host '{self.host.name}': {out_dir.name} has {needed} bytes to bring back; with the"
+            raise PullStopped(f"host '{self.transport.host.name}': {out_dir.name} has {needed} bytes to bring back; with the"
                               f" {self.run_pulled_bytes} already pulled that passes this run's cap of {self.max_pull_bytes}"
                               " bytes (--max-pull-bytes); the files stay on the host")
         free = shutil.disk_usage(out_dir).free
         if needed + FREE_SPACE_RESERVE_BYTES > free:
             raise PullStopped(f"this machine has {free // (1 << 20)} MiB free in {out_dir}, {out_dir.name} needs"
-                              f" {needed // (1 << 20) + 1} MiB from host '{self.host.name}'; free space there; the files"
+                              f" {needed // (1 << 20) + 1} MiB from host '{self.transport.host.name}'; free space there; the files"
                               " stay on the host")
 
     def _pull_file(self, remote_dir: str, remote: RemoteFile, out_dir: Path, on_bytes) -> None:
@@ -254,7 +258,7 @@ class PullBackMixin:
             status: dict[str, Any] = {}
             for _ in self._source(remote_dir, remote, remote.size, status):
                 pass
-            if self._host_digest(remote, status) == sha256_file(target):
+            if self._host_digest(remote, status) == DIGESTS.sha256_of(target):
                 return
         part = partial_path(out_dir, remote.rel)
         offset = part.stat().st_size if part.exists() else 0
@@ -292,10 +296,11 @@ class PullBackMixin:
             part.unlink()
             if resumed_from:  # the kept part may be stale: start over
                 raise EOFError(f"{remote.rel}: the resumed copy does not match the host's; starting it again")
-            raise PullStopped(f"host '{self.host.name}': {remote.rel} arrived with sha256 {digest.hexdigest()[:12]}..., the"
+            raise PullStopped(f"host '{self.transport.host.name}': {remote.rel} arrived with sha256 {digest.hexdigest()[:12]}..., the"
                               f" host has {(expected or 'none')[:12]}...; the remote copy is kept")
         remote.sha256 = expected
         part.replace(target)
+        DIGESTS.remember(target, expected)  # hashed as it arrived: the record lists this digest, not a second read
         self.pull_stats.files += 1
         self.run_pulled_bytes += remote.size
 
@@ -311,14 +316,14 @@ class PullBackMixin:
             except ValueError:
                 header = None
             if not isinstance(header, dict) or header.get("i") != index:
-                raise PullStopped(f"host '{self.host.name}': the reader's answer for {remote.rel} is out of order; the files"
+                raise PullStopped(f"host '{self.transport.host.name}': the reader's answer for {remote.rel} is out of order; the files"
                                   " stay on the host")
             if "refused" in header:
                 refused.append({"path": remote.rel, "reason": f"the host refused to read it: {str(header['refused'])[:300]}"})
                 continue
             data = stream.exactly(remote.size)
             if hashlib.sha256(data).hexdigest() != header.get("sha256"):
-                raise PullStopped(f"host '{self.host.name}': {remote.rel} arrived damaged (sha256 differs); the remote copy"
+                raise PullStopped(f"host '{self.transport.host.name}': {remote.rel} arrived damaged (sha256 differs); the remote copy"
                                   " is kept")
             target = local_target(out_dir, remote.rel)
             part = partial_path(out_dir, remote.rel)
@@ -331,6 +336,7 @@ class PullBackMixin:
                                       f" {remote.rel}; free space there; the files stay on the host") from None
                 raise
             part.replace(target)
+            DIGESTS.remember(target, header["sha256"])
             remote.sha256 = header["sha256"]
             self.pull_stats.files += 1
             self.pull_stats.bytes += remote.size
@@ -353,14 +359,14 @@ class PullBackMixin:
 
     def _source(self, remote_dir: str, remote: RemoteFile, offset: int, status: dict[str, Any]) -> Iterator[bytes]:
         command = self.hostside_command("read", remote_dir, remote.rel, offset, remote.size, remote.dev, remote.ino)
-        argv = self.openssh_argv() if remote.size - offset >= FAST_PATH_BYTES else None
+        argv = self.transport.openssh_argv() if remote.size - offset >= FAST_PATH_BYTES else None
         return self._openssh_source(argv, command, status) if argv else self._channel_source(command, status)
 
     def _channel_source(self, command: str, status: dict[str, Any]) -> Iterator[bytes]:
         """Run ``command`` (host-side helper on stdin) over the open connection; exit code and stderr into ``status``."""
-        channel = self.conn.client.get_transport().open_session(window_size=WINDOW_BYTES, max_packet_size=MAX_PACKET_BYTES)
+        channel = self.transport.open_session(WINDOW_BYTES, MAX_PACKET_BYTES)
         try:
-            channel.settimeout(self.io_timeout_s)
+            channel.settimeout(self.transport.io_timeout_s)
             channel.exec_command(command)
             channel.sendall(HOSTSIDE_SOURCE)
             channel.shutdown_write()
@@ -384,9 +390,9 @@ class PullBackMixin:
             proc.stdin.write(HOSTSIDE_SOURCE)
             proc.stdin.close()
             while True:
-                ready, _, _ = select.select([proc.stdout], [], [], self.io_timeout_s)
+                ready, _, _ = select.select([proc.stdout], [], [], self.transport.io_timeout_s)
                 if not ready:
-                    raise TimeoutError(f"no data from host '{self.host.name}' for {self.io_timeout_s:.0f} s")
+                    raise TimeoutError(f"no data from host '{self.transport.host.name}' for {self.transport.io_timeout_s:.0f} s")
                 chunk = proc.stdout.read1(CHUNK_BYTES)
                 if not chunk:
                     break
@@ -394,55 +400,29 @@ class PullBackMixin:
             status["stderr"] = proc.stderr.read(MAX_STDERR_BYTES).decode(errors="replace")
             while proc.stderr.read(1 << 16):  # drain the rest unkept, so the client can exit
                 pass
-            status["exit"] = proc.wait(timeout=self.io_timeout_s)
+            status["exit"] = proc.wait(timeout=self.transport.io_timeout_s)
         finally:
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
 
-    def openssh_argv(self) -> list[str] | None:
-        """The OpenSSH client's argv for this host (same key, user, port, known_hosts and gateways), if installed.
-
-        Bulk transfers go through it: paramiko's pure-Python packet handling moves a fraction of what OpenSSH does.
-        """
-        ssh = shutil.which("ssh")
-        if ssh is None:
-            return None
-
-        def hop(host: Host, gateways: tuple[Host, ...]) -> list[str]:
-            known = " ".join([str(self.known_hosts.resolve()), *host.known_hosts_files])  # the SSH config's files too
-            args = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", f"UserKnownHostsFile={known}",
-                    "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes",
-                    "-o", f"ConnectTimeout={int(host.connect_timeout_s)}", "-o", f"ServerAliveInterval={KEEPALIVE_S}",
-                    "-o", "ServerAliveCountMax=3", "-p", str(host.port)]
-            if host.key_file:
-                args += ["-i", str(Path(host.key_file).expanduser()), "-o", "IdentitiesOnly=yes"]
-            if host.user:
-                args += ["-l", host.user]
-            if gateways:
-                gateway, behind = gateways[0], gateways[1:]
-                proxy = shell.join([ssh, *hop(gateway, behind), "-W", "%h:%p", str(gateway.address)])
-                args += ["-o", f"ProxyCommand={proxy}"]
-            return args
-
-        return [ssh, *hop(self.host, self.inventory.gateways(self.host)), "--", str(self.host.address)]
-
     def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
         """Bring every file of ``remote_dir`` into ``out_dir``, resuming after drops, each verified by sha256.
 
         Returns the listing: what came back and what was not pulled (and why). A lost connection that does not
-        come back raises the executor's ``ConnectionLost``; anything that must stop the pull, ``PullStopped``.
+        come back raises the transport's ``ConnectionLost``; anything that must stop the pull, ``PullStopped``.
         """
         started = time.monotonic()
         bytes_before = self.pull_stats.bytes
         listing = Listing()
-        for attempt in range(self.reconnect_attempts + 1):
+        host, attempts = self.transport.host, self.transport.reconnect_attempts
+        for attempt in range(attempts + 1):
             try:
                 listing = self.list_remote(remote_dir)
                 refused: list[dict[str, str]] = []
                 self.check_room(listing.files, out_dir)
                 total = sum(f.size for f in listing.files)
-                with self.progress(f"pull {posixpath.basename(remote_dir)} from {self.host.name}", total) as advance:
+                with self.progress(f"pull {posixpath.basename(remote_dir)} from {host.name}", total) as advance:
                     def count(n: int) -> None:
                         self.check_stop()
                         advance(n)
@@ -459,12 +439,12 @@ class PullBackMixin:
                         except RemoteRefused as exc:
                             refused.append({"path": remote.rel, "reason": f"the host refused to read it: {exc}"})
                 break
-            except (OSError, EOFError, paramiko.SSHException) as exc:
-                if attempt == self.reconnect_attempts:
-                    raise PullStopped(f"host '{self.host.name}': pull-back of {remote_dir} failed: {exc};"
+            except LINK_ERRORS as exc:
+                if attempt == attempts:
+                    raise PullStopped(f"host '{host.name}': pull-back of {remote_dir} failed: {exc};"
                                       " the files stay on the host") from None
-                self.say(f"      pull-back from {self.host.name} interrupted ({type(exc).__name__}); resuming")
-                self.reconnect()
+                self.transport.say(f"      pull-back from {host.name} interrupted ({type(exc).__name__}); resuming")
+                self.transport.reconnect()
         with contextlib.suppress(OSError):  # nothing is half-pulled any more
             (out_dir.parent / f".partial-{out_dir.name}").rmdir()
         refused_paths = {r["path"] for r in refused}
@@ -474,10 +454,10 @@ class PullBackMixin:
         self.pull_stats.seconds += elapsed
         moved = self.pull_stats.bytes - bytes_before
         if moved >= PULL_REPORT_BYTES:
-            self.say(f"      pulled {len(listing.files)} files, {moved / 1e6:.1f} MB in {elapsed:.1f} s"
+            self.transport.say(f"      pulled {len(listing.files)} files, {moved / 1e6:.1f} MB in {elapsed:.1f} s"
                      f" ({moved / 1e6 / max(elapsed, 1e-9):.0f} MB/s), sha256 verified")
         for remote in listing.files:
             self.redactor.file(out_dir / remote.rel)
         for entry in listing.not_pulled:
-            self.say(f"      not pulled from {self.host.name}: {entry['path']!r}: {entry['reason']} (kept on the host)")
+            self.transport.say(f"      not pulled from {host.name}: {entry['path']!r}: {entry['reason']} (kept on the host)")
         return listing

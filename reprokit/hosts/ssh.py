@@ -1,5 +1,7 @@
 """SSH connections from the inventory, with host keys verified.
 
+``SSHSettings`` is the one configuration of a connection (target, gateway chain, users, keys, known_hosts,
+timeouts); the Paramiko control connection and the OpenSSH client of the bulk copies are both built from it.
 Fabric's ``Connection`` sets paramiko's ``AutoAddPolicy`` and never loads a
 known_hosts file: it trusts any server. Here every connection (gateways too)
 loads the kit's known_hosts file and rejects unknown or changed keys. Trust on
@@ -9,9 +11,11 @@ the file. Only transient connection errors are retried, with backoff.
 
 from __future__ import annotations
 
+import shutil
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import paramiko
@@ -20,11 +24,13 @@ from paramiko.config import SSHConfig
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.errors import HostError
+from reprokit.hosts import shell
 from reprokit.hosts.known_hosts import check_known_hosts
 
 DEFAULT_KNOWN_HOSTS = Path(".reprokit/known_hosts")
 KEEPALIVE_S = 15
 CONNECT_RETRIES = 3
+BULK_KEEPALIVE_S = 5  # the OpenSSH bulk path: a silent link ends after BULK_KEEPALIVE_S x 3
 _known_hosts_lock = threading.Lock()
 
 
@@ -80,6 +86,46 @@ def _secure(conn: Connection, known_hosts: Path, accept_new: bool, say, also_kno
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
 
 
+@dataclass(frozen=True)
+class Hop:
+    """One SSH endpoint (the target or a gateway) as both clients see it."""
+
+    name: str
+    address: str
+    port: int
+    user: str | None
+    key_file: str | None  # expanded
+    trusted_known_hosts: tuple[str, ...]  # the SSH config's UserKnownHostsFile: read, never written
+    connect_timeout_s: float
+
+    @classmethod
+    def of(cls, host: Host) -> Hop:
+        if host.is_local:
+            raise HostError(f"host '{host.name}' is local; it needs no SSH connection")
+        if host.connection != "ssh":
+            raise HostError(f"{host.source}: host '{host.name}' has ansible_connection={host.connection}; reprokit runs"
+                            " kits over ssh or on the local machine only (Ansible can still provision it)")
+        return cls(host.name, str(host.address), host.port, host.user,
+                   str(Path(host.key_file).expanduser()) if host.key_file else None, host.known_hosts_files,
+                   host.connect_timeout_s)
+
+
+@dataclass(frozen=True)
+class SSHSettings:
+    """The one configuration of a connection to a host: the Paramiko control connection and the OpenSSH bulk
+    copy are both built from it (``fabric_connection``, ``openssh_argv``), so they cannot disagree."""
+
+    target: Hop
+    gateways: tuple[Hop, ...]  # the nearest first, as ``Inventory.gateways`` walks them
+    known_hosts: Path  # reprokit's file: checked, written only under --accept-new-host-key
+
+    @classmethod
+    def for_host(cls, host: Host, inventory: Inventory, known_hosts: Path = DEFAULT_KNOWN_HOSTS) -> SSHSettings:
+        """``host`` (its SSH config already applied, ``ssh_config.resolve``) and its ``proxy_jump`` chain."""
+        gateways = tuple(Hop.of(hop) for hop in reversed(inventory.gateways(host)))[::-1]  # checked farthest first
+        return cls(Hop.of(host), gateways, known_hosts)
+
+
 def connection_for(
     host: Host,
     inventory: Inventory,
@@ -88,43 +134,75 @@ def connection_for(
     say=None,
 ) -> Connection:
     """A Fabric connection to ``host`` (through its ``proxy_jump`` chain), not yet opened."""
+    return fabric_connection(SSHSettings.for_host(host, inventory, known_hosts), accept_new_host_key, say)
+
+
+def fabric_connection(settings: SSHSettings, accept_new_host_key: bool = False, say=None) -> Connection:
+    """The Paramiko control connection of ``settings``, not yet opened; every hop's host key is verified."""
     gateway = None
-    for hop in reversed(inventory.gateways(host)):  # the farthest gateway first: each is reached through the next
-        gateway = _connection(hop, gateway, known_hosts, accept_new_host_key, say)
-    return _connection(host, gateway, known_hosts, accept_new_host_key, say)
+    for hop in reversed(settings.gateways):  # the farthest gateway first: each is reached through the next
+        gateway = _connection(hop, gateway, settings.known_hosts, accept_new_host_key, say)
+    return _connection(settings.target, gateway, settings.known_hosts, accept_new_host_key, say)
 
 
-def _connection(host: Host, gateway: Connection | None, known_hosts: Path, accept_new_host_key: bool, say) -> Connection:
-    if host.is_local:
-        raise HostError(f"host '{host.name}' is local; it needs no SSH connection")
-    if host.connection != "ssh":
-        raise HostError(f"{host.source}: host '{host.name}' has ansible_connection={host.connection}; reprokit runs kits"
-                        " over ssh or on the local machine only (Ansible can still provision it)")
+def _connection(hop: Hop, gateway: Connection | None, known_hosts: Path, accept_new_host_key: bool, say) -> Connection:
     ensure_known_hosts(known_hosts)
-    connect_kwargs: dict = {"banner_timeout": host.connect_timeout_s, "auth_timeout": host.connect_timeout_s}
-    if host.key_file:
-        connect_kwargs.update(key_filename=[str(Path(host.key_file).expanduser())], look_for_keys=False)
+    connect_kwargs: dict = {"banner_timeout": hop.connect_timeout_s, "auth_timeout": hop.connect_timeout_s}
+    if hop.key_file:
+        connect_kwargs.update(key_filename=[hop.key_file], look_for_keys=False)
     conn = Connection(
-        host=host.address,
-        user=host.user,
-        port=host.port,
-        connect_timeout=host.connect_timeout_s,
+        host=hop.address,
+        user=hop.user,
+        port=hop.port,
+        connect_timeout=hop.connect_timeout_s,
         connect_kwargs=connect_kwargs,
         gateway=gateway if gateway is not None else False,
-        # Empty for Fabric: the operator's SSH config is already applied to `host` (reprokit.hosts.ssh_config), and
+        # Empty for Fabric: the operator's SSH config is already applied to the host (reprokit.hosts.ssh_config), and
         # Fabric's own ProxyJump gateways would skip the host key checks.
         config=Config(ssh_config=SSHConfig()),
     )
-    _secure(conn, known_hosts, accept_new_host_key, say, host.known_hosts_files)
-    conn.reprokit_host = host  # type: ignore[attr-defined]
+    _secure(conn, known_hosts, accept_new_host_key, say, hop.trusted_known_hosts)
+    conn.reprokit_hop = hop  # type: ignore[attr-defined]
     conn.reprokit_known_hosts = known_hosts  # type: ignore[attr-defined]
     return conn
+
+
+def openssh_argv(settings: SSHSettings) -> list[str] | None:
+    """The OpenSSH client's argv for ``settings`` (the same key, user, port, known_hosts and gateways), if installed.
+
+    Bulk transfers go through it: paramiko's pure-Python packet handling moves a fraction of what OpenSSH does.
+    The command to run follows the returned argv.
+    """
+    ssh = shutil.which("ssh")
+    if ssh is None:
+        return None
+
+    def hop_args(hop: Hop, gateways: tuple[Hop, ...]) -> list[str]:
+        known = " ".join([str(settings.known_hosts.resolve()), *hop.trusted_known_hosts])
+        args = ["-F", "/dev/null", "-o", "BatchMode=yes", "-o", f"UserKnownHostsFile={known}",
+                "-o", "GlobalKnownHostsFile=/dev/null", "-o", "StrictHostKeyChecking=yes",
+                "-o", f"ConnectTimeout={int(hop.connect_timeout_s)}", "-o", f"ServerAliveInterval={BULK_KEEPALIVE_S}",
+                "-o", "ServerAliveCountMax=3", "-p", str(hop.port)]
+        if hop.key_file:
+            args += ["-i", hop.key_file, "-o", "IdentitiesOnly=yes"]
+        if hop.user:
+            args += ["-l", hop.user]
+        if gateways:
+            gateway, behind = gateways[0], gateways[1:]
+            # this hop's client expands every %-token of its ProxyCommand, the nested ones too: those are
+            # escaped (%% -> %), so that each gateway's own client expands its own -W %h:%p
+            nested = [arg.replace("%", "%%") for arg in hop_args(gateway, behind)]
+            proxy = shell.join([ssh, *nested, "-W", "%h:%p", gateway.address])
+            args += ["-o", f"ProxyCommand={proxy}"]
+        return args
+
+    return [ssh, *hop_args(settings.target, settings.gateways), "--", settings.target.address]
 
 
 TRANSIENT = (socket.timeout, TimeoutError, ConnectionError, EOFError, paramiko.ssh_exception.NoValidConnectionsError)
 
 
-def _is_transient(exc: BaseException) -> bool:
+def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, (paramiko.BadHostKeyException, paramiko.AuthenticationException)):
         return False
     if isinstance(exc, TRANSIENT):
@@ -135,7 +213,12 @@ def _is_transient(exc: BaseException) -> bool:
     return isinstance(exc, OSError)
 
 
-def describe_failure(host: Host, exc: BaseException, known_hosts: Path) -> HostError:
+def is_dropped_link(exc: BaseException) -> bool:
+    """A connection that broke under a running command (not a refusal): worth reconnecting for."""
+    return is_transient(exc) or isinstance(exc, (EOFError, paramiko.SSHException))
+
+
+def describe_failure(host: Hop, exc: BaseException, known_hosts: Path) -> HostError:
     where = f"host '{host.name}' ({host.address}:{host.port})"
     if isinstance(exc, paramiko.BadHostKeyException):
         return HostKeyChanged(
@@ -155,7 +238,7 @@ def describe_failure(host: Host, exc: BaseException, known_hosts: Path) -> HostE
 
 def open_connection(conn: Connection, retries: int = CONNECT_RETRIES, say=None) -> Connection:
     """Open with retries for transient errors only; host-key and auth failures fail at once, clearly."""
-    host: Host = conn.reprokit_host  # type: ignore[attr-defined]
+    host: Hop = conn.reprokit_hop  # type: ignore[attr-defined]
     known_hosts: Path = conn.reprokit_known_hosts  # type: ignore[attr-defined]
     delay_s = 1.0
     for attempt in range(1, retries + 1):
@@ -165,7 +248,7 @@ def open_connection(conn: Connection, retries: int = CONNECT_RETRIES, say=None) 
             return conn
         except Exception as exc:  # noqa: BLE001 - classified below
             error = exc
-            if not _is_transient(exc) or attempt == retries:
+            if not is_transient(exc) or attempt == retries:
                 break
             if say:
                 say(f"      connection to {host.name} failed ({type(exc).__name__}: {exc}); retrying in {delay_s:.0f} s")
@@ -178,6 +261,6 @@ def open_connection(conn: Connection, retries: int = CONNECT_RETRIES, say=None) 
     failing_host = host
     gateway = conn.gateway
     while isinstance(error, (paramiko.BadHostKeyException, paramiko.SSHException)) and gateway and not gateway.is_connected:
-        failing_host = gateway.reprokit_host  # the gateway refused us before the target was reached
+        failing_host = gateway.reprokit_hop  # the gateway refused us before the target was reached
         gateway = gateway.gateway
     raise describe_failure(failing_host, error, known_hosts) from None

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import shell
+from reprokit.hosts.transport import Transport
 from reprokit.plan.inputs import InputFile
-from reprokit.records.atomic import sha256_file
+from reprokit.records.digests import DIGESTS, sha256_file
 
 CONTAINER_STEP_DIR = "/out"
 # cache directories under the host's cache_dir, and the variable that points each tool at its own
@@ -59,49 +59,43 @@ def stage_local(out_dir: Path, files: list[InputFile]) -> list[tuple[InputFile, 
         shutil.copyfile(item.source, target)
         if sha256_file(target) != item.sha256:
             raise HostError(f"staging {item.origin} into {target}: the copy's sha256 differs from the original")
+        DIGESTS.remember(target, item.sha256)  # verified here: the record lists this digest
         staged.append((item, str(target)))
     return staged
 
 
-def stage_remote(executor: Any, remote_dir: str, files: list[InputFile]) -> list[tuple[InputFile, str]]:
+def stage_remote(transport: Transport, remote_dir: str, files: list[InputFile]) -> list[tuple[InputFile, str]]:
     """Upload each file (SFTP) unless the host already holds it with the same sha256; return the workload's paths."""
     staged = []
     for item in files:
         if item.keep_on_host:
-            target = f"{executor.host.host_cache_dir}/{CACHE_ENV['REPROKIT_CACHE']}/inputs/{item.sha256[:16]}/{item.source.name}"
+            target = f"{transport.host.host_cache_dir}/{CACHE_ENV['REPROKIT_CACHE']}/inputs/{item.sha256[:16]}/{item.source.name}"
             seen = target
         else:
             rel = f"inputs/{item.param}/{item.source.name}"
             target = f"{remote_dir}/{rel}"
-            seen = f"{CONTAINER_STEP_DIR}/{rel}" if executor.host.runtime == "docker" else target
-        if _remote_sha256(executor, target) != item.sha256:
-            _upload(executor, item, target)
+            seen = f"{CONTAINER_STEP_DIR}/{rel}" if transport.host.runtime == "docker" else target
+        if _remote_sha256(transport, target) != item.sha256:
+            _upload(transport, item, target)
         staged.append((item, seen))
     return staged
 
 
-def _remote_sha256(executor: Any, path: str) -> str | None:
-    code, out, _ = executor.sh(f"sha256sum -- {shell.quote(path)} 2>/dev/null", check=False)
+def _remote_sha256(transport: Transport, path: str) -> str | None:
+    code, out, _ = transport.sh(f"sha256sum -- {shell.quote(path)} 2>/dev/null", check=False)
     return out.split()[0] if code == 0 and out.split() else None
 
 
-def _upload(executor: Any, item: InputFile, target: str) -> None:
+def _upload(transport: Transport, item: InputFile, target: str) -> None:
     parent, partial = target.rsplit("/", 1)[0], f"{target}.part"
-    executor.sh(f"mkdir -p -- {shell.quote(parent)}")
+    transport.sh(f"mkdir -p -- {shell.quote(parent)}")
     try:
-        executor.sftp.put(str(item.source), partial)
+        transport.sftp.put(str(item.source), partial)
     except OSError as exc:
-        raise HostError(executor._explain(f"cannot upload {item.origin} to {target}", str(exc) or "Failure")) from None
-    got = _remote_sha256(executor, partial)
+        raise HostError(transport.explain(f"cannot upload {item.origin} to {target}", str(exc) or "Failure")) from None
+    got = _remote_sha256(transport, partial)
     if got != item.sha256:
-        executor.sh(f"rm -f -- {shell.quote(partial)}", check=False)
-        raise HostError(f"host '{executor.host.name}': {item.origin} arrived at {target} with sha256"
+        transport.sh(f"rm -f -- {shell.quote(partial)}", check=False)
+        raise HostError(f"host '{transport.host.name}': {item.origin} arrived at {target} with sha256"
                         f" {(got or 'none')[:12]}..., not {item.sha256[:12]}...; run again")
-    executor.sh(f"mv -f -- {shell.quote(partial)} {shell.quote(target)}")
-
-
-def host_path_exists(executor: Any, path: str) -> bool:
-    if executor.host.is_local:
-        return Path(path).exists()
-    code, _, _ = executor.sh(f"test -e {shell.quote(path)}", check=False)
-    return code == 0
+    transport.sh(f"mv -f -- {shell.quote(partial)} {shell.quote(target)}")

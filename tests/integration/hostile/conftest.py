@@ -72,7 +72,7 @@ class Rig:
         inv = self.inventory(body, workdir, **hostvars)
         outcome = run_kit(load_kit_file(kit), kit, inv.host(HOST), self.runs, kit.parent, say=self.messages.append,
                           inventory=inv, options=options or self.options())
-        return outcome, load_manifest(outcome.run_dir), inv
+        return outcome, load_manifest(outcome.run_dir).to_json(), inv
 
     def remote_runs(self) -> list[Path]:
         return sorted((self.work / "runs").iterdir()) if (self.work / "runs").exists() else []

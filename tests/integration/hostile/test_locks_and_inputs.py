@@ -34,7 +34,7 @@ def lock_fs(rig):
     inv = rig.inventory(RESULT_OK)
     executor = remote_executor(inv.host(HOST), inv, rig.options(), say=rig.messages.append)
     executor.connect()
-    return inv, executor, HostLock(executor, HOST, f"{executor.workdir}/lock", run_id="")
+    return inv, executor, HostLock(executor.transport, HOST, f"{executor.workdir}/lock", run_id="")
 
 
 def test_a_lock_without_owner_goes_stale_and_unlock_clears_it(rig):
@@ -76,10 +76,10 @@ def test_unlock_refuses_another_machines_live_lock_unless_forced(rig):
 
 def test_the_openssh_bulk_path_gives_up_on_a_silent_link(rig):
     _, executor, _ = lock_fs(rig)
-    executor.io_timeout_s = 1.0
+    executor.transport.io_timeout_s = 1.0
     started = time.monotonic()
     with pytest.raises(TimeoutError) as silent:
-        list(executor._openssh_source(executor.openssh_argv(), "sleep 30", {}))
+        list(executor.pullback._openssh_source(executor.transport.openssh_argv(), "sleep 30", {}))
     elapsed_s = time.monotonic() - started
     executor.close_connection()
     assert str(silent.value) == f"no data from host '{HOST}' for 1 s"
@@ -104,7 +104,7 @@ def test_group_run_honours_ctrl_c_and_sigterm(rig, tmp_path, signum):
     assert proc.returncode == ExitCode.INTERRUPTED, err
     (row,) = json.loads(out)
     assert (row["host"], row["verdict"], row["exit_code"]) == (HOST, "INTERRUPTED", 130)
-    assert load_manifest(row["run_dir"])["status"] == "interrupted"
+    assert load_manifest(row["run_dir"]).to_json()["status"] == "interrupted"
     assert not alive(int((rig.work / "hang.pid").read_text()))  # the workload was ended on the host
     assert not (rig.work / "lock").exists()
 
@@ -168,7 +168,7 @@ def test_flags_secrets_manifests_and_names_that_cannot_be_used(tmp_path):
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "manifest.json").write_text("[1, 2]")
     with pytest.raises(ConfigError) as manifest:
-        load_manifest(tmp_path / "run")
+        load_manifest(tmp_path / "run").to_json()
     assert str(manifest.value) == (f"{tmp_path / 'run' / 'manifest.json'}: not a run manifest (expected a JSON object"
                                    " with a 'status'); the record is damaged")
     with pytest.raises(ConfigError) as host:

@@ -81,14 +81,14 @@ def test_a_file_swapped_for_a_link_after_the_listing_is_refused(rig, tmp_path):
     step_dir.mkdir()
     (step_dir / "data.txt").write_text("mine\n")
     subprocess.run(["chown", "-R", "rkuser:rkuser", str(step_dir)], check=True)
-    listing = executor.list_remote(str(step_dir))
+    listing = executor.pullback.list_remote(str(step_dir))
     (remote,) = listing.files
     (step_dir / "data.txt").unlink()
     os.symlink("/etc/passwd", step_dir / "data.txt")
     out = tmp_path / "out"
     out.mkdir()
     try:
-        executor._pull_file(str(step_dir), remote, out, None)
+        executor.pullback._pull_file(str(step_dir), remote, out, None)
         raise AssertionError("the swapped file was read")
     except RemoteRefused as exc:
         assert str(exc) == "cannot open it without following a link (Too many levels of symbolic links)"
@@ -138,7 +138,7 @@ def test_a_host_whose_python_lies_to_the_pull_back_cannot_plant_files(rig, tmp_p
     python.write_text(python.read_text().replace('case "$*" in\n', 'case "$*" in\n' + lie, 1))
     outcome = run_kit(load_kit_file(KIT), KIT, inv.host(HOST), rig.runs, KIT.parent, say=rig.messages.append,
                       inventory=inv, options=rig.options())
-    manifest = load_manifest(outcome.run_dir)
+    manifest = load_manifest(outcome.run_dir).to_json()
     assert outcome.exit_code == ExitCode.HOST_ERROR
     assert manifest["status"] == "incomplete"
     assert manifest["detached"]["step"] == "fingerprint"  # the first step pulled back already met the lie

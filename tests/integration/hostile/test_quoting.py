@@ -62,7 +62,7 @@ def test_metacharacters_in_workdir_interpreter_and_image_run_nothing(rig, tmp_pa
     outcome, manifest, _ = run(rig, inv, max_pull_bytes=1000)
     assert manifest["status"] == "incomplete"
     collect_run(outcome.run_dir, inv, rig.options(), KIT.parent, say=rig.messages.append, wait_s=30)
-    assert load_manifest(outcome.run_dir)["status"] == "complete"
+    assert load_manifest(outcome.run_dir).to_json()["status"] == "complete"
 
     kits = tmp_path / "kits"
     kits.mkdir()
@@ -77,7 +77,7 @@ def test_metacharacters_in_workdir_interpreter_and_image_run_nothing(rig, tmp_pa
     subprocess.run(["chown", "-R", "rkuser:rkuser", str(lock_dir)], check=True)
     executor = remote_executor(inv.host(HOST), inv, rig.options(), say=rig.messages.append)
     executor.connect()
-    break_lock(HostLock(executor, HOST, f"{executor.workdir}/lock", run_id=""), rig.messages.append, force=True)
+    break_lock(HostLock(executor.transport, HOST, f"{executor.workdir}/lock", run_id=""), rig.messages.append, force=True)
     executor.close_connection()
     assert not lock_dir.exists()
 
@@ -95,6 +95,6 @@ def test_metacharacters_in_workdir_interpreter_and_image_run_nothing(rig, tmp_pa
 def run(rig, inv, kit: Path = KIT, **options):
     outcome = run_kit(load_kit_file(kit), kit, inv.host(HOST), rig.runs, kit.parent, say=rig.messages.append,
                       inventory=inv, options=rig.options(**options))
-    return outcome, load_manifest(outcome.run_dir), inv
+    return outcome, load_manifest(outcome.run_dir).to_json(), inv
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from reprokit.collect import collect_run
 from reprokit.errors import ExitCode, HostError
-from reprokit.hosts import remote
+from reprokit.hosts.pullback import PullBack
 from reprokit.records.run import load_manifest, resolve_run_dir, verify_record
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file, step
@@ -32,7 +32,7 @@ def collect(rig, run_dir, inv, **fields):
 
 def assert_collected(rig, outcome_dir, inv, **fields):
     collected = collect(rig, outcome_dir, inv, **fields)
-    manifest = load_manifest(outcome_dir)
+    manifest = load_manifest(outcome_dir).to_json()
     assert manifest["status"] == "complete", rig.messages
     assert step(manifest)["collected"] is True and step(manifest)["status"] == "ok"
     assert (outcome_dir / "steps" / "probe" / "big.bin").stat().st_size == 300000
@@ -55,16 +55,16 @@ def test_byte_cap_stops_the_pull_keeps_the_host_copy_and_collect_by_id_finishes(
 
 
 def test_ctrl_c_during_the_pull_back_keeps_the_results_on_the_host(rig, monkeypatch):
-    original = remote.RemoteExecutor._pull_file
+    original = PullBack._pull_file
 
     def interrupted(self, remote_dir, rf, out_dir, on_bytes):
         if rf.rel == "big.bin":
             raise KeyboardInterrupt
         return original(self, remote_dir, rf, out_dir, on_bytes)
 
-    monkeypatch.setattr(remote.RemoteExecutor, "_pull_file", interrupted)
+    monkeypatch.setattr(PullBack, "_pull_file", interrupted)
     outcome, manifest, inv = rig.run(BIG)
-    monkeypatch.setattr(remote.RemoteExecutor, "_pull_file", original)
+    monkeypatch.setattr(PullBack, "_pull_file", original)
     assert outcome.exit_code == ExitCode.INTERRUPTED
     assert manifest["status"] == "incomplete"
     assert manifest["status_detail"] == "stopped by Ctrl-C or SIGTERM; step 'probe' was ended, its files stay on the host"
@@ -75,17 +75,18 @@ def test_ctrl_c_during_the_pull_back_keeps_the_results_on_the_host(rig, monkeypa
 
 
 def test_host_lost_during_the_pull_back_ends_detached_and_collect_finishes(rig, monkeypatch):
-    original = remote.RemoteExecutor.pull
+    original = PullBack.pull
 
     def vanish_then_pull(self, remote_dir, out_dir, on_bytes=None):
         if remote_dir.endswith("/probe"):
-            self.host = dataclasses.replace(self.host, port=1)  # nothing listens there: every reconnect is refused
-            self.conn.client.get_transport().close()
+            settings = self.transport.settings  # nothing listens on port 1: every reconnect is refused
+            self.transport.settings = dataclasses.replace(settings, target=dataclasses.replace(settings.target, port=1))
+            self.transport.conn.client.get_transport().close()
         return original(self, remote_dir, out_dir, on_bytes)
 
-    monkeypatch.setattr(remote.RemoteExecutor, "pull", vanish_then_pull)
+    monkeypatch.setattr(PullBack, "pull", vanish_then_pull)
     outcome, manifest, inv = rig.run(BIG, options=rig.options(reconnect_attempts=1))
-    monkeypatch.setattr(remote.RemoteExecutor, "pull", original)
+    monkeypatch.setattr(PullBack, "pull", original)
     assert outcome.exit_code == ExitCode.HOST_ERROR
     assert manifest["status"] == "detached"
     assert manifest["status_detail"].startswith(f"host '{HOST}': lost the connection and could not reconnect:")
@@ -98,7 +99,7 @@ def test_host_lost_during_the_pull_back_ends_detached_and_collect_finishes(rig, 
     with pytest.raises(HostError) as stays_away:
         collect(rig, outcome.run_dir, away)
     assert str(stays_away.value).startswith(f"host '{HOST}' (10.213.0.12:1): cannot connect:")
-    assert load_manifest(outcome.run_dir)["status"] == "detached"
+    assert load_manifest(outcome.run_dir).to_json()["status"] == "detached"
     assert_collected(rig, outcome.run_dir, inv)
 
 
@@ -125,7 +126,7 @@ def test_a_control_process_killed_with_sigkill_can_be_collected(rig, tmp_path):
     proc.wait()
     assert not alive(proc.pid)
     (run_dir,) = [p for p in rig.runs.iterdir() if not p.name.startswith(".")]
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "killed" and manifest["in_flight"]["step"] == "probe"
     assert (rig.work / "lock").exists()
     assert_collected(rig, run_dir, rig.inventory(BIG))
@@ -195,7 +196,7 @@ def test_the_byte_cap_is_configurable_for_invoke_repro(rig, tmp_path):
                       env={"INVOKE_REPROKIT_MAX_PULL_BYTES": "200K"}, timeout=120)
     assert proc.returncode == ExitCode.HOST_ERROR, proc.stderr
     (run_dir,) = [p for p in rig.runs.iterdir() if not p.name.startswith(".")]
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "incomplete"
     assert "passes this run's cap of 204800 bytes" in manifest["status_detail"]
     assert f"`invoke collect {run_dir.name}`" in proc.stderr

@@ -68,7 +68,7 @@ def test_probe_in_a_container_over_ssh(tmp_path):
     proc = invoke_repro(tmp_path, inventory, known, "--host", "h2", "--image", f"workload={BASE}", "--json", "--quiet")
     assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
     (run_dir,) = runs_in(tmp_path / "runs")
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["host"]["runtime"] == "docker"
     assert manifest["images"]["workload"]["ref"] == BASE
     # the fingerprint and the probe ran in the image: Debian's python, in a container
@@ -103,7 +103,7 @@ def test_timeout_removes_the_container(tmp_path, hanging_image):
     outcome = run_kit(load_kit_file(kits / "smem-probe.yml"), kits / "smem-probe.yml", inv.host("h4"), tmp_path / "runs",
                       kits, say=lambda m: None, inventory=inv,
                       options=ConnectOptions(known_hosts=known, images={"workload": hanging_image}))
-    manifest = load_manifest(outcome.run_dir)
+    manifest = load_manifest(outcome.run_dir).to_json()
     probe = next(s for s in manifest["steps"] if s["name"] == "probe")
     assert probe["status"] == "timeout"
     assert (outcome.run_dir / "steps" / "probe" / "step.log").read_text().startswith("probe started\n")
@@ -132,7 +132,7 @@ def test_ctrl_c_removes_the_container(tmp_path, hanging_image):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == ExitCode.INTERRUPTED, err
     assert containers_of(run_id) == []
-    assert load_manifest(tmp_path / "runs" / run_id)["status"] == "interrupted"
+    assert load_manifest(tmp_path / "runs" / run_id).to_json()["status"] == "interrupted"
 
 
 def test_an_image_missing_on_the_host_stops_before_anything_is_written(tmp_path):

@@ -24,7 +24,7 @@ def test_tile_sweep_gets_the_sweep_past_its_inputs_on_a_remote_host(tmp_path):
                         "--quiet", kit="tile-sweep")
     assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
     (run_dir,) = runs_in(tmp_path / "runs")
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     steps = {s["name"]: s for s in manifest["steps"]}
     assert {n: s["status"] for n, s in steps.items()} == {"probe": "no_driver", "static-smem": "ok",
                                                           "sweep": "no_device"}

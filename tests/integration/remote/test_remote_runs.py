@@ -93,7 +93,7 @@ def test_run_through_the_gateway_pulls_back_a_verified_record(tmp_path):
     proc = invoke_repro(tmp_path, inventory, known, "--host", "priv", "--json", "--quiet")
     assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
     (run_dir,) = runs_in(tmp_path / "runs")
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete"
     assert manifest["host"]["name"] == "priv" and manifest["host"]["connection"] == "ssh"
     assert manifest["fingerprint"]["host"]["hostname"]  # taken on the host
@@ -150,7 +150,7 @@ def test_step_timeout_ends_the_remote_process_tree(tmp_path):
     outcome = run_kit(load_kit_file(kits / "smem-probe.yml"), kits / "smem-probe.yml", inv.host("h4"), tmp_path / "runs",
                       kits, say=lambda m: None, inventory=inv, options=ConnectOptions(known_hosts=known))
     assert outcome.exit_code == ExitCode.STEP_ERROR
-    manifest = load_manifest(outcome.run_dir)
+    manifest = load_manifest(outcome.run_dir).to_json()
     probe = next(s for s in manifest["steps"] if s["name"] == "probe")
     assert (probe["status"], probe["reason"]) == ("timeout", "timed out after 3 s; the process group was ended")
     assert (outcome.run_dir / "steps" / "probe" / "step.log").read_text() == "probe started\n"
@@ -180,7 +180,7 @@ def test_ctrl_c_ends_the_remote_step_and_keeps_what_ran(tmp_path):
     assert proc.returncode == ExitCode.INTERRUPTED, err
     assert not alive(int((work / "hang.pid").read_text())), err
     (run_dir,) = runs_in(tmp_path / "runs")
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "interrupted"
     assert (run_dir / "steps" / "probe" / "step.log").read_text() == "probe started\n"
     assert not (work / "lock").exists()
@@ -213,7 +213,7 @@ def test_cut_link_detaches_and_collect_brings_everything_back(tmp_path):
         cutter.join()
         subprocess.run(["ip", "link", "set", "rkv-h6", "up"], check=True)
     assert outcome.exit_code == ExitCode.HOST_ERROR, messages
-    manifest = load_manifest(outcome.run_dir)
+    manifest = load_manifest(outcome.run_dir).to_json()
     assert manifest["status"] == "detached"
     assert manifest["detached"]["step"] == "probe"
     assert any("invoke collect" in m for m in messages)
@@ -227,7 +227,7 @@ def test_cut_link_detaches_and_collect_brings_everything_back(tmp_path):
             assert time.monotonic() < deadline, "h6 did not come back after the link was restored"
             time.sleep(0.2)
     collected = collect_run(outcome.run_dir, inv, options, REPO / "kits", say=messages.append, wait_s=60)
-    manifest = load_manifest(outcome.run_dir)
+    manifest = load_manifest(outcome.run_dir).to_json()
     assert manifest["status"] == "complete"
     probe = next(s for s in manifest["steps"] if s["name"] == "probe")
     assert probe["status"] == "ok" and probe["collected"] is True
@@ -246,10 +246,10 @@ def test_sshd_killed_mid_transfer_resumes_and_verifies(tmp_path):
     known = known_hosts_for(tmp_path / "known_hosts", "h7")
     inv = load_inventory(inventory)
     kit_path = REPO / "kits" / "smem-probe.yml"
-    from reprokit.hosts import remote
+    from reprokit.hosts.pullback import PullBack
 
     killed = []
-    original = remote.RemoteExecutor._pull_file
+    original = PullBack._pull_file
 
     def pull_and_kill(self, remote_dir, rf, out_dir, on_bytes):
         def count(n):
@@ -260,14 +260,14 @@ def test_sshd_killed_mid_transfer_resumes_and_verifies(tmp_path):
                 on_bytes(n)
         return original(self, remote_dir, rf, out_dir, count)
 
-    remote.RemoteExecutor._pull_file = pull_and_kill
+    PullBack._pull_file = pull_and_kill
     try:
         outcome = run_kit(load_kit_file(kit_path), kit_path, inv.host("h7"), tmp_path / "runs", REPO / "kits",
                           say=lambda m: None, inventory=inv, options=ConnectOptions(known_hosts=known, io_timeout_s=5.0))
     finally:
-        remote.RemoteExecutor._pull_file = original
+        PullBack._pull_file = original
     assert killed == [True]
-    manifest = load_manifest(outcome.run_dir)
+    manifest = load_manifest(outcome.run_dir).to_json()
     assert manifest["status"] == "complete"
     big = outcome.run_dir / "steps" / "probe" / "big.bin"
     assert big.stat().st_size == 48_000_000
@@ -291,7 +291,7 @@ def test_full_remote_disk_gives_a_clear_error_and_a_complete_record(tmp_path):
         known = known_hosts_for(tmp_path / "known_hosts", "h8")
         proc = invoke_repro(tmp_path, inventory, known, "--host", "h8", "--json", "--quiet")
         (run_dir,) = runs_in(tmp_path / "runs")
-        manifest = load_manifest(run_dir)
+        manifest = load_manifest(run_dir).to_json()
         probe = next(s for s in manifest["steps"] if s["name"] == "probe")
         assert probe["status"] == "error"
         assert probe["reason"] == (f"exit code 1: the workload wrote no result.json; host 'h8' has no space left in {small};"
@@ -327,7 +327,7 @@ def test_secrets_reach_the_workload_only_by_file_and_are_redacted(tmp_path, monk
     assert "token is ***" in lines
     everything = b"".join(p.read_bytes() for p in outcome.run_dir.rglob("*") if p.is_file())
     assert secret.encode() not in everything
-    assert load_manifest(outcome.run_dir)["secrets"] == ["HF_TOKEN"]
+    assert load_manifest(outcome.run_dir).to_json()["secrets"] == ["HF_TOKEN"]
     assert verify_record(outcome.run_dir) == []
 
 

@@ -39,7 +39,7 @@ def _setup(tmp_path, known: tuple[str, ...] = ("h1", "gw", "priv")):
 
 
 def _server_address(executor) -> str:
-    _, out, _ = executor.sh("echo $SSH_CONNECTION")
+    _, out, _ = executor.transport.sh("echo $SSH_CONNECTION")
     return out.split()[2]
 
 
@@ -50,7 +50,7 @@ def test_an_alias_and_a_jump_defined_only_in_the_ssh_config(tmp_path, host, addr
     executor.connect()
     try:
         assert _server_address(executor) == address  # Paramiko
-        argv = executor.openssh_argv()  # the OpenSSH client of the bulk copy, with the same resolved settings
+        argv = executor.transport.openssh_argv()  # the OpenSSH client of the bulk copy, from the same settings
         proc = subprocess.run([*argv, "echo $SSH_CONNECTION"], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.split()[2] == address
@@ -84,7 +84,7 @@ def test_user_known_hosts_file_of_the_config_is_trusted_and_never_written(tmp_pa
     executor.connect()
     try:
         assert _server_address(executor) == ADDRESSES["h1"]
-        proc = subprocess.run([*executor.openssh_argv(), "true"], capture_output=True, text=True, timeout=60)
+        proc = subprocess.run([*executor.transport.openssh_argv(), "true"], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
     finally:
         executor.close_connection()

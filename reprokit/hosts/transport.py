@@ -1,0 +1,178 @@
+"""One SSH connection to a host: open, reconnect, short commands, file operations.
+
+The connection goes through the host's gateway chain with every host key verified (``ssh.py``); both it and
+the OpenSSH client of the bulk copies come from the transport's one ``SSHSettings``. Commands here are short
+and idempotent (steps run detached, ``detached.py``), so a dropped connection is survived by reconnecting,
+with backoff, and running the command once more. Every value reaching the host's shell is quoted by
+``shell.py``. The file operations are the ``LockFS`` of a host lock.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import paramiko
+from fabric import Connection
+from invoke.exceptions import CommandTimedOut
+
+from reprokit.config.inventory import Host
+from reprokit.errors import HostError, ReprokitError
+from reprokit.hosts import shell
+from reprokit.hosts.ssh import SSHSettings, fabric_connection, open_connection, openssh_argv
+
+RECONNECT_ATTEMPTS = 5
+IO_TIMEOUT_S = 30.0
+SMALL_FILE_MAX_BYTES = 1 << 20  # exit_code, pid, a lock's owner.json: read at most this much
+LINK_ERRORS = (OSError, EOFError, paramiko.SSHException)  # what a dropped or dead connection raises
+
+
+class ConnectionLost(HostError):
+    """The host stayed unreachable through every reconnect attempt."""
+
+
+@dataclass
+class Transport:
+    """The control connection to ``host``, built from ``settings`` (see ``ssh.SSHSettings``)."""
+
+    host: Host
+    settings: SSHSettings
+    accept_new_host_key: bool = False
+    say: Callable[[str], None] = print
+    reconnect_attempts: int = RECONNECT_ATTEMPTS
+    io_timeout_s: float = IO_TIMEOUT_S  # a silent dead link must not block a read for TCP's minutes
+    conn: Connection | None = field(default=None, repr=False)
+    _sftp: paramiko.SFTPClient | None = field(default=None, repr=False)
+
+    # -- the connection -----------------------------------------------------------------------
+    def connect(self, retries: int | None = None) -> None:
+        conn = fabric_connection(self.settings, self.accept_new_host_key, self.say)
+        self.conn = open_connection(conn, say=self.say) if retries is None else open_connection(conn, retries, self.say)
+        self._sftp = None
+
+    def reconnect(self) -> None:
+        """Reopen after a drop, with backoff; transient failures only."""
+        delay_s = 1.0
+        last: Exception | None = None
+        for _ in range(self.reconnect_attempts):
+            try:
+                self.close()
+                self.connect(retries=1)
+                return
+            except HostError as exc:
+                last = exc
+                time.sleep(delay_s)
+                delay_s = min(delay_s * 2, 8)
+        raise ConnectionLost(f"host '{self.host.name}': lost the connection and could not reconnect: {last}")
+
+    def close(self) -> None:
+        for closer in (self._sftp, self.conn):
+            try:
+                if closer is not None:
+                    closer.close()
+            except Exception:  # noqa: BLE001 - closing a dead connection
+                pass
+        self._sftp = None
+
+    def openssh_argv(self) -> list[str] | None:
+        """The OpenSSH client for bulk copies, from the same settings as this connection (None: not installed)."""
+        return openssh_argv(self.settings)
+
+    def open_session(self, window_bytes: int, max_packet_bytes: int) -> paramiko.Channel:
+        """A new channel on the open connection (a streamed command: the pull-back's reader, an image build)."""
+        assert self.conn is not None
+        return self.conn.client.get_transport().open_session(window_size=window_bytes, max_packet_size=max_packet_bytes)
+
+    @property
+    def sftp(self) -> paramiko.SFTPClient:
+        if self._sftp is None:
+            assert self.conn is not None
+            self._sftp = self.conn.client.open_sftp()
+            self._sftp.get_channel().settimeout(self.io_timeout_s)
+        return self._sftp
+
+    # -- short commands -----------------------------------------------------------------------
+    def sh(self, command: str, timeout_s: float | None = None, check: bool = True, retry: bool = True) -> tuple[int, str, str]:
+        """Run a short management command (bounded by the I/O timeout unless told otherwise); steps run detached.
+
+        Commands here are idempotent, so one dropped connection is survived by reconnecting and running it again.
+        """
+        assert self.conn is not None
+        try:
+            result = self.conn.run(command, hide=True, warn=True, in_stream=False,
+                                   timeout=timeout_s if timeout_s is not None else self.io_timeout_s)
+        except CommandTimedOut:  # not retried here: the command may have run (a step's launch must not run twice)
+            raise TimeoutError(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
+        except LINK_ERRORS as exc:
+            if not retry:
+                raise
+            self.say(f"      connection to {self.host.name} dropped ({type(exc).__name__}); reconnecting")
+            self.reconnect()
+            return self.sh(command, timeout_s, check, retry=False)
+        if check and result.exited != 0:
+            raise HostError(self.explain(f"`{command.split()[0]}` failed", result.stderr or result.stdout))
+        return result.exited, result.stdout, result.stderr
+
+    def explain(self, what: str, detail: str) -> str:
+        """One line for a failed command: what failed and the host's last word, or what to do on a full disk."""
+        detail = detail.strip().splitlines()[-1] if detail.strip() else ""
+        if "No space left on device" in detail or "Disk quota exceeded" in detail:
+            return (f"host '{self.host.name}': no space left in {self.host.workdir} ({detail});"
+                    " free space there or set a larger `workdir` for the host")
+        return f"host '{self.host.name}': {what}: {detail}"
+
+    def disk_problem(self, problem: str) -> str:
+        """``problem``, and what to do when the host's workdir is full (SFTP only says "Failure" then)."""
+        workdir = self.host.workdir.rstrip("/")
+        try:
+            code, out, _ = self.sh(f"df -Pk -- {shell.quote(workdir)} | tail -1", check=False)
+        except (ReprokitError, *LINK_ERRORS):
+            return problem
+        fields = out.split()
+        if code == 0 and len(fields) >= 4 and fields[3] == "0":
+            return f"{problem}; host '{self.host.name}' has no space left in {workdir}"
+        return problem
+
+    def path_exists(self, path: str) -> bool:
+        code, _, _ = self.sh(f"test -e {shell.quote(path)}", check=False)
+        return code == 0
+
+    # -- files (SFTP), and the LockFS of a host lock -------------------------------------------
+    def write_bytes(self, path: str, data: bytes) -> None:
+        with self.sftp.open(path, "wb") as fh:
+            fh.write(data)
+
+    def write_text(self, path: str, text: str) -> None:
+        self.write_bytes(path, text.encode())
+
+    def write_private(self, path: str, text: str) -> None:
+        """Create a file readable by the SSH user alone, mode 0600 before any byte is written."""
+        with self.sftp.open(path, "wx") as fh:
+            fh.chmod(0o600)
+            fh.write(text.encode())
+
+    def read_text(self, path: str) -> str | None:
+        """The file's text, or None when it is missing or unreadable; a broken connection raises."""
+        try:
+            with self.sftp.open(path, "r") as fh:
+                return fh.read(SMALL_FILE_MAX_BYTES).decode(errors="replace")  # the host decides its size: bound it
+        except (FileNotFoundError, PermissionError):
+            return None
+
+    def mkdir_exclusive(self, path: str) -> bool:
+        code, _, err = self.sh(f"mkdir {shell.quote(path)}", check=False, retry=False)
+        if code != 0 and "File exists" not in err:
+            raise HostError(self.explain(f"cannot create {path}", err))
+        return code == 0
+
+    def remove_tree(self, path: str) -> None:
+        self.sh(f"rm -rf -- {shell.quote(path)}")
+
+    def age_s(self, path: str) -> float | None:
+        """Seconds since ``path`` last changed, by the host's own clock (never this machine's)."""
+        code, out, _ = self.sh(f"echo $(( $(date +%s) - $(stat -c %Y -- {shell.quote(path)}) ))", check=False)
+        return float(out.strip()) if code == 0 and out.strip().lstrip("-").isdigit() else None
+
+
+__all__ = ["ConnectionLost", "IO_TIMEOUT_S", "LINK_ERRORS", "RECONNECT_ATTEMPTS", "Transport"]

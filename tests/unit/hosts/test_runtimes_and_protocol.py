@@ -1,0 +1,99 @@
+"""Native vs docker is a composition (the workload's command line), and every executor has the one life cycle."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from reprokit.config.inventory import load_inventory
+from reprokit.errors import HostError
+from reprokit.hosts.executor import Executor, LocalNativeExecutor
+from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.remote import RemoteExecutor
+from reprokit.hosts.runtimes import DockerRuntime, NativeRuntime, StepPlace
+
+INVENTORY = """all:
+  vars:
+    ansible_user: rk
+    workdir: /srv/rk work
+    ansible_python_interpreter: /opt/py/bin/python3
+  hosts:
+    native:
+      ansible_host: 10.0.0.9
+      runtime: native
+      cpu_only: true
+    docker:
+      ansible_host: 10.0.0.10
+      runtime: docker
+      container_shm_size: 8g
+"""
+PLACE = StepPlace(run_id="R1", step_name="probe", remote_dir="/srv/rk work/runs/R1/probe", code_dir="/srv/rk work/code/ab",
+                  models_present=True, with_secrets=True)
+
+
+@pytest.fixture
+def inventory(tmp_path):
+    (tmp_path / "inventory.yml").write_text(INVENTORY, encoding="utf-8")
+    return load_inventory(tmp_path / "inventory.yml")
+
+
+def test_native_command_runs_the_hosts_python_on_the_shipped_code(inventory):
+    runtime = NativeRuntime(inventory.host("native"))
+    assert runtime.command("reprokit.workloads.probe", None, PLACE) == (
+        "env 'PYTHONPATH=/srv/rk work/code/ab' PYTHONUNBUFFERED=1 'REPROKIT_CACHE=/srv/rk work/cache/reprokit'"
+        " /opt/py/bin/python3 -m reprokit.workloads.probe --params params.json --out-dir .")
+    assert runtime.cleanup(PLACE) == ""
+    assert (runtime.secrets_file, runtime.secrets_for_shell) == (".secrets.sh", True)
+
+
+def test_docker_command_mounts_the_step_code_and_caches_and_reads_secrets_from_fd_3(inventory):
+    runtime = DockerRuntime(inventory.host("docker"), {"sglang": "registry:5000/sglang@sha256:abc"})
+    assert runtime.command("reprokit.workloads.probe", "sglang", PLACE) == (
+        "docker run --rm --name R1-probe --label reprokit.run=R1 --ipc=host --shm-size=8g --ulimit memlock=-1"
+        " --ulimit stack=67108864 --user $(id -u):$(id -g) -v '/srv/rk work/runs/R1/probe:/out'"
+        " -v '/srv/rk work/code/ab:/opt/reprokit:ro' -w /out -e PYTHONPATH=/opt/reprokit -e PYTHONUNBUFFERED=1"
+        " -e HOME=/tmp -v '/srv/rk work/cache:/srv/rk work/cache' -v /models:/models:ro"
+        " -e 'REPROKIT_CACHE=/srv/rk work/cache/reprokit' -e 'HF_HOME=/srv/rk work/cache/huggingface'"
+        " -e 'TRITON_CACHE_DIR=/srv/rk work/cache/triton' -e 'FLASHINFER_WORKSPACE_BASE=/srv/rk work/cache/flashinfer'"
+        " --gpus all --env-file /dev/fd/3 registry:5000/sglang@sha256:abc python3 -m reprokit.workloads.probe"
+        " --params /out/params.json --out-dir /out")
+    assert runtime.cleanup(PLACE) == "docker rm -f R1-probe >/dev/null 2>&1"
+    assert (runtime.secrets_file, runtime.secrets_for_shell) == (".secrets.env", False)
+
+
+def test_docker_refuses_a_step_without_an_image_or_its_reference(inventory):
+    runtime = DockerRuntime(inventory.host("docker"), {})
+    with pytest.raises(HostError) as no_image:
+        runtime.command("reprokit.workloads.probe", None, PLACE)
+    assert str(no_image.value) == "host 'docker' runs workloads in Docker, but the step names no image"
+    with pytest.raises(HostError) as no_ref:
+        runtime.command("reprokit.workloads.probe", "sglang", PLACE)
+    assert str(no_ref.value) == ("host 'docker': no image reference for 'sglang'; build it (`invoke build --host docker`)"
+                                 " or pass --image sglang=REF")
+
+
+def test_the_factory_composes_the_runtime_the_host_names(inventory, tmp_path):
+    options = ConnectOptions(known_hosts=tmp_path / "known_hosts", ssh_config="none", images={"sglang": "ref"})
+    native = remote_executor(inventory.host("native"), inventory, options, say=lambda m: None)
+    docker = remote_executor(inventory.host("docker"), inventory, options, say=lambda m: None)
+    assert type(native.runtime) is NativeRuntime and type(docker.runtime) is DockerRuntime
+    assert docker.runtime.images == {"sglang": "ref"}
+    assert native.pullback.transport is native.transport  # one connection per host, shared by the layers
+
+
+def _members(protocol) -> list[str]:
+    return sorted(name for name, value in vars(protocol).items() if not name.startswith("_")
+                  and (callable(value) or isinstance(value, property)))
+
+
+@pytest.mark.parametrize("executor", [LocalNativeExecutor, RemoteExecutor])
+def test_every_executor_has_the_protocols_life_cycle_with_its_signatures(executor):
+    assert _members(Executor) == ["connect", "finish", "host", "host_path_exists", "prepare", "run_workload",
+                                  "stage_inputs"]
+    for name in _members(Executor):
+        wanted = getattr(Executor, name)
+        if isinstance(wanted, property):
+            continue  # an attribute or a property: both read as `executor.host`
+        assert list(inspect.signature(getattr(executor, name)).parameters) == \
+            list(inspect.signature(wanted).parameters), name
