@@ -4,8 +4,9 @@ Invoke 2's parser (Fabric 3.2 keeps Invoke below 3) eats a core flag as the valu
 argument: ``invoke repro --help`` ran the kit ``--help`` and ``invoke triage --dry x.log`` triaged ``--dry``
 (pyinvoke/invoke issues 982 and 1084). ``install_parser`` patches Invoke's parse machine to read a core flag as a
 core flag first, and to let a task's last positional take any number of values (``invoke triage logs/*.log`` after
-the shell expanded the glob). ``reprokit/tasks.py`` calls it on import, which Invoke does before it parses the task
-arguments, so the ``invoke`` command and the ``reprokit`` command parse alike. The fix follows the upstream
+the shell expanded the glob). ``group`` calls it as each module of ``reprokit.commands`` builds its collection, on
+import, which Invoke does before it parses the task arguments, so the ``invoke`` command and the ``reprokit`` command
+parse alike. The fix follows the upstream
 proposals (pyinvoke/invoke pull requests 1078 and 1085), which no released Invoke 2 carries.
 
 The tasks come in groups, one Invoke ``Collection`` per module of ``reprokit.commands`` (``group``). The root
