@@ -7,14 +7,12 @@ every run with a trend chart per kit and host. Records are read, never changed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError
-from reprokit.records.models import Manifest
-from reprokit.records.run import MANIFEST, load_manifest
+from reprokit.records.run import MANIFEST, load_manifest, load_verdict
 
 MAX_DEPTH = 4  # runs/<id>/ or evidence/<host>/<id>/: records sit a level or two down, never inside a step
 VERSION_PACKAGES = ("torch", "flashinfer-python", "sglang", "triton")
@@ -62,16 +60,11 @@ def find_records(root: Path) -> list[Path]:
     return sorted(found, key=lambda p: p.name)
 
 
-def _verdict(run_dir: Path, manifest: Manifest) -> dict[str, Any]:
-    try:
-        return json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return manifest.verdict.to_json() if manifest.verdict else {}
-
-
 def summarise(run_dir: Path) -> RunSummary:
     manifest = load_manifest(run_dir)
-    verdict = _verdict(run_dir, manifest)
+    verdict = load_verdict(run_dir)
+    word = verdict.verdict if verdict else manifest.verdict.verdict if manifest.verdict else "-"
+    expectations = verdict.expectations if verdict else []
     fp = manifest.fingerprint or {}
     devices = [d for d in fp.get("devices") or [] if isinstance(d, dict)]
     names: dict[str, int] = {}
@@ -82,16 +75,15 @@ def summarise(run_dir: Path) -> RunSummary:
     pins = manifest.pins or {}
     versions = ", ".join(f"{name} {installed[name]}" if installed.get(name) else f"{name} {pins[name]} (pinned, not seen)"
                          for name in VERSION_PACKAGES if installed.get(name) or pins.get(name))
-    expectations = [j for j in verdict.get("expectations") or [] if isinstance(j, dict)]
     driver = (fp.get("driver") or {}).get("driver_release")
     return RunSummary(
         run_id=manifest.run_id or run_dir.name, dir=str(run_dir), status=manifest.status,
-        verdict=str(verdict.get("verdict") or (manifest.verdict.verdict if manifest.verdict else None) or "-"),
+        verdict=word,
         kit=str(manifest.kit_name), host=str(manifest.host_name),
         gpu=gpu, gpu_arch="/".join(sorted({str(d.get("gpu_arch")) for d in devices})) or "-",
         driver=str(driver) if driver else "-", versions=versions, started=manifest.started or "-",
         git_commit=str((manifest.source or {}).get("git_commit") or "-")[:12],
-        held=sum(j.get("status") == "PASS" for j in expectations), judged=len(expectations))
+        held=sum(j.status == "PASS" for j in expectations), judged=len(expectations))
 
 
 def list_runs(root: Path, kit: str | None = None, host: str | None = None, verdict: str | None = None,

@@ -9,11 +9,10 @@ makes an expectation INCONCLUSIVE, with the reason; never a silent pass.
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from reprokit.config.kit import Expectation, Kit
-from reprokit.records.models import StepEntry
+from reprokit.records.models import Judgement, StepEntry, Verdict
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 _TOKEN = re.compile(r"([A-Za-z_][\w-]*)|\[(\*|\d+)\]")
@@ -46,20 +45,6 @@ def resolve(path: str, data: Any) -> tuple[list[Any], bool]:
                     nxt.append(value[int(index)])
             values = nxt
     return values, expanded
-
-
-@dataclass
-class Judgement:
-    name: str
-    step: str
-    status: str
-    expected: str
-    observed: Any
-    reason: str
-    why: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _expected_text(exp: Expectation) -> str:
@@ -160,7 +145,7 @@ def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: dict[str, A
     return verdict(PASS, observed, "")
 
 
-def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: dict[str, Any] | None) -> dict[str, Any]:
+def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: dict[str, Any] | None) -> Verdict:
     """The run's verdict: FAIL if any expectation failed, else INCONCLUSIVE if any could not be judged, else PASS."""
     judgements = [judge_one(exp, steps.get(exp.step), fingerprint) for exp in kit.expect]
     statuses = {j.status for j in judgements}
@@ -174,4 +159,4 @@ def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: dict[str, Any] | N
         summary = f"{sum(j.status == INCONCLUSIVE for j in judgements)} of {len(judgements)} expectations could not be judged here"
     else:
         overall, summary = PASS, f"all {len(judgements)} expectations held"
-    return {"verdict": overall, "summary": summary, "expectations": [j.to_json() for j in judgements]}
+    return Verdict(overall, summary, judgements)

@@ -29,8 +29,8 @@ from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file, write_json_atomic
-from reprokit.records.models import StepAt, StepEntry, VerdictSummary
-from reprokit.records.run import RunRecord, new_run_id, utc_now
+from reprokit.records.models import StepAt, StepEntry
+from reprokit.records.run import VERDICT, RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
 from reprokit.report.reasons import SaidOnce
@@ -46,7 +46,7 @@ STEP_ERRORS = ("timeout", "error", "bad_params")
 @dataclass
 class RunOutcome:
     run_dir: Path
-    verdict: dict[str, Any]
+    verdict: dict[str, Any]  # as the front end prints it: verdict.json, or the word and why of a run not judged
     exit_code: ExitCode
 
 
@@ -272,15 +272,15 @@ def _last_line(log: Path, max_chars: int = 300) -> str:
 def conclude(kit: Kit, record: RunRecord, steps: dict[str, StepEntry], fingerprint: dict[str, Any]) -> RunOutcome:
     """Judge, report, finalise the manifest (hashes), and pick the exit code."""
     verdict = judge(kit, steps, fingerprint)
-    write_json_atomic(record.dir / "verdict.json", verdict)
-    record.update(verdict=VerdictSummary(verdict["verdict"], verdict["summary"]))
+    write_json_atomic(record.dir / VERDICT, verdict.to_json())
+    record.update(verdict=verdict.summarised())
     write_report(record.dir, record.manifest, verdict, steps)
     write_html_report(record.dir, record.manifest, verdict, steps)
     record.finish("complete")
-    code = EXIT_BY_VERDICT[verdict["verdict"]]
+    code = EXIT_BY_VERDICT[verdict.verdict]
     if any(e.status in STEP_ERRORS for e in steps.values()) and code != ExitCode.FAIL:
         code = ExitCode.STEP_ERROR
-    return RunOutcome(record.dir, verdict, code)
+    return RunOutcome(record.dir, verdict.to_json(), code)
 
 
 def pin_drift(pins: dict[str, str], installed: dict[str, str | None]) -> dict[str, dict[str, str | None]]:

@@ -148,6 +148,58 @@ class VerdictSummary:
         return {"verdict": self.verdict, "summary": self.summary}
 
 
+VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE")
+
+
+@dataclass
+class Judgement:
+    """One expectation as the judge found it (an item of ``verdict.json``)."""
+
+    name: str
+    step: str
+    status: str  # PASS, FAIL or INCONCLUSIVE
+    expected: str
+    observed: Any
+    reason: str
+    why: str = ""
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> Judgement:
+        fields.only(_JUDGEMENT_FIELDS, "an expectation's judgement")
+        take = fields.take
+        if "observed" not in fields.data:
+            fields.fail("observed", "a value (null when none)", _MISSING)
+        return cls(take("name", str, required=True), take("step", str, required=True), fields.choice("status", VERDICTS),
+                   take("expected", str, required=True), fields.data["observed"], take("reason", str, required=True),
+                   take("why", str) or "")
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Verdict:
+    """``verdict.json``: the run's verdict, why, and every expectation's judgement."""
+
+    verdict: str
+    summary: str
+    expectations: list[Judgement] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Verdict:
+        fields = Fields(data, where)
+        fields.only(("verdict", "summary", "expectations"), "a verdict")
+        return cls(fields.choice("verdict", VERDICTS), fields.take("summary", str, required=True),
+                   [Judgement.from_json(Fields(j, where, f"expectations[{i}]"))
+                    for i, j in enumerate(fields.take("expectations", list, required=True))])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"verdict": self.verdict, "summary": self.summary, "expectations": [j.to_json() for j in self.expectations]}
+
+    def summarised(self) -> VerdictSummary:
+        return VerdictSummary(self.verdict, self.summary)
+
+
 @dataclass
 class StepAt:
     """A step in flight (``in_flight``) or left on the host (``detached``, with the host's directory)."""
@@ -313,6 +365,7 @@ class Manifest:
         return out
 
 
+_JUDGEMENT_FIELDS = tuple(f.name for f in dataclasses.fields(Judgement))
 _JSON_FIELDS = {model: tuple(f.name for f in dataclasses.fields(model) if f.name != "result")
                 for model in (StepEntry, Manifest)}
 

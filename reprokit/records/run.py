@@ -34,9 +34,10 @@ from reprokit.errors import ConfigError
 from reprokit.provenance import source_provenance
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.digests import DIGESTS, sha256_file
-from reprokit.records.models import FINAL_STATUSES, Artifact, Manifest, StepEntry
+from reprokit.records.models import FINAL_STATUSES, Artifact, Manifest, StepEntry, Verdict
 
 MANIFEST = "manifest.json"
+VERDICT = "verdict.json"
 MANIFEST_SCHEMA_VERSION = 1
 MANIFEST_FIELDS = frozenset(f.name for f in dataclasses.fields(Manifest))
 
@@ -147,6 +148,25 @@ class RunRecord:
         self.manifest.ended = utc_now()
         self.manifest.artifacts = self.hash_artifacts()
         self.save()
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid JSON ({exc}); the record is damaged") from None
+
+
+def load_verdict(run_dir: Path | str) -> Verdict | None:
+    """The record's ``verdict.json``, validated; None when the run ended before it was judged."""
+    path = Path(run_dir) / VERDICT
+    try:
+        data = _read_json(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    return Verdict.from_json(data, str(path))
 
 
 def load_manifest(run_dir: Path | str) -> Manifest:

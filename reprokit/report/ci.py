@@ -11,14 +11,13 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ConfigError
-from reprokit.records.run import load_manifest
+from reprokit.records.models import Verdict
+from reprokit.records.run import load_manifest, load_verdict
 from reprokit.report.reasons import shared_reasons
 
 ALL_KITS_PATHS = ("docker/", "inventory.yml")
@@ -61,24 +60,21 @@ def escape(text: str) -> str:
 def annotations(run_dir: Path) -> tuple[list[str], str]:
     """The workflow commands for one record, and its verdict."""
     manifest = load_manifest(run_dir)
-    try:
-        verdict = json.loads((run_dir / "verdict.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        verdict = {"verdict": manifest.status.upper(), "summary": manifest.status_detail or "", "expectations": []}
-    word = str(verdict.get("verdict"))
+    # a run that was not judged (interrupted, detached) says its status instead
+    verdict = load_verdict(run_dir) or Verdict(manifest.status.upper(), manifest.status_detail or "")
+    word = verdict.verdict
     title = f"{manifest.kit_name} on {manifest.host_name}: {word}"
-    expectations: list[dict[str, Any]] = verdict.get("expectations") or []
-    notes, reasons = shared_reasons(expectations, manifest.fingerprint, manifest.steps)
+    notes, reasons = shared_reasons(verdict.expectations, manifest.fingerprint, manifest.steps)
     lines = []
     if word == "FAIL":
-        for j in expectations:
-            if j.get("status") == "FAIL":
-                lines.append(f"::error title={escape(title)}::{escape(j['name'] + ': ' + str(reasons.get(j['name'], j.get('reason'))))}")
+        for j in verdict.expectations:
+            if j.status == "FAIL":
+                lines.append(f"::error title={escape(title)}::{escape(j.name + ': ' + str(reasons.get(j.name, j.reason)))}")
     elif word == "INCONCLUSIVE":
-        unjudged = [j for j in expectations if j.get("status") == "INCONCLUSIVE"]
-        body = [f"{verdict.get('summary', '')}."] + [f"{j['name']}: {reasons.get(j['name'], j.get('reason'))}" for j in unjudged]
+        unjudged = [j for j in verdict.expectations if j.status == "INCONCLUSIVE"]
+        body = [f"{verdict.summary}."] + [f"{j.name}: {reasons.get(j.name, j.reason)}" for j in unjudged]
         body += [f"note {n.number}: {n.sentence()}" for n in notes]
         lines.append(f"::warning title={escape(title)}::{escape(chr(10).join(body))}")
     elif word != "PASS":
-        lines.append(f"::error title={escape(title)}::{escape(str(verdict.get('summary') or manifest.status_detail))}")
+        lines.append(f"::error title={escape(title)}::{escape(str(verdict.summary or manifest.status_detail))}")
     return lines, word

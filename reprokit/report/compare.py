@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError
-from reprokit.records.models import Manifest
-from reprokit.records.run import load_manifest
+from reprokit.records.models import Manifest, Verdict
+from reprokit.records.run import load_manifest, load_verdict
 from reprokit.report.svg import is_number
 from reprokit.report.tables import md_table as _table
 from reprokit.step_kinds.serve import serve_performance
@@ -40,12 +40,16 @@ class RunView:
 
     dir: Path
     manifest: Manifest
-    verdict: dict[str, Any]
+    verdict: Verdict | None  # None: the run was never judged
     results: dict[str, dict[str, Any]]  # step kind (``uses``) -> that step's result.json
+
+    @property
+    def word(self) -> str | None:
+        return self.verdict.verdict if self.verdict else None
 
     def summary(self) -> dict[str, Any]:
         return {"run_id": self.manifest.run_id, "dir": str(self.dir), "kit": self.manifest.kit_name,
-                "host": self.manifest.host_name, "status": self.manifest.status, "verdict": self.verdict.get("verdict")}
+                "host": self.manifest.host_name, "status": self.manifest.status, "verdict": self.word}
 
 
 def load_run(path: Path) -> RunView:
@@ -54,7 +58,8 @@ def load_run(path: Path) -> RunView:
         what = "a file, not a directory" if path.exists() else "no such directory"
         raise ConfigError(f"{path}: not a run record ({what}); pass a record's directory, runs/<id>")
     manifest = load_manifest(path)  # validated: run_id and steps are there
-    verdict = _read_json(path / "verdict.json") or (manifest.verdict.to_json() if manifest.verdict else {})
+    summary = manifest.verdict
+    verdict = load_verdict(path) or (Verdict(summary.verdict, summary.summary) if summary else None)
     results: dict[str, dict[str, Any]] = {}
     for step in manifest.steps:
         if step.result_file and step.uses not in results:
@@ -93,8 +98,7 @@ def compare_runs(run_a: Path, run_b: Path, tolerance: float = DEFAULT_TOLERANCE)
     return {
         "a": a.summary(),
         "b": b.summary(),
-        "verdict": {"a": a.verdict.get("verdict"), "b": b.verdict.get("verdict"),
-                    "changed": a.verdict.get("verdict") != b.verdict.get("verdict")},
+        "verdict": {"a": a.word, "b": b.word, "changed": a.word != b.word},
         "environment": _differing(environment(a.manifest), environment(b.manifest)),
         "pins": _differing(a.manifest.pins or {}, b.manifest.pins or {}),
         "installed": _differing((a.manifest.fingerprint or {}).get("packages") or {},
@@ -174,9 +178,9 @@ def _differing(a: dict[str, Any], b: dict[str, Any]) -> dict[str, dict[str, Any]
     return {name: {"a": a.get(name), "b": b.get(name)} for name in sorted({*a, *b}) if a.get(name) != b.get(name)}
 
 
-def _expectations(a: dict[str, Any], b: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
-    status_a = {j["name"]: j.get("status") for j in a.get("expectations") or [] if isinstance(j, dict) and "name" in j}
-    status_b = {j["name"]: j.get("status") for j in b.get("expectations") or [] if isinstance(j, dict) and "name" in j}
+def _expectations(a: Verdict | None, b: Verdict | None) -> tuple[list[dict[str, Any]], int]:
+    status_a = {j.name: j.status for j in (a.expectations if a else [])}
+    status_b = {j.name: j.status for j in (b.expectations if b else [])}
     names = list(status_a) + [n for n in status_b if n not in status_a]
     changed = [{"name": n, "a": status_a.get(n), "b": status_b.get(n)} for n in names if status_a.get(n) != status_b.get(n)]
     return changed, len(names) - len(changed)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError
-from reprokit.records.models import StepEntry
-from reprokit.records.run import load_manifest
+from reprokit.records.models import Judgement, StepEntry
+from reprokit.records.run import load_manifest, load_verdict
 
 Steps = Mapping[str, StepEntry] | Iterable[StepEntry]  # the runner's steps by name, or the manifest's list
 
@@ -58,11 +58,11 @@ def _refer(reason: str, root: str, number: int) -> str:
     return reason
 
 
-def shared_reasons(expectations: list[dict[str, Any]], fingerprint: dict[str, Any] | None,
+def shared_reasons(expectations: list[Judgement], fingerprint: dict[str, Any] | None,
                    steps: Steps) -> tuple[list[SharedReason], dict[str, str]]:
     """The notes (roots shared by two or more expectations) and each expectation's reason referring to them."""
     notes: list[SharedReason] = []
-    cells = {str(j.get("name")): str(j.get("reason") or "") for j in expectations if isinstance(j, dict)}
+    cells = {j.name: j.reason or "" for j in expectations}
     # shorter roots first: a step's reason may quote another step's (triage quotes serve's), which then reads "note 1"
     for label, need, text, step in sorted(_roots(fingerprint, steps), key=lambda r: len(r[2])):
         names = [name for name, reason in cells.items() if text in reason]
@@ -84,13 +84,13 @@ def refer(text: str | None, notes: list[SharedReason], step: str | None = None) 
     return out
 
 
-def record_reasons(run_dir: Path, expectations: list[dict[str, Any]]) -> tuple[list[SharedReason], dict[str, str]]:
-    """``shared_reasons`` of a finished record (its manifest holds the fingerprint and the steps)."""
+def record_reasons(run_dir: Path) -> tuple[list[SharedReason], dict[str, str]]:
+    """``shared_reasons`` of a finished record (its verdict.json, and its manifest's fingerprint and steps)."""
     try:
-        manifest = load_manifest(run_dir)
+        manifest, verdict = load_manifest(run_dir), load_verdict(run_dir)
     except ConfigError:
         return [], {}
-    return shared_reasons(expectations, manifest.fingerprint, manifest.steps)
+    return shared_reasons(verdict.expectations if verdict else [], manifest.fingerprint, manifest.steps)
 
 
 class SaidOnce:

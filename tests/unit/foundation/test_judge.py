@@ -2,7 +2,7 @@ import pytest
 
 from reprokit.config.kit import Kit
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, PathMissing, judge, resolve
-from reprokit.records.models import StepEntry
+from reprokit.records.models import StepEntry, Verdict
 
 H200 = {"devices": [{"index": 0, "name": "NVIDIA H200", "gpu_arch": "sm90"}], "gpu_reason": None}
 RTX = {"devices": [{"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "gpu_arch": "sm120"} for i in range(8)]}
@@ -35,45 +35,45 @@ def test_resolve_paths():
 
 def test_pass_fail_and_every_item_counts():
     kit = make_kit({"name": "ok", "step": "probe", "path": "devices[*].launch_at_optin_limit.ok", "equals": True})
-    assert judge(kit, probe_step(optin=(1, 1), ok=(True, True)), H200)["verdict"] == PASS
+    assert judge(kit, probe_step(optin=(1, 1), ok=(True, True)), H200).verdict == PASS
     result = judge(kit, probe_step(optin=(1, 1), ok=(True, False)), H200)
-    assert result["verdict"] == FAIL
-    assert result["expectations"][0]["observed"] == [True, False]
-    assert result["summary"] == "1 of 1 expectations did not hold"
+    assert result.verdict == FAIL
+    assert result.expectations[0].observed == [True, False]
+    assert result.summary == "1 of 1 expectations did not hold"
 
 
 def test_equals_by_arch():
     kit = make_kit({"name": "optin", "step": "probe", "path": "devices[*].driver.max_shared_memory_per_block_optin_bytes",
                     "equals_by_arch": {"sm90": 232448, "sm120": 101376}})
-    assert judge(kit, probe_step(optin=(232448,)), H200)["verdict"] == PASS
-    failed = judge(kit, probe_step(optin=(232448,)), RTX)["expectations"][0]
-    assert (failed["status"], failed["reason"]) == (FAIL, "232448")
-    odd = judge(kit, probe_step(), {"devices": [{"name": "A100", "gpu_arch": "sm80"}]})["expectations"][0]
-    assert (odd["status"], odd["reason"]) == (INCONCLUSIVE, "applies to sm90/sm120; this host has sm80 (A100)")
+    assert judge(kit, probe_step(optin=(232448,)), H200).verdict == PASS
+    failed = judge(kit, probe_step(optin=(232448,)), RTX).expectations[0]
+    assert (failed.status, failed.reason) == (FAIL, "232448")
+    odd = judge(kit, probe_step(), {"devices": [{"name": "A100", "gpu_arch": "sm80"}]}).expectations[0]
+    assert (odd.status, odd.reason) == (INCONCLUSIVE, "applies to sm90/sm120; this host has sm80 (A100)")
 
 
 def test_when_arch_and_no_gpu_are_inconclusive_with_reason():
     kit = make_kit({"name": "sm120", "step": "probe", "when": {"gpu_arch": ["sm120"]},
                     "path": "devices[*].driver.max_shared_memory_per_block_optin_bytes", "equals": 101376})
     j = judge(kit, probe_step(), H200)
-    assert j["verdict"] == INCONCLUSIVE
-    assert j["expectations"][0]["reason"] == "applies to sm120; this host has sm90 (NVIDIA H200)"
+    assert j.verdict == INCONCLUSIVE
+    assert j.expectations[0].reason == "applies to sm120; this host has sm90 (NVIDIA H200)"
     j = judge(kit, probe_step(), NO_GPU)
-    assert j["expectations"][0]["reason"] == "applies to sm120; this host has no GPU (no NVIDIA driver on this host (libcuda.so.1 not found))"
-    assert judge(kit, probe_step(optin=(101376,) * 8, ok=(True,) * 8), RTX)["verdict"] == PASS
+    assert j.expectations[0].reason == "applies to sm120; this host has no GPU (no NVIDIA driver on this host (libcuda.so.1 not found))"
+    assert judge(kit, probe_step(optin=(101376,) * 8, ok=(True,) * 8), RTX).verdict == PASS
 
 
 def test_step_without_result_is_inconclusive_and_missing_path_fails():
     kit = make_kit({"name": "x", "step": "probe", "path": "tiles", "contains_all": ["a", "c"]})
     j = judge(kit, {"probe": StepEntry("probe", "smem-probe", "not_run", reason="not run: needs a CUDA GPU")}, NO_GPU)
-    assert (j["verdict"], j["expectations"][0]["reason"]) == (INCONCLUSIVE, "step 'probe' has no result: not run: needs a CUDA GPU")
+    assert (j.verdict, j.expectations[0].reason) == (INCONCLUSIVE, "step 'probe' has no result: not run: needs a CUDA GPU")
     nodev = {"probe": StepEntry("probe", "smem-probe", "no_device",
                                 result={"status": "no_device", "error": "the NVIDIA driver sees no CUDA device"})}
-    assert judge(kit, nodev, NO_GPU)["expectations"][0]["reason"] == "step 'probe' reported no_device: the NVIDIA driver sees no CUDA device"
+    assert judge(kit, nodev, NO_GPU).expectations[0].reason == "step 'probe' reported no_device: the NVIDIA driver sees no CUDA device"
     j = judge(kit, probe_step(), H200)
-    assert (j["verdict"], j["expectations"][0]["reason"]) == (FAIL, "missing ['c']")
+    assert (j.verdict, j.expectations[0].reason) == (FAIL, "missing ['c']")
     kit = make_kit({"name": "x", "step": "probe", "path": "nothing.here", "equals": 1})
-    assert judge(kit, probe_step(), H200)["expectations"][0]["reason"] == "the result of 'probe' has no 'nothing' on the path nothing.here"
+    assert judge(kit, probe_step(), H200).expectations[0].reason == "the result of 'probe' has no 'nothing' on the path nothing.here"
 
 
 def test_operators():
@@ -83,10 +83,10 @@ def test_operators():
         ({"one_of": [100, 200]}, PASS), ({"one_of": [100]}, FAIL),
     ]:
         kit = make_kit({"name": "n", "step": "probe", "path": "devices[*].driver.max_shared_memory_per_block_optin_bytes", **spec})
-        assert judge(kit, step, H200)["verdict"] == verdict, spec
+        assert judge(kit, step, H200).verdict == verdict, spec
     kit = make_kit({"name": "n", "step": "probe", "path": "status", "matches": "^o."})
-    assert judge(kit, step, H200)["verdict"] == PASS
+    assert judge(kit, step, H200).verdict == PASS
 
 
 def test_no_expectations_is_inconclusive():
-    assert judge(make_kit(), {}, H200) == {"verdict": INCONCLUSIVE, "summary": "the kit declares no expectations", "expectations": []}
+    assert judge(make_kit(), {}, H200) == Verdict(INCONCLUSIVE, "the kit declares no expectations", [])

@@ -9,7 +9,7 @@ import pytest
 
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.models import Manifest, StepAt, StepEntry
-from reprokit.records.run import RunRecord, load_manifest, verify_record
+from reprokit.records.run import RunRecord, load_manifest, load_verdict, verify_record
 from tests.conftest import REPO, run_invoke
 
 EVIDENCE_MANIFESTS = sorted((REPO / "evidence").rglob("manifest.json"))
@@ -132,3 +132,25 @@ def test_create_refuses_bad_fields_before_writing_anything(tmp_path: Path) -> No
     record = RunRecord.create(tmp_path, "r2", kit={"name": "demo"})
     with pytest.raises(AttributeError, match="a run manifest has no field 'colour'"):
         record.update(colour="blue")
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "evidence").rglob("verdict.json")), ids=lambda p: p.parent.name)
+def test_every_evidence_verdict_round_trips_byte_for_byte(path: Path) -> None:
+    verdict = load_verdict(path.parent)
+    assert json.dumps(verdict.to_json(), indent=2, default=str) + "\n" == path.read_text(encoding="utf-8")
+    assert verdict.verdict == load_manifest(path.parent).verdict.verdict
+
+
+def test_a_bad_verdict_field_is_one_line(tmp_path: Path) -> None:
+    data = json.loads((EP8_H200 / "verdict.json").read_text())
+    data["expectations"][3]["status"] = "MAYBE"
+    (tmp_path / "verdict.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError) as error:
+        load_verdict(tmp_path)
+    assert str(error.value) == (f"{tmp_path / 'verdict.json'}: expectations[3].status: expected one of"
+                                " PASS|FAIL|INCONCLUSIVE, got 'MAYBE'")
+    del data["expectations"][3]["observed"]
+    (tmp_path / "verdict.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=r"expectations\[3\]\.observed: expected a value \(null when none\), got nothing"):
+        load_verdict(tmp_path)
+    assert load_verdict(tmp_path / "nowhere") is None  # a run that was never judged
