@@ -71,7 +71,7 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
         table = Table(title=f"{kit_name} on {host_name}", title_justify="left")
         for column in ("expectation", "status", "observed", "reason"):
             table.add_column(column, overflow="fold")
-        notes, reasons = record_reasons(outcome.run_dir, verdict["expectations"])  # a shared reason is said once
+        notes, reasons = record_reasons(outcome.run_dir)  # a shared reason is said once
         for j in verdict["expectations"]:
             observed = json.dumps(j["observed"]) if j["observed"] is not None else ""
             table.add_row(j["name"], j["status"], shorten(observed, 80), reasons.get(j["name"], j["reason"]))

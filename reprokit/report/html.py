@@ -13,11 +13,10 @@ anywhere (a CI artifact, an air-gapped laptop) and asks nothing of the network.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from reprokit.records.atomic import write_text_atomic
-from reprokit.records.models import Artifact, Manifest, StepEntry
+from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
 from reprokit.report.reasons import refer, shared_reasons
@@ -77,7 +76,7 @@ svg .s4 { stroke: #9467bd; } svg .s5 { stroke: #8c564b; } svg .s6 { stroke: #e37
 """
 
 
-def write_html_report(run_dir: Path, manifest: Manifest, verdict: dict[str, Any], steps: dict[str, StepEntry]) -> Path:
+def write_html_report(run_dir: Path, manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) -> Path:
     """Write ``run_dir/report.html`` and return its path.
 
     The runner calls this before the manifest lists the artifacts' hashes, so
@@ -91,16 +90,16 @@ def write_html_report(run_dir: Path, manifest: Manifest, verdict: dict[str, Any]
     return path
 
 
-def render_html(manifest: Manifest, verdict: dict[str, Any], steps: dict[str, StepEntry],
+def render_html(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry],
                 artifacts: dict[str, Artifact]) -> str:
     kit = manifest.kit_name or "?"
     host = manifest.host_name or "?"
-    word = str(verdict.get("verdict", "?"))
-    notes, reasons = shared_reasons(verdict.get("expectations") or [], manifest.fingerprint, steps)
+    word = verdict.verdict
+    notes, reasons = shared_reasons(verdict.expectations, manifest.fingerprint, steps)
     body = [
         f"<h1>{esc(kit)} on {esc(host)}: {esc(word)}</h1>",
         f'<p class="verdict {VERDICT_CLASS.get(word, "other")}" id="verdict"><strong>{esc(word)}</strong>: '
-        f"{esc(verdict.get('summary', ''))}.</p>",
+        f"{esc(verdict.summary)}.</p>",
         f'<p class="meta">Run <code>{esc(manifest.run_id)}</code>, started {esc(manifest.started)}, '
         f"reprokit {esc(manifest.reprokit.get('version'))}{esc(_source(manifest))}.</p>",
         *_description(manifest),
@@ -145,13 +144,12 @@ def _description(manifest: Manifest) -> list[str]:
     return [f'<p class="description" id="kit-description">{esc(" ".join(str(description).split()))}</p>'] if description else []
 
 
-def _expectations(verdict: dict[str, Any], notes: list, reasons: dict[str, str]) -> list[str]:
-    rows = [[j.get("name"), j.get("step"), (j.get("status"), f"status-{j.get('status')}"), j.get("expected"),
-             (j.get("observed"), "wrap mono"), (reasons.get(str(j.get("name")), j.get("reason")), "wrap"),
-             (j.get("why"), "wrap why")]
-            for j in verdict.get("expectations") or []]
+def _expectations(verdict: Verdict, notes: list, reasons: dict[str, str]) -> list[str]:
+    rows = [[j.name, j.step, (j.status, f"status-{j.status}"), j.expected, (j.observed, "wrap mono"),
+             (reasons.get(j.name, j.reason), "wrap"), (j.why, "wrap why")]
+            for j in verdict.expectations]
     headers = ["expectation", "step", "status", "expected", "observed", "reason", "why"]
-    if not any(j.get("why") for j in verdict.get("expectations") or []):
+    if not any(j.why for j in verdict.expectations):
         headers, rows = headers[:-1], [row[:-1] for row in rows]
     out = ["<h2>Expectations</h2>", html_table(headers, rows, "expectations")]
     if notes:

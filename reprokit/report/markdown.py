@@ -8,10 +8,9 @@ no cell is cut: a reason many expectations share is said once, as a note.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from reprokit.records.atomic import write_text_atomic
-from reprokit.records.models import Manifest, StepEntry
+from reprokit.records.models import Manifest, StepEntry, Verdict
 from reprokit.report import sections
 from reprokit.report.reasons import refer, shared_reasons
 from reprokit.report.tables import md_table
@@ -27,13 +26,13 @@ def shorten(text: str, limit: int) -> str:
     return (text[:cut] if cut > 0 else text[:limit]).rstrip(" ,") + " …"
 
 
-def render(manifest: Manifest, verdict: dict[str, Any], steps: dict[str, StepEntry]) -> str:
+def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) -> str:
     fp = manifest.fingerprint or {}
     host = manifest.host or {}
     lines = [
-        f"# {manifest.kit_name} on {host.get('name')}: {verdict['verdict']}",
+        f"# {manifest.kit_name} on {host.get('name')}: {verdict.verdict}",
         "",
-        f"**{verdict['verdict']}**: {verdict['summary']}.",
+        f"**{verdict.verdict}**: {verdict.summary}.",
         "",
         f"Run `{manifest.run_id}`, started {manifest.started}, reprokit {manifest.reprokit['version']}"
         + _source(manifest) + ".",
@@ -52,13 +51,13 @@ def render(manifest: Manifest, verdict: dict[str, Any], steps: dict[str, StepEnt
         ]
     lines += sections.markdown(steps, "headline")
     lines += ["", "## Expectations", ""]
-    notes, reasons = shared_reasons(verdict["expectations"], fp, steps)
-    with_why = any(j.get("why") for j in verdict["expectations"])
+    notes, reasons = shared_reasons(verdict.expectations, fp, steps)
+    with_why = any(j.why for j in verdict.expectations)
     lines += md_table(
         ["expectation", "step", "status", "expected", "observed", "reason"] + (["why"] if with_why else []),
-        [[j["name"], j["step"], j["status"], j["expected"],
-          shorten(str(j["observed"]), OBSERVED_CHARS) if j["observed"] is not None else "", reasons.get(j["name"], j["reason"])]
-         + ([j.get("why", "")] if with_why else []) for j in verdict["expectations"]],
+        [[j.name, j.step, j.status, j.expected,
+          shorten(str(j.observed), OBSERVED_CHARS) if j.observed is not None else "", reasons.get(j.name, j.reason)]
+         + ([j.why] if with_why else []) for j in verdict.expectations],
     )
     if notes:
         lines += [""] + [f"- **note {n.number}**, {n.sentence()}" for n in notes]
@@ -103,7 +102,7 @@ def _source(manifest: Manifest) -> str:
     return text + (f", CI run {source['ci_run_url']}" if source.get("ci_run_url") else "")
 
 
-def write_report(run_dir: Path, manifest: Manifest, verdict: dict[str, Any], steps: dict[str, StepEntry]) -> Path:
+def write_report(run_dir: Path, manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) -> Path:
     path = run_dir / "report.md"
     write_text_atomic(path, render(manifest, verdict, steps))
     return path

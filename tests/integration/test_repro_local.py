@@ -58,7 +58,7 @@ def test_ep8_crash_on_local_is_inconclusive_with_reasons(tmp_path):
         assert status["big-tiles-overflow-sm120"] == status["small-tiles-fit-sm120"] == "PASS"
     else:
         assert "nvcc" in reasons["big-tiles-overflow-sm120"]
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete"
     assert manifest["kit"]["name"] == "ep8-crash"
     assert manifest["pins"]["sglang"] == "0.5.9"
@@ -82,7 +82,7 @@ def test_probe_task_and_check_record(tmp_path):
     run_dir = only_run(tmp_path)
     check = run_invoke("check-record", str(run_dir))
     assert check.returncode == 0
-    assert f"all {len(load_manifest(run_dir)['artifacts'])} artifacts match their sha256" in check.stdout
+    assert f"all {len(load_manifest(run_dir).to_json()['artifacts'])} artifacts match their sha256" in check.stdout
     (run_dir / "report.md").write_text("tampered")
     check = run_invoke("check-record", str(run_dir))
     assert check.returncode == 1
@@ -161,7 +161,7 @@ def test_sigterm_ends_the_workload_and_marks_the_run_interrupted(tmp_path):
     while alive(workload_pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(workload_pid)
-    manifest = load_manifest(only_run(runs))
+    manifest = load_manifest(only_run(runs)).to_json()
     assert manifest["status"] == "interrupted"
     assert manifest["status_detail"] == "stopped by Ctrl-C or SIGTERM; the running workload was ended"
     assert verify_record(only_run(runs)) == []
@@ -178,7 +178,7 @@ def test_sigkill_leaves_a_manifest_that_says_killed(tmp_path):
     proc.kill()
     proc.wait(timeout=30)
     try:
-        manifest = load_manifest(only_run(runs))
+        manifest = load_manifest(only_run(runs)).to_json()
         assert manifest["status"] == "killed"
         assert json.loads((only_run(runs) / "manifest.json").read_text())["status"] == "running"
     finally:
@@ -196,7 +196,7 @@ def test_step_timeout_ends_the_process_group(tmp_path):
     messages: list[str] = []
     outcome = run_kit(kit, kits / "smem-probe.yml", host, tmp_path / "runs", kits, say=messages.append)
     assert outcome.exit_code == ExitCode.STEP_ERROR
-    manifest = load_manifest(outcome.run_dir)
+    manifest = load_manifest(outcome.run_dir).to_json()
     probe = next(s for s in manifest["steps"] if s["name"] == "probe")
     assert (probe["status"], probe["reason"]) == ("timeout", "timed out after 2 s; the process group was ended")
     assert not alive(int(pidfile.read_text()))
@@ -222,7 +222,7 @@ def test_sweep_task_on_a_machine_without_gpu_says_why(tmp_path):
     proc = run_invoke("sweep", "--runs-dir", str(tmp_path), "--json")
     assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
     out = json.loads(proc.stdout)
-    steps = {s["name"]: s for s in load_manifest(out["run_dir"])["steps"]}
+    steps = {s["name"]: s for s in load_manifest(out["run_dir"]).to_json()["steps"]}
     assert steps["sweep"]["status"] == "not_run"
     assert steps["sweep"]["reason"].startswith("not run: needs a CUDA GPU; no NVIDIA driver")
     assert steps["static-smem"]["reason"].startswith("not run: arch 'host' needs one GPU architecture on the host")

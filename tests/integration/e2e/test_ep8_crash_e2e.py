@@ -82,13 +82,13 @@ def two_runs(tmp_path_factory, serve_double):
 
 
 def steps_of(run_dir: Path) -> dict[str, dict]:
-    return {s["name"]: s for s in load_manifest(run_dir)["steps"]}
+    return {s["name"]: s for s in load_manifest(run_dir).to_json()["steps"]}
 
 
 def test_ep8_crash_against_the_serve_double(two_runs):
     work, (proc, run_dir), _ = two_runs
     assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete", manifest.get("status_detail")
     steps = steps_of(run_dir)
     # every step is ok or not run for a reason named here

@@ -54,7 +54,7 @@ def test_the_serve_section_with_findings_and_charts_in_chromium(e2e_run, tmp_pat
 
 def test_a_reason_many_expectations_share_is_said_once(e2e_run):
     proc, run_dir = e2e_run
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     gpu_reason = manifest["fingerprint"]["gpu_reason"]
     assert gpu_reason.startswith("no NVIDIA driver")
     verdict = json.loads((run_dir / "verdict.json").read_text())

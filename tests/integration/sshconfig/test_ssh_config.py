@@ -100,7 +100,7 @@ def test_a_kit_run_with_the_real_cli_through_the_jump_of_the_config(tmp_path):
                       "--json", "--quiet", timeout=300)
     assert proc.returncode == 3, proc.stderr  # INCONCLUSIVE: the test host has no GPU
     run_dir = Path(json.loads(proc.stdout)["run_dir"])
-    manifest = load_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete" and verify_record(run_dir) == []
     assert {s["name"]: s["status"] for s in manifest["steps"]} == {"probe": "no_driver"}
     assert list((work / "runs").iterdir()) == []  # the host's copy went once verified

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.records.models import Artifact, KitRef, Manifest, Owner, StepEntry
+from reprokit.records.models import Artifact, Judgement, KitRef, Manifest, Owner, StepEntry, Verdict
 from reprokit.records.run import verify_record
 from reprokit.report.html import render_html, write_html_report
 from tests.unit.report.report_data import (
@@ -30,9 +30,9 @@ MANIFEST = Manifest(schema_version=1, run_id="r1", status="complete", started="2
                     owner=Owner(1, "control"), reprokit={"version": "0.1.0"}, kit=KitRef("ep8-crash"),
                     host={"name": "rtx-host", "connection": "ssh", "runtime": "docker"}, pins={"flashinfer-python": "0.6.3"},
                     fingerprint=SM120_FINGERPRINT)
-VERDICT = {"verdict": "FAIL", "summary": "1 of 1 expectations did not hold",
-           "expectations": [{"name": "big-tiles-overflow-sm120", "step": "static-smem", "status": "FAIL",
-                             "expected": "contains_all ['128x256x128']", "observed": ["256x128x128"], "reason": "missing"}]}
+VERDICT = Verdict("FAIL", "1 of 1 expectations did not hold",
+                  [Judgement("big-tiles-overflow-sm120", "static-smem", "FAIL", "contains_all ['128x256x128']", ["256x128x128"],
+                             "missing")])
 
 
 def steps_with(**results: tuple[str, dict | None]) -> dict:
@@ -133,8 +133,8 @@ def test_text_is_escaped() -> None:
     triage = triage_result()
     triage["reason"] = hostile
     verdict = copy.deepcopy(VERDICT)
-    verdict["summary"] = hostile
-    verdict["expectations"][0]["observed"] = hostile
+    verdict.summary = hostile
+    verdict.expectations[0].observed = hostile
     page = render(steps_with(smem=("static-smem", result), triage=("triage", triage)), verdict=verdict,
                   artifacts={hostile: Artifact(hostile, 1)})
     assert "<script" not in page and "<img" not in page

@@ -8,12 +8,13 @@ import pytest
 
 from reprokit.config.kit import Expectation
 from reprokit.judge import judge_one
-from reprokit.records.models import StepEntry
+from reprokit.records.models import Judgement, StepEntry
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import shared_reasons
 from reprokit.step_kinds import ReportStep, serve, static_smem
 from reprokit.workloads.serve_stats import findings, performance
 from tests.unit.report.report_data import BENCH_FIGURES, real_smem_result, triage_result
+
 
 def served(result: dict) -> StepEntry:
     return StepEntry("serve", "serve", "ok", result=result)
@@ -143,7 +144,8 @@ def no_gpu_run():
         {"name": "ready-despite-failures", "reason": gated},
         {"name": "big-tiles", "reason": gated},
     ]
-    return expectations, {"gpu_reason": NO_GPU, "devices": []}, steps
+    judged = [Judgement(e["name"], "-", "INCONCLUSIVE", "", None, e["reason"]) for e in expectations]
+    return judged, {"gpu_reason": NO_GPU, "devices": []}, steps
 
 
 def test_a_reason_shared_by_many_expectations_is_said_once():
