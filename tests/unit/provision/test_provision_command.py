@@ -100,3 +100,22 @@ def test_an_ssh_config_reaches_every_hop(inventory, tmp_path):
     assert "--check" not in argv and "--diff" not in argv
     none = ansible_command(inv.host("gw"), inv, path, check=False, known_hosts=tmp_path / "kh", ssh_config="none")
     assert shlex.split(none[none.index("--ssh-common-args") + 1])[:2] == ["-F", "/dev/null"]
+
+
+def test_dry_provision_of_a_group_is_one_playbook_run_per_gateway(tmp_path):
+    """`invoke --dry provision --group`: hosts behind different gateways need different SSH arguments, so one run each."""
+    from reprokit.commands.setup import provision_hosts
+    from reprokit.errors import ExitCode
+
+    path = tmp_path / "inventory.yml"
+    path.write_text(INVENTORY + "    gpu2:\n      ansible_host: 10.0.0.6\n      proxy_jump: gw\n"
+                    "    gpu3:\n      ansible_host: 10.0.0.7\n  children:\n    gpus:\n      hosts:\n"
+                    "        gpu1:\n        gpu2:\n        gpu3:\n")
+    said: list[str] = []
+    code = provision_hosts(None, str(path), check=True, known_hosts=str(tmp_path / "kh"), say=said.append,
+                           group="gpus", dry=True)
+    assert code == ExitCode.PASS
+    limits = [shlex.split(line.removeprefix("would run: "))[4] for line in said]
+    assert [line.startswith("would run: ansible-playbook -i ") for line in said] == [True, True]
+    assert limits == ["gpu1,gpu2", "gpu3"]
+    assert ["ProxyCommand=" in line for line in said] == [True, False]
