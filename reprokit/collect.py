@@ -23,7 +23,7 @@ from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
 from reprokit.plan.results import checked_result
 from reprokit.records.models import Manifest, StepEntry
-from reprokit.records.run import RunRecord
+from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.runner import RunOutcome, Say, conclude, step_entry
 from reprokit.step_kinds import STEP_KINDS
 
@@ -51,7 +51,7 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
     if host.is_local:
         raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
     if manifest.kit is None or manifest.kit.path is None:
-        raise ConfigError(f"{run_dir / 'manifest.json'}: kit.path: the record does not say which kit file ran; run the kit again")
+        raise ConfigError(f"{run_dir / MANIFEST}: kit.path: the record does not say which kit file ran; run the kit again")
     kit = load_kit_file(manifest.kit.path)
     executor = remote_executor(host, inventory, options, say)
     executor.connect()

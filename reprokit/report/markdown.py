@@ -11,6 +11,7 @@ from pathlib import Path
 
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.models import Manifest, StepEntry, Verdict
+from reprokit.records.run import MANIFEST
 from reprokit.report import sections
 from reprokit.report.reasons import refer, shared_reasons
 from reprokit.report.tables import md_table
@@ -91,7 +92,7 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
         [[e.name, e.uses, e.status, e.duration_s, refer(e.reason, notes, step=e.name), e.log] for e in steps.values()],
     )
     lines += sections.markdown(steps, "details")
-    lines += ["", "## Artifacts", "", "Every file of this record is listed with its sha256 in `manifest.json`.", ""]
+    lines += ["", "## Artifacts", "", f"Every file of this record is listed with its sha256 in `{MANIFEST}`.", ""]
     return "\n".join(lines)
 
 
