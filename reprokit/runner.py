@@ -29,7 +29,7 @@ from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file, write_json_atomic
-from reprokit.records.models import StepAt, StepEntry
+from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry
 from reprokit.records.run import VERDICT, RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
@@ -40,7 +40,6 @@ from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
 EXIT_BY_VERDICT = {PASS: ExitCode.PASS, FAIL: ExitCode.FAIL, INCONCLUSIVE: ExitCode.INCONCLUSIVE}
 FINGERPRINT_TIMEOUT_S = 120
-STEP_ERRORS = ("timeout", "error", "bad_params")
 
 
 @dataclass

@@ -14,6 +14,7 @@ from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ExitCode
 from reprokit.history import find_records
 from reprokit.program import task
+from reprokit.records.models import STEP_ERRORS
 from reprokit.records.run import load_manifest
 from reprokit.report.ci import NO_BASE, annotations, changed_kits, escape, git_changed
 
@@ -53,7 +54,7 @@ def ci_verdict_command(runs_dir: str, inconclusive_fails: bool = False) -> int:
         if word == "FAIL" or word not in ("PASS", "INCONCLUSIVE") or (word == "INCONCLUSIVE" and inconclusive_fails):
             worst = ExitCode.FAIL
         manifest = load_manifest(run_dir)
-        if any(s.status in ("timeout", "error", "bad_params") for s in manifest.steps):
+        if any(s.status in STEP_ERRORS for s in manifest.steps):
             worst = ExitCode.FAIL
     return worst
 

@@ -63,9 +63,12 @@ class Digests:
                 self._known[key] = (before, digest)
         return digest
 
-    def forget(self) -> None:
+    def forget_under(self, directory: Path | str) -> None:
+        """Drop what is known of the files under ``directory`` (a finished record: nothing lists them again)."""
+        prefix = os.path.join(os.path.abspath(directory), "")
         with self._lock:
-            self._known.clear()
+            for key in [k for k in self._known if k.startswith(prefix)]:
+                del self._known[key]
 
 
 DIGESTS = Digests()  # one per process: the runner, the pull-back and the atomic writes share it

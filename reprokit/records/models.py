@@ -19,6 +19,7 @@ RUN_STATUSES = ("running", "complete", "failed", "interrupted", "detached", "inc
 FINAL_STATUSES = ("complete", "failed", "interrupted")
 # a step's status: a workload's (by its exit code), or the runner's own (timed out, no result, not run)
 STEP_STATUSES = (*dict.fromkeys(STATUS_OF_EXIT.values()), "timeout", "error", "not_run")
+STEP_ERRORS = ("timeout", "error", "bad_params")  # the step itself failed (ExitCode.STEP_ERROR unless a FAIL)
 
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object",
                list: "a list", type(None): "null"}

@@ -148,6 +148,7 @@ class RunRecord:
         self.manifest.ended = utc_now()
         self.manifest.artifacts = self.hash_artifacts()
         self.save()
+        DIGESTS.forget_under(self.dir)
 
 
 def _read_json(path: Path) -> Any:

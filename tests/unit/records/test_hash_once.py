@@ -75,3 +75,12 @@ def test_an_unchanged_file_is_not_read_again(tmp_path: Path, hashed) -> None:  #
     assert hashed.bytes == 1000
     assert DIGESTS.sha256_of(path) == digest == hashlib.sha256(b"x" * 1000).hexdigest()
     assert hashed.bytes == 1000
+
+
+def test_a_finished_record_is_forgotten(tmp_path: Path, hashed) -> None:  # noqa: F811
+    record = RunRecord.create(tmp_path, "r1", kit={"name": "demo"})
+    write_json_atomic(record.dir / "verdict.json", {"verdict": "PASS"})
+    record.finish("complete")
+    written = hashed.bytes
+    assert DIGESTS.sha256_of(record.dir / "verdict.json") == record.manifest.artifacts["verdict.json"].sha256
+    assert hashed.bytes == 2 * written  # read from its bytes: the record's digests were dropped when it was finished
