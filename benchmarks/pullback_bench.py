@@ -62,7 +62,7 @@ def main() -> None:
     big, small = work / "big", work / "small"
     per_file = args.pull_mib // 4
     ex.transport.sh(f"mkdir -p {big} {small} && for i in 1 2 3 4; do head -c {per_file}M /dev/urandom > {big}/f$i.bin; done"
-          f" && for i in $(seq 1 50); do echo $i > {small}/f$i.txt; done", timeout_s=300)
+                    f" && for i in $(seq 1 50); do echo $i > {small}/f$i.txt; done", timeout_s=300)
     total_mb = 4 * per_file * 1.048576
 
     def pull(remote: Path):

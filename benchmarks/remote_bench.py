@@ -77,7 +77,7 @@ def main() -> None:
     remote_dir = f"{hosts['h1']['workdir']}/pullset"
     per_file = args.pull_mib // 4
     ex.transport.sh(f"mkdir -p {remote_dir} && for i in 1 2 3 4; do head -c {per_file}M /dev/urandom > {remote_dir}/f$i.bin; done",
-          timeout_s=300)
+                    timeout_s=300)
     total_mb = 4 * per_file * 1.048576
 
     def pull():
