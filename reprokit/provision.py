@@ -98,7 +98,10 @@ def _proxy_command(gateways: tuple[Host, ...], known_hosts: Path, strict: str, s
     if gateway.key_file:
         argv += ["-i", str(Path(gateway.key_file).expanduser()), "-o", "IdentitiesOnly=yes"]
     if behind:
-        argv += ["-o", f"ProxyCommand={_proxy_command(behind, known_hosts, strict, ssh_config)}"]
+        # the client running this command expands every %-token in it, the nested ProxyCommand's too: escaped, so that
+        # each gateway's own client expands its own -W %h:%p (hosts/ssh.py's openssh_argv does the same)
+        nested = _proxy_command(behind, known_hosts, strict, ssh_config).replace("%", "%%")
+        argv += ["-o", f"ProxyCommand={nested}"]
     argv.append(f"{gateway.user}@{gateway.address}" if gateway.user else str(gateway.address))
     return shlex.join(argv)
 

@@ -4,11 +4,13 @@ The chain is this machine -> gw-outer (rk-gw) -> gw-inner (rk-gw again, reached 
 a hop of its own, with its own settings) -> priv. Traffic between two test hosts' namespaces does not cross this
 machine's bridge, and each sshd listens on its one address, so the second gateway is the first one entered again.
 Both SSH clients (Paramiko for commands, the OpenSSH client for bulk copies) come from the transport's one
-SSHSettings; they must take the same route with each hop's own settings, so both fail at the same hop.
+SSHSettings; they must take the same route with each hop's own settings, so both fail at the same hop. Ansible's
+ProxyCommand (``provision.ansible_command``) must take the same route too.
 """
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import time
 
@@ -17,6 +19,7 @@ import pytest
 from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
 from reprokit.hosts.factory import ConnectOptions, transport_for
+from reprokit.provision import ansible_command
 from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, known_hosts_for, write_inventory
 
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
@@ -78,3 +81,17 @@ def test_both_clients_use_the_inner_hops_own_user_and_fail_there(tmp_path):
     assert proc.returncode == 255
     assert _gw_log_has(before, f"invalid user nobody {GW} port")  # entered from the gateway itself
     assert known_hosts.read_text().count("\n") == 2  # neither client wrote a key
+
+
+def test_ansibles_proxy_command_takes_the_same_two_hops(tmp_path):
+    """The third client of a host (ansible-playbook's ssh): its --ssh-common-args through the same chain."""
+    transport, known_hosts = _transport(tmp_path)
+    argv = ansible_command(transport.host, load_inventory(tmp_path / "inv.yml"), tmp_path / "inv.yml", check=True,
+                           known_hosts=known_hosts)
+    common = shlex.split(argv[argv.index("--ssh-common-args") + 1])
+    before = GW_LOG.stat().st_size
+    proc = subprocess.run(["ssh", *common, "-o", "BatchMode=yes", "-i", str(STATE / "id_ed25519"), "-l", "rkuser", PRIV,
+                           "echo $SSH_CONNECTION"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[0] == "10.214.0.1" and proc.stdout.split()[2] == PRIV
+    assert _gw_log_has(before, "Connection from 10.213.0.1 port", f"Connection from {GW} port")
