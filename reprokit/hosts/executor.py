@@ -77,6 +77,11 @@ class Executor(Protocol):
         """Release the host's lock and clean up what the run left there."""
 
 
+def workload_argv(python: str, module: str, params_path: str, out_dir: str) -> list[str]:
+    """The workload contract's command line (``reprokit/workloads/contract.py``), on any host and in any runtime."""
+    return [python, "-m", module, "--params", params_path, "--out-dir", out_dir]
+
+
 def read_result(out_dir: Path) -> tuple[dict[str, Any] | None, str | None]:
     path = out_dir / "result.json"
     try:
@@ -175,7 +180,7 @@ class LocalNativeExecutor:
         env = dict(os.environ, **self.secrets)  # secrets reach the workload through its environment only
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
-        argv = [self.host.python or sys.executable, "-m", module, "--params", str(params_path), "--out-dir", str(out_dir)]
+        argv = workload_argv(self.host.python or sys.executable, module, str(params_path), str(out_dir))
         LOG.debug("host %s: step %s: %s", self.host.name, step_name or out_dir.name, shlex.join(argv))  # --verbose
         started = time.monotonic()
         with open(log_path, "ab") as log:

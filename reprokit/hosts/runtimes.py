@@ -13,15 +13,11 @@ from typing import Protocol
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import shell, staging
+from reprokit.hosts.executor import workload_argv
 from reprokit.hosts.transport import Transport
 
 CONTAINER_CODE_DIR = "/opt/reprokit"
 USER_IDS = "$(id -u):$(id -g)"  # expanded by the host's shell: the container runs as the SSH user
-
-
-def workload_argv(python: str, module: str, params_path: str, out_dir: str) -> list[str]:
-    """The workload contract's command line (``reprokit/workloads/contract.py``)."""
-    return [python, "-m", module, "--params", params_path, "--out-dir", out_dir]
 
 
 @dataclass(frozen=True)
@@ -129,4 +125,4 @@ def runtime_for(host: Host, images: dict[str, str]) -> NativeRuntime | DockerRun
     return DockerRuntime(host, dict(images)) if host.runtime == "docker" else NativeRuntime(host)
 
 
-__all__ = ["DockerRuntime", "NativeRuntime", "Runtime", "StepPlace", "runtime_for", "workload_argv"]
+__all__ = ["DockerRuntime", "NativeRuntime", "Runtime", "StepPlace", "runtime_for"]
