@@ -176,11 +176,9 @@ def load_manifest(run_dir: Path | str) -> Manifest:
     try:
         if not stat.S_ISREG(path.stat().st_mode):
             raise ConfigError(f"{path}: not a regular file; is {run_dir} a run directory?")
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = _read_json(path)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no manifest; is {run_dir} a run directory?") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc}); the record is damaged") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
     if not isinstance(data, dict) or not isinstance(data.get("status"), str):
