@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError
-from reprokit.triage.parser import parse_file
-from reprokit.triage.summary import Span, Summarizer, TriageSummary
+from reprokit.triage.parser import FileStats, parse_file
+from reprokit.triage.summary import FailureRow, FatalInfo, Span, Summarizer, TriageSummary
 from reprokit.triage.tactics import TableChoice, TacticTable, choose_table
 from reprokit.triage.verdict import Decision, Verdict, decide
 
@@ -45,10 +45,6 @@ class TriageReport:
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict; the keys the kit's expectations read are at the top level."""
         s = self.summary
-        lines_by_format: dict[str, int] = {}
-        for stats in s.files:
-            for name, count in stats.lines_by_format.items():
-                lines_by_format[name] = lines_by_format.get(name, 0) + count
         return {
             "schema": SCHEMA_VERSION,
             "verdict": self.verdict.value,
@@ -65,85 +61,103 @@ class TriageReport:
             "env": self.decision.env,
             "ready": s.ready,
             "autotune_failure_tiles": s.failure_tiles,
-            "autotune_failures": [
-                {
-                    "op": row.op,
-                    "tactic": row.tactic,
-                    "tile": row.tile,
-                    "tile_enum": row.tile_enum,
-                    "fusion": row.fusion,
-                    "swap_ab": row.swap_ab,
-                    "tile_source": row.tile_source,
-                    **_span_json(row.span),
-                    "unattributed": row.unattributed,
-                    "errors": [{"message": m, "count": c} for m, c in row.errors.most_common()],
-                    "instantiation_files": sorted(row.instantiation_files),
-                    "runners": sorted(row.runners),
-                    "mapping": row.mapping,
-                }
-                for row in s.failures
-            ],
+            "autotune_failures": [_failure_json(row) for row in s.failures],
             "notes": s.notes,
             "autotune_skipped_summaries": [
                 {"op": op, "skipped": s.skipped_totals[op], **_span_json(span)}
                 for op, span in sorted(s.skipped_by_op.items())
             ],
-            "fatal": None if s.fatal is None else {
-                "kind": s.fatal.kind,
-                "family": s.fatal.family,
-                "cause": s.fatal.cause,
-                "message": s.fatal.message,
-                "exception": s.fatal.exception,
-                "at": s.fatal.at,
-                "rank": s.fatal.rank,
-                "location": s.fatal.location,
-                "ended_by_eof": s.fatal.ended_by_eof,
-                "count_by_kind": dict(sorted(s.fatal.count_by_kind.items())),
-                "traceback": s.fatal.traceback[:_TEXT_IN_JSON_CHARS] if s.fatal.traceback else None,
-                "traceback_truncated": s.fatal.traceback_truncated
-                or bool(s.fatal.traceback and len(s.fatal.traceback) > _TEXT_IN_JSON_CHARS),
-            },
+            "fatal": None if s.fatal is None else _fatal_json(s.fatal),
             "errors": [
                 {"kind": kind, "message": message, **_span_json(span)}
                 for kind, (span, message) in sorted(s.errors.items())
             ],
             "timeline": [{"event": kind, **_span_json(span)} for kind, span in s.timeline],
-            "counts": {
-                "files": len(s.files),
-                "lines": s.lines,
-                "unknown_lines": s.unknown_lines,
-                "truncated_lines": sum(f.read.truncated_lines for f in s.files),
-                "records_after_progress_bar": sum(f.records_after_progress_bar for f in s.files),
-                "records_mid_line": sum(f.records_mid_line for f in s.files),
-                "lines_by_format": dict(sorted(lines_by_format.items())),
-                "events": dict(sorted(s.events_by_kind.items())),
-            },
-            "flashinfer": {
-                "version": self.flashinfer_version,
-                "version_source": self.flashinfer_version_source,
-                "tactics_file": str(self.tactic_table.path) if self.tactic_table else None,
-                "tactics_source": self.table_choice.source,
-                "tactics_reason": self.table_choice.reason,
-                "tactics_detail": self.table_choice.detail,
-                "logger_lines": s.flashinfer_logger_lines,
-                "logger_levels": dict(sorted(s.flashinfer_levels.items())),
-                "autotune_ran": s.autotune_ran,
-            },
-            "files": [
-                {
-                    "path": f.path,
-                    "gzip": f.read.gzip,
-                    "bytes": f.read.bytes_read,
-                    "lines": f.lines,
-                    "unknown_lines": f.unknown_lines,
-                    "truncated_lines": f.read.truncated_lines,
-                    "ends_mid_line": f.read.ends_mid_line,
-                    "read_error": f.read.read_error,
-                    "ranks": sorted(f.ranks),
-                }
-                for f in s.files
-            ],
+            "counts": _counts_json(s),
+            "flashinfer": self._flashinfer_json(),
+            "files": [_file_json(f) for f in s.files],
         }
+
+    def _flashinfer_json(self) -> dict[str, Any]:
+        s = self.summary
+        return {
+            "version": self.flashinfer_version,
+            "version_source": self.flashinfer_version_source,
+            "tactics_file": str(self.tactic_table.path) if self.tactic_table else None,
+            "tactics_source": self.table_choice.source,
+            "tactics_reason": self.table_choice.reason,
+            "tactics_detail": self.table_choice.detail,
+            "logger_lines": s.flashinfer_logger_lines,
+            "logger_levels": dict(sorted(s.flashinfer_levels.items())),
+            "autotune_ran": s.autotune_ran,
+        }
+
+
+def _failure_json(row: FailureRow) -> dict[str, Any]:
+    return {
+        "op": row.op,
+        "tactic": row.tactic,
+        "tile": row.tile,
+        "tile_enum": row.tile_enum,
+        "fusion": row.fusion,
+        "swap_ab": row.swap_ab,
+        "tile_source": row.tile_source,
+        **_span_json(row.span),
+        "unattributed": row.unattributed,
+        "errors": [{"message": m, "count": c} for m, c in row.errors.most_common()],
+        "instantiation_files": sorted(row.instantiation_files),
+        "runners": sorted(row.runners),
+        "mapping": row.mapping,
+    }
+
+
+def _fatal_json(fatal: FatalInfo) -> dict[str, Any]:
+    return {
+        "kind": fatal.kind,
+        "family": fatal.family,
+        "cause": fatal.cause,
+        "message": fatal.message,
+        "exception": fatal.exception,
+        "at": fatal.at,
+        "rank": fatal.rank,
+        "location": fatal.location,
+        "ended_by_eof": fatal.ended_by_eof,
+        "count_by_kind": dict(sorted(fatal.count_by_kind.items())),
+        "traceback": fatal.traceback[:_TEXT_IN_JSON_CHARS] if fatal.traceback else None,
+        "traceback_truncated": fatal.traceback_truncated
+        or bool(fatal.traceback and len(fatal.traceback) > _TEXT_IN_JSON_CHARS),
+    }
+
+
+def _counts_json(s: TriageSummary) -> dict[str, Any]:
+    lines_by_format: dict[str, int] = {}
+    for stats in s.files:
+        for name, count in stats.lines_by_format.items():
+            lines_by_format[name] = lines_by_format.get(name, 0) + count
+    return {
+        "files": len(s.files),
+        "lines": s.lines,
+        "unknown_lines": s.unknown_lines,
+        "truncated_lines": sum(f.read.truncated_lines for f in s.files),
+        "records_after_progress_bar": sum(f.records_after_progress_bar for f in s.files),
+        "records_mid_line": sum(f.records_mid_line for f in s.files),
+        "lines_by_format": dict(sorted(lines_by_format.items())),
+        "events": dict(sorted(s.events_by_kind.items())),
+    }
+
+
+def _file_json(f: FileStats) -> dict[str, Any]:
+    return {
+        "path": f.path,
+        "gzip": f.read.gzip,
+        "bytes": f.read.bytes_read,
+        "lines": f.lines,
+        "unknown_lines": f.unknown_lines,
+        "truncated_lines": f.read.truncated_lines,
+        "ends_mid_line": f.read.ends_mid_line,
+        "read_error": f.read.read_error,
+        "ranks": sorted(f.ranks),
+    }
 
 
 def _span_json(span: Span) -> dict[str, Any]:
