@@ -1,30 +1,47 @@
-"""The step kinds' own sections of the reports, in the run's step order: the report names no kind."""
+"""The step kinds' own sections of the reports, in the run's step order: the report names no kind.
+
+Each section gets its step's result as the kind's model (``reprokit/step_kinds/``) and reads it by field.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from reprokit.records.models import StepEntry
-from reprokit.step_kinds import STEP_KINDS, ReportStep, Section, Slot
+from reprokit.step_kinds import STEP_KINDS, ReportStep, Result, ResultError, Section, Slot
+
+
+def typed_results(steps: dict[str, StepEntry]) -> dict[str, tuple[str, Result]]:
+    """Each step's result as its kind's model, by step name. A result that does not match its model is the step's
+    error already (``plan/results.py``) and has none; one read back without that check is left out here too."""
+    typed = {}
+    for name, entry in steps.items():
+        kind = STEP_KINDS.get(entry.uses)
+        if kind is None or not isinstance(entry.result, dict):
+            continue
+        try:
+            typed[name] = (entry.uses, kind.read_result(entry.result, f"step {name}"))
+        except ResultError:
+            continue
+    return typed
 
 
 def drawn(steps: dict[str, StepEntry], slot: Slot) -> Iterator[tuple[Section, ReportStep]]:
     """Each section of ``slot`` with the step it draws: every ok step of an ``each_step`` section, else the
     first step of the kind that left a result."""
+    typed = typed_results(steps)
+    results = tuple(typed.values())
     done: set[int] = set()
-    for name, entry in steps.items():
-        kind, result = STEP_KINDS.get(entry.uses), entry.result
-        if kind is None or not isinstance(result, dict):
-            continue
-        for section in kind.sections:
+    for name, (uses, result) in typed.items():
+        for section in STEP_KINDS[uses].sections:
             if section.slot != slot or id(section) in done:
                 continue
             if section.each_step:
-                if result.get("status") == "ok":
-                    yield section, ReportStep(name, result, steps)
+                if result.status == "ok":
+                    yield section, ReportStep(name, result, results)
             else:
                 done.add(id(section))
-                yield section, ReportStep(name, result, steps)
+                yield section, ReportStep(name, result, results)
 
 
 def markdown(steps: dict[str, StepEntry], slot: Slot) -> list[str]:

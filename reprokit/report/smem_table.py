@@ -14,6 +14,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import no_kernels_explanation
 
 VERDICT_STYLE = {"fits": "green", "exceeds": "bold red", "unsupported": "yellow"}
@@ -74,7 +75,7 @@ def smem_table(result: dict[str, Any]) -> Table:
 
 def smem_summary(result: dict[str, Any]) -> Group:
     lines: list[Text] = []
-    explanation = no_kernels_explanation(result)
+    explanation = no_kernels_explanation(STATIC_SMEM.read_result(result, "the static-smem result"))
     if explanation:  # e.g. sm90: no NVFP4 CUTLASS MoE kernels at all, which "fitting tiles: none" would hide
         return Group(Text(explanation, style="yellow"))
     failing = result.get("failing_tiles", [])

@@ -14,16 +14,18 @@ from reprokit.step_kinds.base import (  # noqa: F401 - the package's names
     RESULT_JSON,
     SLOTS,
     HostPath,
+    Number,
     Output,
+    Part,
     PinParam,
     ReportStep,
     Result,
     ResultError,
-    RunStep,
     Section,
     Slot,
     StepInput,
     StepKind,
+    given,
 )
 
 NOT_KINDS = {"base"}

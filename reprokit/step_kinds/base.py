@@ -17,9 +17,9 @@ back; its ``sections`` draw it in ``report.md`` and ``report.html``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Annotated, Any, Literal
 
 import pydantic
 
@@ -91,6 +91,28 @@ class Result(pydantic.BaseModel):
 CONTRACT_FIELDS = tuple(Result.model_fields)
 
 
+def _number(value: Any) -> int | float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("Input should be a valid number")
+    return value
+
+
+# a figure kept as the workload wrote it: an int stays an int (a float field would print 3 as "3.0")
+Number = Annotated[Any, pydantic.PlainValidator(_number)]
+
+
+class Part(pydantic.BaseModel):
+    """A nested object of a result that the report reads (a row, a launch, a benchmark): strict on the fields a
+    kind's module declares, its other keys kept; checked with the result, so a wrong one names its path."""
+
+    model_config = pydantic.ConfigDict(extra="allow", strict=True, frozen=True, defer_build=True)
+
+
+def given(value: Any, default: Any) -> Any:
+    """``value``, or ``default`` where the result has none (a missing field and a null read the same)."""
+    return default if value is None else value
+
+
 class ResultError(ValueError):
     """A result that does not match its kind's model; the message is one line naming the file and the field."""
 
@@ -99,24 +121,19 @@ Slot = Literal["headline", "findings", "details"]
 SLOTS: tuple[Slot, ...] = ("headline", "findings", "details")  # before the expectations, after them, after the steps
 
 
-class RunStep(Protocol):
-    """A step of the run as the report has it (the record's ``StepEntry``): its kind and its result, if any."""
-
-    uses: str
-    result: dict[str, Any] | None
-
-
 @dataclass(frozen=True)
 class ReportStep:
-    """One step with a result, as a section draws it; ``steps`` is the whole run (a section may read another kind)."""
+    """One step with a result, as a section draws it: ``result`` is its kind's model, read by field. ``results``
+    holds every step of the run that left a valid result, as (kind, result) in step order (a section may read
+    another kind's)."""
 
     name: str
-    result: dict[str, Any]
-    steps: Mapping[str, RunStep]
+    result: Any  # the kind's own Result model (each section reads its kind's fields)
+    results: tuple[tuple[str, Result], ...] = ()
 
-    def first_result(self, uses: str) -> dict[str, Any] | None:
-        """The result of the run's first step of kind ``uses`` that left one."""
-        return next((e.result for e in self.steps.values() if e.uses == uses and isinstance(e.result, dict)), None)
+    def first_result(self, uses: str) -> Any:
+        """The result (model) of the run's first step of kind ``uses`` that left a valid one."""
+        return next((result for kind, result in self.results if kind == uses), None)
 
 
 Draw = Callable[[ReportStep], list[str]]
@@ -176,5 +193,6 @@ class StepKind:
             got = "nothing" if error["type"] == "missing" else repr(error.get("input"))
             got = got if len(got) <= 60 else got[:57] + "..."
             source = self.result.__module__.replace(".", "/") + ".py"
-            raise ResultError(f"{where}: {f'field {field!r}' if field else 'the result'}: {error['msg']} (got {got});"
+            message = str(error["ctx"]["error"]) if error["type"] == "value_error" else error["msg"]  # a Number's own
+            raise ResultError(f"{where}: {f'field {field!r}' if field else 'the result'}: {message} (got {got});"
                               f" the {self.name} result model ({source}) says what each field holds") from None

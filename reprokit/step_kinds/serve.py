@@ -8,12 +8,25 @@ recomputed the same way for records older than that field) and the triage's warm
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
+
+import pydantic
 
 from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
 from reprokit.report.tables import html_table, md_table
-from reprokit.step_kinds.base import HostPath, Output, ReportStep, Result, Section, StepKind
-from reprokit.step_kinds.triage import parse_log_time
+from reprokit.step_kinds.base import (
+    HostPath,
+    Number,
+    Output,
+    Part,
+    ReportStep,
+    Result,
+    ResultError,
+    Section,
+    StepKind,
+    given,
+)
+from reprokit.step_kinds.triage import TriageResult, parse_log_time
 from reprokit.workloads.serve_stats import findings, performance
 
 WARMUP_FROM = "triage"  # the kind whose timeline of the server log gives the warmup phases
@@ -30,35 +43,145 @@ TELEMETRY_METRICS = (("power_w", "power (W)"), ("util_pct", "utilisation (%)"),
 LATENCY_METRICS = (("median_ttft_ms", "TTFT"), ("median_itl_ms", "ITL"), ("median_e2e_latency_ms", "end-to-end"))
 
 
-def serve_performance(result: dict[str, Any] | None) -> dict[str, Any] | None:
+class BenchRow(Part):
+    """One benchmark at one concurrency, with its window on the telemetry's clock."""
+
+    concurrency: int | None = None
+    t_start_s: Number | None = None
+    t_end_s: Number | None = None
+
+
+class Sample(Part):
+    """One telemetry sample of one GPU (``TELEMETRY_METRICS`` are read by name)."""
+
+    gpu: int | str | None = None
+    t_s: Number | None = None
+    power_w: Number | None = None
+    util_pct: Number | None = None
+    mem_used_mib: Number | None = None
+    sm_clock_mhz: Number | None = None
+    power_limit_w: Number | None = None
+
+
+class GpuTelemetry(Part):
+    gpu: int | str | None = None
+    samples: int | None = None
+    max_power_w: Number | None = None
+    power_limit_w: Number | None = None
+    mean_util_pct: Number | None = None
+
+
+class Telemetry(Part):
+    samples: list[Sample] | None = None
+    per_gpu: list[GpuTelemetry] | None = None
+    error: str | None = None
+
+
+class PerformanceRow(Part):
+    """The figures at one concurrency (``reprokit/workloads/serve_stats.py`` computes them)."""
+
+    concurrency: int | None = None
+    completed: int | None = None
+    output_throughput_tok_s: Number | None = None
+    median_ttft_ms: Number | None = None
+    median_itl_ms: Number | None = None
+    median_e2e_latency_ms: Number | None = None
+    power_median_w: Number | None = None
+    power_limit_w: Number | None = None
+    util_median_pct: Number | None = None
+    sm_clock_median_mhz: Number | None = None
+    window: str | None = None
+
+
+class Performance(Part):
+    ready_after_s: Number | None = None
+    by_concurrency: dict[str, PerformanceRow] | None = None
+
+
+class Answers(Part):
+    """Greedy answers to prompts with known answers (``reprokit/workloads/answers.py``)."""
+
+    checked: bool | None = None
+    skipped: str | None = None
+    right: int | None = None
+    total: int | None = None
+    first_wrong: str | None = None
+
+
+class ServeResult(Result):
+    command: list[str] | None = None
+    env: list[str] | None = None
+    outcome: str | None = None
+    ready: bool | None = None
+    ready_after_s: float | None = None
+    waited_s: float | None = None
+    server_exit_code_before_stop: int | None = None
+    server_exit_code: int | None = None
+    smoke: dict[str, Any] | None = None
+    answers: Answers | None = None
+    bench: list[BenchRow] | None = None
+    telemetry: Telemetry | None = None
+    performance: Performance | None = None
+    duration_s: float | None = None
+    server_log: str | None = None
+    fatal_line: dict[str, Any] | None = None
+
+    @pydantic.field_validator("telemetry", mode="before")
+    @classmethod
+    def _samples_alone(cls, value: Any) -> Any:
+        return {"samples": value} if isinstance(value, list) else value  # older records: a bare list of samples
+
+
+def _dicts(parts: list[Any] | None) -> list[dict[str, Any]]:
+    """Parts as the workload wrote them, for ``serve_stats`` (workload code, which reads dicts)."""
+    return [part.model_dump(exclude_unset=True) for part in parts or []]
+
+
+def typed_performance(result: ServeResult | None) -> Performance | None:
     """The result's ``performance``, or the same figures computed from its bench rows and telemetry."""
-    if not isinstance(result, dict) or not (result.get("bench") or result.get("performance")):
+    if result is None or not (result.bench or result.performance):
         return None
-    if isinstance(result.get("performance"), dict):
-        return result["performance"]
-    telemetry = result.get("telemetry")
-    samples = telemetry.get("samples") if isinstance(telemetry, dict) else telemetry
-    return performance(result.get("bench"), samples if isinstance(samples, list) else [], result.get("ready_after_s"))
+    if result.performance is not None:
+        return result.performance
+    samples = result.telemetry.samples if result.telemetry else None
+    return Performance.model_validate(performance(_dicts(result.bench), _dicts(samples), result.ready_after_s))
 
 
-def rows(perf: dict[str, Any] | None) -> list[dict[str, Any]]:
-    by_concurrency = (perf or {}).get("by_concurrency") or {}
-    return sorted((r for r in by_concurrency.values() if isinstance(r, dict) and is_number(r.get("concurrency"))),
-                  key=lambda r: r["concurrency"])
+def serve_performance(result: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``typed_performance`` of a ``result.json`` read as JSON (the comparison of two records); a result that does
+    not match the serve model has none."""
+    try:
+        typed = KIND.read_result(result, "the serve result") if isinstance(result, dict) else None
+    except ResultError:
+        return None
+    perf = typed_performance(typed)
+    return perf.model_dump(exclude_unset=True) if perf is not None else None
 
 
-def serve_findings(result: dict[str, Any] | None) -> list[str]:
-    perf = serve_performance(result)
-    return [f["text"] for f in findings(perf)] if perf else []
+def rows(perf: Performance | None) -> list[PerformanceRow]:
+    by_concurrency = (perf.by_concurrency if perf else None) or {}
+    return sorted((r for r in by_concurrency.values() if is_number(r.concurrency)), key=lambda r: r.concurrency)
 
 
-def warmup_phases(triage: dict[str, Any] | None) -> list[dict[str, Any]]:
+def serve_findings(result: ServeResult | None) -> list[str]:
+    perf = typed_performance(result)
+    return [f["text"] for f in findings(perf.model_dump(exclude_unset=True))] if perf else []
+
+
+class WarmupPhase(NamedTuple):
+    phase: str
+    start_s: float  # seconds from the log's first timeline event
+    end_s: float
+    duration_s: float
+
+
+def warmup_phases(triage: TriageResult | None) -> list[WarmupPhase]:
     """Each warmup phase with its start and end in seconds from the log's first timeline event."""
     events = {}
-    for event in (triage or {}).get("timeline") or []:
-        if isinstance(event, dict) and parse_log_time(event.get("first")) is not None:
-            last = parse_log_time(event.get("last")) or parse_log_time(event["first"])
-            events[event.get("event")] = (parse_log_time(event["first"]), last)
+    for event in (triage.timeline if triage else None) or []:
+        if parse_log_time(event.first) is not None:
+            last = parse_log_time(event.last) or parse_log_time(event.first)
+            events[event.event] = (parse_log_time(event.first), last)
     if not events:
         return []
     origin = min(first for first, _ in events.values())
@@ -70,8 +193,8 @@ def warmup_phases(triage: dict[str, Any] | None) -> list[dict[str, Any]]:
         end = events[end_event][1]
         if start_event is None and end <= start:
             continue  # the log's first event: nothing before it to measure
-        out.append({"phase": phase, "start_s": (start - origin).total_seconds(), "end_s": (end - origin).total_seconds(),
-                    "duration_s": (end - start).total_seconds()})
+        out.append(WarmupPhase(phase, (start - origin).total_seconds(), (end - origin).total_seconds(),
+                               (end - start).total_seconds()))
         previous_end = end
     return out
 
@@ -80,12 +203,11 @@ def _num(value: Any, digits: int = 1) -> str:
     return f"{value:,.{digits}f}".replace(",", " ") if is_number(value) else "-"
 
 
-def table_rows(perf: dict[str, Any] | None) -> list[list[str]]:
-    return [[str(r["concurrency"]), str(r.get("completed") if r.get("completed") is not None else "-"),
-             _num(r.get("output_throughput_tok_s")), _num(r.get("median_ttft_ms")), _num(r.get("median_itl_ms")),
-             _num(r.get("median_e2e_latency_ms")),
-             f"{_num(r.get('power_median_w'))} of {_num(r.get('power_limit_w'), 0)}" if is_number(r.get("power_median_w")) else "-",
-             _num(r.get("util_median_pct"), 0), _num(r.get("sm_clock_median_mhz"), 0), str(r.get("window") or "")]
+def table_rows(perf: Performance | None) -> list[list[str]]:
+    return [[str(r.concurrency), str(given(r.completed, "-")),
+             _num(r.output_throughput_tok_s), _num(r.median_ttft_ms), _num(r.median_itl_ms), _num(r.median_e2e_latency_ms),
+             f"{_num(r.power_median_w)} of {_num(r.power_limit_w, 0)}" if is_number(r.power_median_w) else "-",
+             _num(r.util_median_pct, 0), _num(r.sm_clock_median_mhz, 0), str(r.window or "")]
             for r in rows(perf)]
 
 
@@ -95,23 +217,24 @@ TABLE_HEADERS = ["concurrency", "requests", "output tok/s", "TTFT ms", "ITL ms",
 
 def markdown(step: ReportStep) -> list[str]:
     """The serve section of ``report.md``: outcome, answers, warmup, findings, the table per concurrency."""
-    result, triage = step.result, step.first_result(WARMUP_FROM)
+    result: ServeResult = step.result
+    triage = step.first_result(WARMUP_FROM)
     lines = ["", "## Serving", ""]
-    ready = result.get("ready_after_s")
-    lines.append(f"Outcome **{result.get('outcome', '?')}**" + (f", ready after {ready:g} s" if is_number(ready) else "") + ".")
-    answers = result.get("answers")
-    if isinstance(answers, dict):  # reprokit/workloads/answers.py: greedy answers to prompts with known answers
-        lines += ["", f"Answers: not judged ({answers.get('skipped')})." if not answers.get("checked") else
-                  f"Answers: {answers.get('right')} of {answers.get('total')} right"
-                  + (f"; first wrong: {answers.get('first_wrong')}." if answers.get("first_wrong") else ".")]
+    ready = result.ready_after_s
+    lines.append(f"Outcome **{given(result.outcome, '?')}**" + (f", ready after {ready:g} s" if is_number(ready) else "") + ".")
+    answers = result.answers
+    if answers is not None:
+        lines += ["", f"Answers: not judged ({answers.skipped})." if not answers.checked else
+                  f"Answers: {answers.right} of {answers.total} right"
+                  + (f"; first wrong: {answers.first_wrong}." if answers.first_wrong else ".")]
     phases = warmup_phases(triage)
     if phases:
         lines += ["", "Warmup, from the server log: " + "; ".join(
-            f"{p['phase']} {p['start_s']:.0f}-{p['end_s']:.0f} s ({p['duration_s']:.0f} s)" for p in phases) + "."]
+            f"{p.phase} {p.start_s:.0f}-{p.end_s:.0f} s ({p.duration_s:.0f} s)" for p in phases) + "."]
     texts = serve_findings(result)
     if texts:
         lines += ["", "**Findings**", ""] + [f"- {t}" for t in texts]
-    perf = serve_performance(result)
+    perf = typed_performance(result)
     if rows(perf):
         lines += [""] + md_table(TABLE_HEADERS, table_rows(perf))
     return lines
@@ -119,13 +242,13 @@ def markdown(step: ReportStep) -> list[str]:
 
 # -- charts --------------------------------------------------------------------------------------
 
-def throughput_chart(perf: dict[str, Any] | None) -> str:
+def throughput_chart(perf: Performance | None) -> str:
     """Output tokens per second at each concurrency (one bar each, the value on top)."""
-    measured = [r for r in rows(perf) if is_number(r.get("output_throughput_tok_s"))]
+    measured = [r for r in rows(perf) if is_number(r.output_throughput_tok_s)]
     if not measured:
         return ""
     left, top, plot_h, bar_w, gap = 64, 24, 180, 54, 26
-    ticks = nice_ticks(max(r["output_throughput_tok_s"] for r in measured) * 1.15, 4)
+    ticks = nice_ticks(max(r.output_throughput_tok_s for r in measured) * 1.15, 4)
     width = left + (bar_w + gap) * len(measured) + 20
     svg = Svg("serve-throughput-chart", width, top + plot_h + 44, "Output throughput (tokens/s) per concurrency")
     y = Linear(0, ticks[-1], top + plot_h, top)
@@ -135,19 +258,20 @@ def throughput_chart(perf: dict[str, Any] | None) -> str:
         svg.text(left - 6, y(tick) + 4, f"{tick:g}", "tick", "end")
     for index, row in enumerate(measured):
         x0 = left + gap / 2 + index * (bar_w + gap)
-        value = row["output_throughput_tok_s"]
-        svg.rect(x0, y(value), bar_w, y(0) - y(value), "bar fits", f"concurrency {row['concurrency']}: {value:.0f} tok/s",
-                 concurrency=row["concurrency"], tok_s=f"{value:.1f}")
+        value = row.output_throughput_tok_s
+        svg.rect(x0, y(value), bar_w, y(0) - y(value), "bar fits", f"concurrency {row.concurrency}: {value:.0f} tok/s",
+                 concurrency=row.concurrency, tok_s=f"{value:.1f}")
         svg.text(x0 + bar_w / 2, y(value) - 4, f"{value:.0f}", "value", "middle")
-        svg.text(x0 + bar_w / 2, top + plot_h + 16, f"c{row['concurrency']}", "tick", "middle")
+        svg.text(x0 + bar_w / 2, top + plot_h + 16, f"c{row.concurrency}", "tick", "middle")
     svg.text(left + (width - left) / 2, top + plot_h + 36, "concurrency (requests in flight)", "axis-label", "middle")
     return svg.render()
 
 
-def latency_chart(perf: dict[str, Any] | None) -> str:
+def latency_chart(perf: Performance | None) -> str:
     """Median TTFT, ITL and end-to-end latency (ms) per concurrency, one line each."""
     measured = rows(perf)
-    series = {label: [(i, r[key]) for i, r in enumerate(measured) if is_number(r.get(key))] for key, label in LATENCY_METRICS}
+    series = {label: [(i, getattr(r, key)) for i, r in enumerate(measured) if is_number(getattr(r, key))]
+              for key, label in LATENCY_METRICS}
     series = {label: points for label, points in series.items() if points}
     if not series:
         return ""
@@ -161,44 +285,44 @@ def latency_chart(perf: dict[str, Any] | None) -> str:
         svg.line(left, y(tick), left + plot_w, y(tick), "grid")
         svg.text(left - 6, y(tick) + 4, f"{tick:g}", "tick", "end")
     for index, row in enumerate(measured):
-        svg.text(x(index), top + plot_h + 16, f"c{row['concurrency']}", "tick", "middle")
+        svg.text(x(index), top + plot_h + 16, f"c{row.concurrency}", "tick", "middle")
     for number, (label, points) in enumerate(series.items()):
         coords = [(x(i), y(v)) for i, v in points]
         if len(coords) == 1:
             coords.append((coords[0][0] + 1, coords[0][1]))
         svg.polyline(coords, f"series s{number}", f"{label}: " + ", ".join(f"{v:.1f} ms" for _, v in points), metric=label)
         for i, v in points:
-            svg.circle(x(i), y(v), 3, f"point p{number}", f"{label} at c{measured[i]['concurrency']}: {v:.1f} ms")
+            svg.circle(x(i), y(v), 3, f"point p{number}", f"{label} at c{measured[i].concurrency}: {v:.1f} ms")
         svg.text(left + plot_w + 8, top + 12 + 14 * number, label, f"legend-label l{number}")
     svg.text(left + plot_w / 2, top + plot_h + 36, "concurrency", "axis-label", "middle")
     return svg.render()
 
 
-def bench_windows(result: dict[str, Any] | None) -> list[tuple[str, float, float]]:
+def bench_windows(result: ServeResult) -> list[tuple[str, float, float]]:
     """(label, start, end) of each benchmark on the telemetry's clock, for shading the telemetry charts."""
-    return [(f"c{r['concurrency']}", r["t_start_s"], r["t_end_s"]) for r in (result or {}).get("bench") or []
-            if isinstance(r, dict) and is_number(r.get("t_start_s")) and is_number(r.get("t_end_s"))]
-
-def telemetry_samples(telemetry: Any) -> list[dict[str, Any]]:
-    """The samples of the serve step's ``telemetry`` (``{"samples": [...], ...}``, or the list itself)."""
-    samples = telemetry.get("samples") if isinstance(telemetry, dict) else telemetry
-    return [s for s in samples or [] if isinstance(s, dict) and is_number(s.get("t_s"))] if isinstance(samples, list) else []
+    return [(f"c{r.concurrency}", r.t_start_s, r.t_end_s) for r in result.bench or []
+            if is_number(r.t_start_s) and is_number(r.t_end_s)]
 
 
-def telemetry_charts(telemetry: Any, windows: list[tuple[str, float, float]] | None = None) -> list[str]:
+def telemetry_samples(telemetry: Telemetry | None) -> list[Sample]:
+    """The samples of the serve step's ``telemetry`` that have a time."""
+    return [s for s in (telemetry.samples if telemetry else None) or [] if is_number(s.t_s)]
+
+
+def telemetry_charts(telemetry: Telemetry | None, windows: list[tuple[str, float, float]] | None = None) -> list[str]:
     """Small multiples: one chart per metric present, one line per GPU; the power chart shows the power limit.
 
     ``windows`` (label, start, end in the samples' seconds) are shaded: the benchmark at each concurrency.
     """
     samples = telemetry_samples(telemetry)
     colour = {gpu: index % 8 for index, gpu in enumerate(telemetry_gpus(samples))}
-    limits = [s["power_limit_w"] for s in samples if is_number(s.get("power_limit_w"))]
+    limits = [s.power_limit_w for s in samples if is_number(s.power_limit_w)]
     charts = []
     for metric, title in TELEMETRY_METRICS:
         by_gpu: dict[str, list[tuple[float, float]]] = {}
         for sample in samples:
-            if is_number(sample.get(metric)):
-                by_gpu.setdefault(str(sample.get("gpu", "?")), []).append((sample["t_s"], sample[metric]))
+            if is_number(getattr(sample, metric)):
+                by_gpu.setdefault(str(given(sample.gpu, "?")), []).append((sample.t_s, getattr(sample, metric)))
         if not by_gpu:
             continue
         left, top, plot_w, plot_h = 52, 24, 330, 130
@@ -234,9 +358,9 @@ def telemetry_charts(telemetry: Any, windows: list[tuple[str, float, float]] | N
     return charts
 
 
-def telemetry_gpus(samples: list[dict[str, Any]]) -> list[str]:
+def telemetry_gpus(samples: list[Sample]) -> list[str]:
     """The GPUs of the telemetry samples, in index order; a GPU keeps its colour across the charts."""
-    gpus = {str(s.get("gpu", "?")) for s in samples}
+    gpus = {str(given(s.gpu, "?")) for s in samples}
     return sorted(gpus, key=_gpu_order)
 
 
@@ -246,63 +370,45 @@ def _gpu_order(gpu: str) -> tuple:
 
 def html(step: ReportStep) -> list[str]:
     """Time to ready, warmup phases, findings, throughput and latency per concurrency, then the GPU telemetry."""
-    result, triage = step.result, step.first_result(WARMUP_FROM)
-    ready = result.get("ready_after_s")
+    result: ServeResult = step.result
+    triage = step.first_result(WARMUP_FROM)
+    ready = result.ready_after_s
     out = ['<h2 id="serve">Serving</h2>',
-           f'<p id="serve-outcome">Outcome <strong>{esc(result.get("outcome", "?"))}</strong>'
+           f'<p id="serve-outcome">Outcome <strong>{esc(given(result.outcome, "?"))}</strong>'
            + (f", ready after {ready:g} s" if is_number(ready) else "") + ".</p>"]
     phases = warmup_phases(triage)
     if phases:
         out.append(html_table(["warmup phase", "from (s)", "to (s)", "duration (s)"],
-                              [[p["phase"], (f"{p['start_s']:.0f}", "num"), (f"{p['end_s']:.0f}", "num"),
-                                (f"{p['duration_s']:.0f}", "num")] for p in phases], "warmup-phases"))
+                              [[p.phase, (f"{p.start_s:.0f}", "num"), (f"{p.end_s:.0f}", "num"),
+                                (f"{p.duration_s:.0f}", "num")] for p in phases], "warmup-phases"))
     texts = serve_findings(result)
     if texts:
         out.append('<h3>Findings</h3><ul id="serve-findings">' + "".join(f"<li>{esc(t)}</li>" for t in texts) + "</ul>")
-    perf = serve_performance(result)
+    perf = typed_performance(result)
     if rows(perf):
         out.append('<div class="smallmultiples">' + throughput_chart(perf) + latency_chart(perf) + "</div>")
         out.append(html_table(TABLE_HEADERS, [[(c, "num") for c in r] for r in table_rows(perf)], "serve-performance"))
     return out + _telemetry(result)
 
 
-def _telemetry(result: dict[str, Any] | None) -> list[str]:
+def _telemetry(result: ServeResult) -> list[str]:
     """The serve step's ``telemetry``: ``{available, error, interval_s, per_gpu, samples}`` (a bare list of samples works too)."""
-    telemetry = (result or {}).get("telemetry")
+    telemetry = result.telemetry
     rendered = telemetry_charts(telemetry, bench_windows(result))
     if not rendered:
-        error = telemetry.get("error") if isinstance(telemetry, dict) else None
+        error = telemetry.error if telemetry else None
         return ['<h2 id="telemetry">GPU telemetry</h2>', f'<p class="note">No telemetry samples: {esc(error)}</p>'] if error else []
     legend = "".join(f'<span class="swatch sw{index % 8}"></span>GPU {esc(gpu)}'
                      for index, gpu in enumerate(telemetry_gpus(telemetry_samples(telemetry))))
     out = ['<h2 id="telemetry">GPU telemetry during the benchmark</h2>', f'<p class="legend">{legend}</p>',
            '<div class="smallmultiples">' + "".join(rendered) + "</div>"]
-    per_gpu = [g for g in (telemetry.get("per_gpu") if isinstance(telemetry, dict) else None) or [] if isinstance(g, dict)]
+    per_gpu = (telemetry.per_gpu if telemetry else None) or []
     if per_gpu:
         out.append(html_table(["GPU", "samples", "max power (W)", "power limit (W)", "mean utilisation (%)"],
-                              [[g.get("gpu"), (g.get("samples"), "num"), (g.get("max_power_w"), "num"),
-                                (g.get("power_limit_w"), "num"), (g.get("mean_util_pct"), "num")] for g in per_gpu],
+                              [[g.gpu, (g.samples, "num"), (g.max_power_w, "num"),
+                                (g.power_limit_w, "num"), (g.mean_util_pct, "num")] for g in per_gpu],
                               "telemetry-per-gpu"))
     return out
-
-
-class ServeResult(Result):
-    command: list[str] | None = None
-    env: list[str] | None = None
-    outcome: str | None = None
-    ready: bool | None = None
-    ready_after_s: float | None = None
-    waited_s: float | None = None
-    server_exit_code_before_stop: int | None = None
-    server_exit_code: int | None = None
-    smoke: dict[str, Any] | None = None
-    answers: dict[str, Any] | None = None
-    bench: list[dict[str, Any]] | None = None
-    telemetry: dict[str, Any] | list[dict[str, Any]] | None = None  # older records: a bare list of samples
-    performance: dict[str, Any] | None = None
-    duration_s: float | None = None
-    server_log: str | None = None
-    fatal_line: dict[str, Any] | None = None
 
 
 KIND = StepKind(

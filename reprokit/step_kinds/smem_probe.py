@@ -5,41 +5,53 @@ from __future__ import annotations
 from typing import Any
 
 from reprokit.report.tables import html_bytes, html_table, md_table
-from reprokit.step_kinds.base import ReportStep, Result, Section, StepKind
+from reprokit.step_kinds.base import Part, ReportStep, Result, Section, StepKind
 
 LAUNCHES = ("launch_at_optin_limit", "launch_past_optin_limit")
 LAUNCH_HEADERS = ["GPU", "dynamic smem (B)", "launch", "cuFuncSetAttribute", "launch error", "driver says"]
+
+
+class Launch(Part):
+    """A kernel launch with ``dynamic_shared_bytes`` of dynamic shared memory, and what the driver answered."""
+
+    dynamic_shared_bytes: int | None = None
+    ok: bool | None = None
+    set_attribute_error_name: str | None = None
+    error_name: str | None = None
+    error_string: str | None = None
+
+
+class Device(Part):
+    index: int | None = None
+    launch_at_optin_limit: Launch | None = None
+    launch_past_optin_limit: Launch | None = None
 
 
 class ProbeResult(Result):
     host: dict[str, Any] | None = None
     driver: dict[str, Any] | None = None
     device_count: int | None = None
-    devices: list[dict[str, Any]] | None = None
+    devices: list[Device] | None = None
+
+
+def _launches(probe: ProbeResult) -> list[tuple[Device, Launch]]:
+    return [(device, launch) for device in probe.devices or [] for label in LAUNCHES
+            if (launch := getattr(device, label)) is not None]
 
 
 def markdown(step: ReportStep) -> list[str]:
-    probe = step.result
-    if not probe or not probe.get("devices"):
+    probe: ProbeResult = step.result
+    if not probe.devices:
         return []
-    rows = []
-    for d in probe["devices"]:
-        for label in LAUNCHES:
-            launch = d[label]
-            rows.append([d["index"], launch["dynamic_shared_bytes"], "ok" if launch.get("ok") else "refused",
-                         launch.get("set_attribute_error_name"), launch.get("error_name"), launch.get("error_string")])
+    rows = [[d.index, launch.dynamic_shared_bytes, "ok" if launch.ok else "refused", launch.set_attribute_error_name,
+             launch.error_name, launch.error_string] for d, launch in _launches(probe)]
     return ["", "## SMEM probe launches", ""] + md_table(LAUNCH_HEADERS, rows)
 
 
 def html(step: ReportStep) -> list[str]:
-    rows = []
-    for device in step.result.get("devices") or []:
-        for label in LAUNCHES:
-            launch = device.get(label) if isinstance(device, dict) else None
-            if isinstance(launch, dict):
-                rows.append([device.get("index"), (html_bytes(launch.get("dynamic_shared_bytes")), "num"),
-                             ("ok", "yes") if launch.get("ok") else ("refused", "no"),
-                             launch.get("set_attribute_error_name"), launch.get("error_name"), launch.get("error_string")])
+    rows = [[d.index, (html_bytes(launch.dynamic_shared_bytes), "num"), ("ok", "yes") if launch.ok else ("refused", "no"),
+             launch.set_attribute_error_name, launch.error_name, launch.error_string]
+            for d, launch in _launches(step.result)]
     if not rows:
         return []
     return ["<h2>SMEM probe launches</h2>", html_table(LAUNCH_HEADERS, rows, "probe-launches")]

@@ -9,40 +9,89 @@ import pydantic
 
 from reprokit.report.svg import Linear, Log, Svg, decade_ticks, esc, is_number, legend, nice_ticks
 from reprokit.report.tables import figure, html_table
-from reprokit.step_kinds.base import ReportStep, Result, Section, StepInput, StepKind
+from reprokit.step_kinds.base import Part, ReportStep, Result, Section, StepInput, StepKind, given
+
+
+class Problem(Part):
+    """One MoE GEMM shape of the sweep, with the least work and traffic it needs."""
+
+    id: str | None = None
+    phase: str | None = None
+    flops: int | None = None
+    min_bytes: int | None = None
+
+
+class BestTile(Part):
+    """The fastest tile of one problem (or, with ``reason``, why none ran), against the roofline."""
+
+    problem: str | None = None
+    phase: str | None = None
+    config: str | None = None
+    reason: str | None = None
+    bound: str | None = None
+    time_median_s: float | None = None
+    tflops: float | None = None
+    gbps: float | None = None
+    fraction_of_roofline: float | None = None
+
+
+class Roofline(Part):
+    """The ceilings measured in the run."""
+
+    copy_gbps: float | None = None
+    read_gbps: float | None = None
+    dense_gemm_tflops: float | None = None
+
+
+class SweepDevice(Part):
+    name: str | None = None
+    gpu_arch: str | None = None
+
+
+class SweepHeadline(Part):
+    decode_target_fraction_of_copy: float | None = None
+
+
+class CrossCheck(Part):
+    """Each tile's run on this GPU against the static prediction (the judge reads it by path too)."""
+
+    checked: int | None = None
+    agreements: int | None = None
+    disagreements: list[dict[str, Any]] | None = None
+    unverified: list[Any] | None = None
 
 
 class SweepResult(Result):
     model: str | None = None
     model_config_: dict[str, Any] | None = pydantic.Field(None, alias="model_config")  # pydantic owns the name
     params: dict[str, Any] | None = None
-    device: dict[str, Any] | None = None
+    device: SweepDevice | None = None
     versions: dict[str, Any] | None = None
-    problems: list[dict[str, Any]] | None = None
-    roofline: dict[str, Any] | None = None
+    problems: list[Problem] | None = None
+    roofline: Roofline | None = None
     backends: dict[str, Any] | None = None
     configs: list[dict[str, Any]] | None = None
     rows: list[dict[str, Any]] | None = None
-    cross_check: dict[str, Any] | None = None
-    best: list[dict[str, Any]] | None = None
-    headline: dict[str, Any] | None = None
+    cross_check: CrossCheck | None = None
+    best: list[BestTile] | None = None
+    headline: SweepHeadline | None = None
     notes: list[str] | None = None
     timing: dict[str, Any] | None = None
 
 PHASE_CLASS = {"decode": "decode", "prefill": "prefill"}
 
 
-def _measured(best: list[Any]) -> list[dict[str, Any]]:
-    return [b for b in best if isinstance(b, dict) and is_number(b.get("fraction_of_roofline"))]
+def _measured(best: list[BestTile]) -> list[BestTile]:
+    return [b for b in best if is_number(b.fraction_of_roofline)]
 
 
-def sweep_fraction_chart(result: dict[str, Any]) -> str:
+def sweep_fraction_chart(result: SweepResult) -> str:
     """Fraction of the roofline the best tile reaches, one bar per problem, decode and prefill coloured apart."""
-    best = _measured(result.get("best") or [])
+    best = _measured(result.best or [])
     if not best:
         return ""
     bar_w, left, top, plot_h, bottom = 18, 56, 24, 220, 110
-    high = max(1.1, max(b["fraction_of_roofline"] for b in best) * 1.05)
+    high = max(1.1, max(b.fraction_of_roofline for b in best) * 1.05)
     ticks = nice_ticks(high, 5)
     right = left + bar_w * len(best) + 4
     svg = Svg("sweep-fraction-chart", right + 170, top + plot_h + bottom,
@@ -53,32 +102,32 @@ def sweep_fraction_chart(result: dict[str, Any]) -> str:
         svg.text(left - 6, y(tick) + 4, f"{tick:.0%}", "tick", "end")
     svg.line(left, y(1.0), right, y(1.0), "reference roof")
     svg.text(right + 6, y(1.0) + 4, "roofline (100%)", "reference-label")
-    target = (result.get("headline") or {}).get("decode_target_fraction_of_copy")
+    target = result.headline.decode_target_fraction_of_copy if result.headline else None
     if is_number(target):
         svg.line(left, y(target), right, y(target), "reference target")
         svg.text(right + 6, y(target) + 4, f"decode target: {target:.0%} of copy", "reference-label")
     for index, entry in enumerate(best):
         x0 = left + index * bar_w + 2
-        fraction = entry["fraction_of_roofline"]
-        phase = PHASE_CLASS.get(str(entry.get("phase")), "other")
-        tip = (f"{entry.get('problem')} ({entry.get('phase')}): {entry.get('config')} reaches {fraction:.0%} of the "
-               f"roofline ({entry.get('bound', '?')}-bound)")
+        fraction = entry.fraction_of_roofline
+        phase = PHASE_CLASS.get(str(entry.phase), "other")
+        tip = (f"{entry.problem} ({entry.phase}): {entry.config} reaches {fraction:.0%} of the "
+               f"roofline ({given(entry.bound, '?')}-bound)")
         svg.rect(x0, y(fraction), bar_w - 4, y(0) - y(fraction), f"bar {phase}", tip,
-                 problem=entry.get("problem"), phase=entry.get("phase"), fraction=f"{fraction:.4f}")
-        svg.text(x0 + (bar_w - 4) / 2, top + plot_h + 8, entry.get("problem", "?"), "tick mono", "end", rotate=-60)
+                 problem=entry.problem, phase=entry.phase, fraction=f"{fraction:.4f}")
+        svg.text(x0 + (bar_w - 4) / 2, top + plot_h + 8, given(entry.problem, "?"), "tick mono", "end", rotate=-60)
     legend(svg, left, top - 10, [("decode", "decode"), ("prefill", "prefill")])
     return svg.render()
 
 
-def sweep_roofline_chart(result: dict[str, Any]) -> str:
+def sweep_roofline_chart(result: SweepResult) -> str:
     """Achieved TFLOP/s against arithmetic intensity (log-log) under the roof of the run's own ceilings."""
-    roofline = result.get("roofline") or {}
-    copy_gbps, peak_tflops = roofline.get("copy_gbps"), roofline.get("dense_gemm_tflops")
-    problems = {p.get("id"): p for p in result.get("problems") or [] if isinstance(p, dict)}
+    roofline = result.roofline or Roofline()
+    copy_gbps, peak_tflops = roofline.copy_gbps, roofline.dense_gemm_tflops
+    problems = {p.id: p for p in result.problems or []}
     points = []
-    for entry in _measured(result.get("best") or []):
-        problem = problems.get(entry.get("problem")) or {}
-        flops, min_bytes, tflops = problem.get("flops"), problem.get("min_bytes"), entry.get("tflops")
+    for entry in _measured(result.best or []):
+        problem = problems.get(entry.problem) or Problem()
+        flops, min_bytes, tflops = problem.flops, problem.min_bytes, entry.tflops
         if all(is_number(v) and v > 0 for v in (flops, min_bytes, tflops)):
             points.append((flops / min_bytes, tflops, entry))
     if not points or not (is_number(copy_gbps) and is_number(peak_tflops) and copy_gbps > 0 and peak_tflops > 0):
@@ -108,28 +157,28 @@ def sweep_roofline_chart(result: dict[str, Any]) -> str:
     on_slope = math.sqrt(x_start * ridge)  # label the bandwidth slope halfway up, above-left of the line
     svg.text(x(on_slope) - 8, y(copy_gbps * on_slope / 1000) - 6, f"copy {copy_gbps:.0f} GB/s", "reference-label", "end")
     for intensity, tflops, entry in points:
-        phase = PHASE_CLASS.get(str(entry.get("phase")), "other")
-        tip = (f"{entry.get('problem')}: {entry.get('config')}, {tflops:.1f} TFLOP/s at {intensity:.1f} FLOP/B, "
-               f"{entry['fraction_of_roofline']:.0%} of the roofline")
-        svg.circle(x(intensity), y(tflops), 4, f"point {phase}", tip, problem=entry.get("problem"))
+        phase = PHASE_CLASS.get(str(entry.phase), "other")
+        tip = (f"{entry.problem}: {entry.config}, {tflops:.1f} TFLOP/s at {intensity:.1f} FLOP/B, "
+               f"{entry.fraction_of_roofline:.0%} of the roofline")
+        svg.circle(x(intensity), y(tflops), 4, f"point {phase}", tip, problem=entry.problem)
     legend(svg, left + plot_w + 10, top + 40, [("decode", "decode"), ("prefill", "prefill")])
     return svg.render()
 
 
 def html(step: ReportStep) -> list[str]:
     """The run's own ceilings, the roofline charts, the best tile of each problem."""
-    result = step.result
+    result: SweepResult = step.result
     out = ['<h2 id="tile-sweep">Tile sweep: throughput against the roofline</h2>']
-    roofline = result.get("roofline") or {}
-    device = result.get("device") or {}
+    roofline = result.roofline or Roofline()
+    device = result.device or SweepDevice()
     ceilings = []
-    if is_number(roofline.get("copy_gbps")):
-        ceilings.append(f"copy {roofline['copy_gbps']:.0f} GB/s (read + write)")
-    if is_number(roofline.get("read_gbps")):
-        ceilings.append(f"read {roofline['read_gbps']:.0f} GB/s")
-    if is_number(roofline.get("dense_gemm_tflops")):
-        ceilings.append(f"dense bf16 GEMM {roofline['dense_gemm_tflops']:.0f} TFLOP/s")
-    where = f" on {device.get('name')} ({device.get('gpu_arch')})" if device.get("name") else ""
+    if is_number(roofline.copy_gbps):
+        ceilings.append(f"copy {roofline.copy_gbps:.0f} GB/s (read + write)")
+    if is_number(roofline.read_gbps):
+        ceilings.append(f"read {roofline.read_gbps:.0f} GB/s")
+    if is_number(roofline.dense_gemm_tflops):
+        ceilings.append(f"dense bf16 GEMM {roofline.dense_gemm_tflops:.0f} TFLOP/s")
+    where = f" on {device.name} ({device.gpu_arch})" if device.name else ""
     out.append(f'<p id="ceilings">Ceilings measured in this run{esc(where)}: {esc(", ".join(ceilings) or "none recorded")}.</p>')
     out += figure(sweep_roofline_chart(result),
                   "Best tile of each problem: achieved TFLOP/s against its arithmetic intensity (FLOP per byte of the "
@@ -138,15 +187,13 @@ def html(step: ReportStep) -> list[str]:
                   "Fraction of the roofline (the slower of compute at the GEMM ceiling and traffic at copy bandwidth) "
                   "reached by the best tile of each problem.")
     rows = []
-    for entry in result.get("best") or []:
-        if not isinstance(entry, dict):
-            continue
-        time_s, fraction = entry.get("time_median_s"), entry.get("fraction_of_roofline")
-        rows.append([entry.get("problem"), entry.get("phase"), (entry.get("config") or entry.get("reason"), "mono"),
+    for entry in result.best or []:
+        time_s, fraction = entry.time_median_s, entry.fraction_of_roofline
+        rows.append([entry.problem, entry.phase, (entry.config or entry.reason, "mono"),
                      (f"{time_s * 1e6:.1f}" if is_number(time_s) else "", "num"),
-                     (f"{entry['tflops']:.1f}" if is_number(entry.get("tflops")) else "", "num"),
-                     (f"{entry['gbps']:.0f}" if is_number(entry.get("gbps")) else "", "num"),
-                     entry.get("bound"), (f"{fraction:.0%}" if is_number(fraction) else "", "num")])
+                     (f"{entry.tflops:.1f}" if is_number(entry.tflops) else "", "num"),
+                     (f"{entry.gbps:.0f}" if is_number(entry.gbps) else "", "num"),
+                     entry.bound, (f"{fraction:.0%}" if is_number(fraction) else "", "num")])
     if rows:
         out += ["<h3>Best tile per problem</h3>", html_table(
             ["problem", "phase", "best config", "time (us)", "TFLOP/s", "GB/s", "bound", "of roofline"], rows, "best-tiles")]

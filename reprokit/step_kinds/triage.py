@@ -11,7 +11,37 @@ import pydantic
 
 from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
 from reprokit.report.tables import figure, html_table
-from reprokit.step_kinds.base import Output, PinParam, ReportStep, Result, Section, StepInput, StepKind
+from reprokit.step_kinds.base import Number, Output, Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
+
+
+class AutotuneFailure(Part):
+    """One tactic that failed to autotune: its tile, how often, on which ranks, first and last log time."""
+
+    op: str | None = None
+    tactic: int | None = None
+    tile: str | None = None
+    fusion: str | None = None
+    swap_ab: bool | None = None
+    count: int | None = None
+    ranks: list[Any] | None = None
+    first: str | None = None
+    last: str | None = None
+
+
+class TimelineEvent(Part):
+    """A startup event of the server log, from its first to its last line (the warmup phases read these)."""
+
+    event: str | None = None
+    count: Number | None = None
+    first: str | None = None
+    last: str | None = None
+    first_location: str | None = None
+
+
+class Fatal(Part):
+    kind: str | None = None
+    at: str | None = None
+    message: str | None = None
 
 
 class TriageResult(Result):
@@ -31,12 +61,12 @@ class TriageResult(Result):
     env: dict[str, Any] | None = None
     ready: bool | None = None
     autotune_failure_tiles: list[str] | None = None
-    autotune_failures: list[dict[str, Any]] | None = None
+    autotune_failures: list[AutotuneFailure] | None = None
     notes: list[str] | None = None
     autotune_skipped_summaries: list[Any] | None = None
-    fatal: dict[str, Any] | None = None
+    fatal: Fatal | None = None
     errors: list[dict[str, Any]] | None = None
-    timeline: list[dict[str, Any]] | None = None
+    timeline: list[TimelineEvent] | None = None
     counts: dict[str, Any] | None = None
     flashinfer: dict[str, Any] | None = None
     files: list[dict[str, Any]] | None = None
@@ -56,13 +86,11 @@ def parse_log_time(text: Any) -> dt.datetime | None:
     return None
 
 
-def timeline_chart(result: dict[str, Any]) -> str:
+def timeline_chart(result: TriageResult) -> str:
     """One row per triage timeline event: a span from its first to its last occurrence, seconds from the first event."""
     entries = []
-    for event in result.get("timeline") or []:
-        if not isinstance(event, dict):
-            continue
-        first, last = parse_log_time(event.get("first")), parse_log_time(event.get("last"))
+    for event in result.timeline or []:
+        first, last = parse_log_time(event.first), parse_log_time(event.last)
         if first is not None:
             entries.append((event, first, last if last is not None and last >= first else first))
     if not entries:
@@ -81,16 +109,16 @@ def timeline_chart(result: dict[str, Any]) -> str:
     svg.text(label_w + plot_w / 2, plot_bottom + 32, f"seconds after {start.isoformat(sep=' ')}", "axis-label", "middle")
     for index, (event, first, last) in enumerate(entries):
         y = top + index * row_h
-        name = str(event.get("event", "?"))
+        name = str(given(event.event, "?"))
         x0, x1 = x((first - start).total_seconds()), x((last - start).total_seconds())
         kind = _event_class(name)
-        tip = f"{name}: {event.get('count', '?')} line(s), {event.get('first')} .. {event.get('last')}"
-        if event.get("first_location"):
-            tip += f" (first at {event['first_location']})"
+        tip = f"{name}: {given(event.count, '?')} line(s), {event.first} .. {event.last}"
+        if event.first_location:
+            tip += f" (first at {event.first_location})"
         svg.text(label_w - 8, y + row_h - 6, name, "row-label mono", "end")
-        svg.rect(x0, y + 4, max(x1 - x0, 3), row_h - 8, f"span {kind}", tip, event=name, count=event.get("count"))
-        if is_number(event.get("count")) and event["count"] > 1:
-            svg.text(max(x1, x0 + 3) + 4, y + row_h - 6, f"x{event['count']}", "value")
+        svg.rect(x0, y + 4, max(x1 - x0, 3), row_h - 8, f"span {kind}", tip, event=name, count=event.count)
+        if is_number(event.count) and event.count > 1:
+            svg.text(max(x1, x0 + 3) + 4, y + row_h - 6, f"x{event.count}", "value")
     return svg.render()
 
 
@@ -104,28 +132,26 @@ def _event_class(name: str) -> str:
 
 def html(step: ReportStep) -> list[str]:
     """The verdict, the autotune failures per tactic, the fatal line and the warmup timeline."""
-    result = step.result
+    result: TriageResult = step.result
     out = ['<h2 id="triage">Server log triage</h2>',
-           f"<p><strong>{esc(result.get('verdict'))}</strong>: {esc(result.get('reason', ''))}</p>"]
-    if result.get("hint"):
-        out.append(f'<p class="note">{esc(result["hint"])}</p>')
+           f"<p><strong>{esc(result.verdict)}</strong>: {esc(given(result.reason, ''))}</p>"]
+    if result.hint:
+        out.append(f'<p class="note">{esc(result.hint)}</p>')
     rows = []
-    for failure in result.get("autotune_failures") or []:
-        if not isinstance(failure, dict):
-            continue
-        ranks = failure.get("ranks") or []
-        rows.append([str(failure.get("op") or "").rsplit("::", 1)[-1], (failure.get("tactic"), "num"),
-                     (failure.get("tile"), "mono"), failure.get("fusion"),
-                     "yes" if failure.get("swap_ab") else "no" if failure.get("swap_ab") is not None else "",
-                     (failure.get("count"), "num"), ", ".join(map(str, ranks)) or "not logged",
-                     failure.get("first"), failure.get("last")])
+    for failure in result.autotune_failures or []:
+        ranks = failure.ranks or []
+        rows.append([str(failure.op or "").rsplit("::", 1)[-1], (failure.tactic, "num"),
+                     (failure.tile, "mono"), failure.fusion,
+                     "yes" if failure.swap_ab else "no" if failure.swap_ab is not None else "",
+                     (failure.count, "num"), ", ".join(map(str, ranks)) or "not logged",
+                     failure.first, failure.last])
     if rows:
-        total = sum(f.get("count") or 0 for f in result["autotune_failures"] if isinstance(f, dict))
+        total = sum(f.count or 0 for f in result.autotune_failures or [])
         out += [f"<h3>Autotune failures: {len(rows)} tactic(s), {total} failure line(s)</h3>", html_table(
             ["op", "tactic", "tile", "fusion", "swap_ab", "count", "ranks", "first", "last"], rows, "autotune-failures")]
-    fatal = result.get("fatal")
-    if isinstance(fatal, dict):
-        out.append(f'<p class="note">Fatal ({esc(fatal.get("kind"))}) at {esc(fatal.get("at"))}: {esc(fatal.get("message"))}</p>')
+    fatal = result.fatal
+    if fatal is not None:
+        out.append(f'<p class="note">Fatal ({esc(fatal.kind)}) at {esc(fatal.at)}: {esc(fatal.message)}</p>')
     out += figure(timeline_chart(result),
                   "Warmup and autotuning as the server logged them: each event from its first to its last line (all ranks), "
                   "autotune failures in red, readiness in green.")

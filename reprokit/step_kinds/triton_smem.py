@@ -7,37 +7,23 @@ from __future__ import annotations
 from typing import Any
 
 from reprokit.report.tables import Block, html_blocks, md_blocks
-from reprokit.step_kinds.base import PinParam, ReportStep, Result, Section, StepInput, StepKind
+from reprokit.step_kinds.base import Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
 
 
-def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
-    """The section of one step: a title, then paragraphs and tables; none for a result without cases."""
-    result = step.result
-    if not result.get("by_case"):
-        return None
-    archs = result["archs"]
-    title = (f"Shared memory of {result['kernel']} ({result['package']} {result['version']},"
-             f" Triton {result['triton']}; step {step.name})")
-    rows = []
-    for case in result["cases"]:
-        cells = []
-        for arch in archs:
-            row = result["by_case"][case["name"]][arch]
-            cells.append(f"{row['shared_bytes']} ({'fits' if row['fits'] else 'OVERFLOWS'})" if row["fits"] is not None
-                         else f"compile failed: {row['error']}")
-        rows.append([case["name"], case.get("num_warps", "-"), case.get("num_stages", "-"), *cells])
-    return title, [f"{result['source']}; limits: " + ", ".join(f"{a} {result['limits_bytes'][a]} B" for a in archs) + ".",
-                   (["case", "warps", "stages", *archs], rows)]
+class Case(Part):
+    """One launch configuration of the kernel."""
+
+    name: str
+    num_warps: int | None = None
+    num_stages: int | None = None
 
 
-def markdown(step: ReportStep) -> list[str]:
-    section = blocks(step)
-    return md_blocks(*section) if section else []
+class ArchSize(Part):
+    """The kernel of one case compiled for one arch: its shared memory, or why it did not compile."""
 
-
-def html(step: ReportStep) -> list[str]:
-    section = blocks(step)
-    return html_blocks(*section) if section else []
+    shared_bytes: int | None = None
+    fits: bool | None = None
+    error: str | None = None
 
 
 class TritonSmemResult(Result):
@@ -50,9 +36,39 @@ class TritonSmemResult(Result):
     triton: str | None = None
     archs: list[str] | None = None
     limits_bytes: dict[str, int] | None = None
-    cases: list[dict[str, Any]] | None = None
-    by_case: dict[str, Any] | None = None
+    cases: list[Case] | None = None
+    by_case: dict[str, dict[str, ArchSize]] | None = None  # case name -> arch -> its size
     overflowing: dict[str, Any] | None = None
+
+
+def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
+    """The section of one step: a title, then paragraphs and tables; none for a result without cases."""
+    result: TritonSmemResult = step.result
+    if not result.by_case:
+        return None
+    archs, limits = result.archs or [], result.limits_bytes or {}
+    title = (f"Shared memory of {result.kernel} ({result.package} {result.version},"
+             f" Triton {result.triton}; step {step.name})")
+    rows = []
+    for case in result.cases or []:
+        cells = []
+        for arch in archs:
+            size = result.by_case[case.name][arch]
+            cells.append(f"{size.shared_bytes} ({'fits' if size.fits else 'OVERFLOWS'})" if size.fits is not None
+                         else f"compile failed: {size.error}")
+        rows.append([case.name, given(case.num_warps, "-"), given(case.num_stages, "-"), *cells])
+    return title, [f"{result.source}; limits: " + ", ".join(f"{a} {limits[a]} B" for a in archs) + ".",
+                   (["case", "warps", "stages", *archs], rows)]
+
+
+def markdown(step: ReportStep) -> list[str]:
+    section = blocks(step)
+    return md_blocks(*section) if section else []
+
+
+def html(step: ReportStep) -> list[str]:
+    section = blocks(step)
+    return html_blocks(*section) if section else []
 
 
 KIND = StepKind(

@@ -50,7 +50,29 @@ def test_an_input_must_name_an_output_its_producer_declares():
 @pytest.mark.parametrize(("kind", "result", "message"), [
     ("static-smem", {"status": "ok", "failing_tiles": "128x256x128"},
      "field 'failing_tiles': Input should be a valid list (got '128x256x128')"),
-    ("static-smem", {"status": "ok", "rows": [{"tactic": 3}, 7]}, "field 'rows[1]': Input should be a valid dictionary (got 7)"),
+    ("static-smem", {"status": "ok", "rows": [{"tactic": 3}, 7]},
+     "field 'rows[1]': Input should be a valid dictionary or instance of SmemRow (got 7)"),
+    # nested parts the report reads by field: a wrong one names its path
+    ("static-smem", {"status": "ok", "rows": [{"tactic": 0}, {}, {}, {"kernel_smem_bytes": "102400"}]},
+     "field 'rows[3].kernel_smem_bytes': Input should be a valid integer (got '102400')"),
+    ("tile-sweep", {"status": "ok", "best": [{"problem": "p1", "tflops": "fast"}]},
+     "field 'best[0].tflops': Input should be a valid number (got 'fast')"),
+    ("tile-sweep", {"status": "ok", "cross_check": {"checked": 57, "agreements": True}},
+     "field 'cross_check.agreements': Input should be a valid integer (got True)"),
+    ("serve", {"status": "ok", "telemetry": {"samples": [{"t_s": 0.0, "power_w": "235 W"}]}},
+     "field 'telemetry.samples[0].power_w': Input should be a valid number (got '235 W')"),
+    ("serve", {"status": "ok", "performance": {"by_concurrency": {"c32": {"concurrency": "32"}}}},
+     "field 'performance.by_concurrency.c32.concurrency': Input should be a valid integer (got '32')"),
+    ("triage", {"status": "ok", "autotune_failures": [{"tactic": 14, "count": 2.5}]},
+     "field 'autotune_failures[0].count': Input should be a valid integer (got 2.5)"),
+    ("triage", {"status": "ok", "timeline": [None]},
+     "field 'timeline[0]': Input should be a valid dictionary or instance of TimelineEvent (got None)"),
+    ("triton-smem", {"status": "ok", "by_case": {"bs16": {"sm120": {"fits": "yes"}}}},
+     "field 'by_case.bs16.sm120.fits': Input should be a valid boolean (got 'yes')"),
+    ("triton-moe-configs", {"status": "ok", "tuned": {"files": 3}},
+     "field 'tuned.config_dirs': Field required (got nothing)"),
+    ("smem-probe", {"status": "ok", "devices": [{"launch_at_optin_limit": {"ok": 1}}]},
+     "field 'devices[0].launch_at_optin_limit.ok': Input should be a valid boolean (got 1)"),
     ("serve", {"outcome": "ready"}, "field 'status': Field required (got nothing)"),
     ("serve", {"status": "ok", "ready_after_s": "179"}, "field 'ready_after_s': Input should be a valid number (got '179')"),
     ("triage", [], "the result: Input should be a valid dictionary or instance of TriageResult (got [])"),
@@ -101,11 +123,11 @@ class HelloResult(Result):
 
 
 def markdown(step: ReportStep) -> list[str]:
-    return ["", "## Hello", ""] + md_table(["step", "greeting"], [[step.name, step.result["greeting"]]])
+    return ["", "## Hello", ""] + md_table(["step", "greeting"], [[step.name, step.result.greeting]])
 
 
 def html(step: ReportStep) -> list[str]:
-    return ["<h2>Hello</h2>", html_table(["step", "greeting"], [[step.name, step.result["greeting"]]], "hello")]
+    return ["<h2>Hello</h2>", html_table(["step", "greeting"], [[step.name, step.result.greeting]], "hello")]
 
 
 KIND = StepKind(

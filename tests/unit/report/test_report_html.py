@@ -36,7 +36,9 @@ VERDICT = Verdict("FAIL", "1 of 1 expectations did not hold",
 
 
 def steps_with(**results: tuple[str, dict | None]) -> dict:
-    return {name: StepEntry(name, uses, "ok", result=result) for name, (uses, result) in results.items()}
+    """Ok steps with these results (a result without a status says ``ok``, as its step's entry does)."""
+    return {name: StepEntry(name, uses, "ok", result=None if result is None else {"status": "ok", **result})
+            for name, (uses, result) in results.items()}
 
 
 def render(steps: dict, manifest: Manifest | None = None, verdict: dict | None = None, artifacts: dict | None = None) -> str:
@@ -120,9 +122,11 @@ def test_sections_only_for_steps_with_results() -> None:
         assert section not in page
     page = render(steps_with(serve=("serve", {"status": "ok"})))
     assert 'id="telemetry"' not in page  # serve ran but recorded no telemetry
-    page = render(steps_with(serve=("serve", {"telemetry": {"available": False, "error": "nvidia-smi is not on the PATH",
-                                                            "per_gpu": [], "samples": []}})))
+    page = render(steps_with(serve=("serve", {"status": "ok", "telemetry": {
+        "available": False, "error": "nvidia-smi is not on the PATH", "per_gpu": [], "samples": []}})))
     assert '<p class="note">No telemetry samples: nvidia-smi is not on the PATH</p>' in page and "<svg" not in page
+    page = render({"serve": StepEntry("serve", "serve", "ok", result={"telemetry": {"error": "nvidia-smi is not there"}})})
+    assert 'id="serve"' not in page  # no status: not a serve result (the runner made it the step's error)
 
 
 def test_text_is_escaped() -> None:
@@ -144,11 +148,11 @@ def test_text_is_escaped() -> None:
 
 
 def test_charts_degrade_with_missing_fields() -> None:
-    smem = {"arch": "sm120", "rows": [{"tile": "128x256x128"}, {"op": "x", "tactic": 1, "kernel_smem_bytes": 200000}, "junk"]}
+    smem = {"arch": "sm120", "rows": [{"tile": "128x256x128"}, {"op": "x", "tactic": 1, "kernel_smem_bytes": 200000}]}
     sweep = {"best": [{"problem": "p1", "phase": "decode", "fraction_of_roofline": 0.5}, {"problem": "p2", "config": None,
                                                                                           "reason": "no configuration ran"}],
              "roofline": {}}
-    triage = {"verdict": "READY", "autotune_failures": [{"tile": "128x256x128"}, None],
+    triage = {"verdict": "READY", "autotune_failures": [{"tile": "128x256x128"}],
               "timeline": [{"event": "ready", "first": "not a time"}, {"event": "load_weight_end", "first": "2026-02-19 10:04:50"}]}
     serve = {"telemetry": [{"t_s": 0, "gpu": 0, "power_w": None}, {"t_s": 1, "gpu": 0, "power_w": 300}, {"gpu": 1}]}
     page = render(steps_with(smem=("static-smem", smem), sweep=("tile-sweep", sweep), triage=("triage", triage),

@@ -11,9 +11,14 @@ from reprokit.judge import judge_one
 from reprokit.records.models import Judgement, StepEntry
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import shared_reasons
-from reprokit.step_kinds import ReportStep, serve, static_smem
+from reprokit.step_kinds import STEP_KINDS, ReportStep, serve, static_smem
 from reprokit.workloads.serve_stats import findings, performance
 from tests.unit.report.report_data import BENCH_FIGURES, real_smem_result, triage_result
+
+
+def typed(kind: str, result: dict):
+    """``result`` as the report reads it: the kind's model."""
+    return STEP_KINDS[kind].read_result(result, f"a {kind} result")
 
 
 def served(result: dict) -> StepEntry:
@@ -67,13 +72,14 @@ def test_busy_gpus_and_scaling_throughput_give_no_finding():
 
 
 def test_a_record_without_performance_is_computed_the_same_way():
-    result = {"bench": bench(), "telemetry": {"samples": double_samples()}, "ready_after_s": 12.0}
+    result = {"status": "ok", "bench": bench(), "telemetry": {"samples": double_samples()}, "ready_after_s": 12.0}
     assert serve.serve_performance(result) == performance(bench(), double_samples(), 12.0)
+    assert serve.typed_performance(typed("serve", result)).model_dump(exclude_unset=True) == serve.serve_performance(result)
 
 
 def test_warmup_phases_from_the_real_ep8_log():
-    phases = serve.warmup_phases(triage_result())
-    assert [(p["phase"], p["duration_s"]) for p in phases] == [
+    phases = serve.warmup_phases(typed("triage", triage_result()))
+    assert [(p.phase, p.duration_s) for p in phases] == [
         ("autotuning (FlashInfer MoE)", 50.0), ("CUDA graph capture", 99.0), ("ready", 8.0)]
 
 
@@ -99,10 +105,10 @@ def test_reference_with_only_a_floor():
 
 
 def test_byte_accounting_of_the_real_sm120_analysis():
-    assert static_smem.accounting_rows(real_smem_result()) == [
+    assert static_smem.accounting_rows(typed("static-smem", real_smem_result())) == [
         ["gemm2 #14 128x256x128 FINALIZE bf16,f16", "102 400", "101 376", "+1 024", "83 968", "17 408"],
         ["gemm2 #15 256x128x128 FINALIZE bf16,f16", "102 400", "101 376", "+1 024", "83 968", "17 408"]]
-    chart = static_smem.text_chart(real_smem_result())
+    chart = static_smem.text_chart(typed("static-smem", real_smem_result()))
     assert chart[0] == chart[-1] == "```"
     bars = chart[2:-1]
     assert len(bars) == 6  # 2 over, the 4 fitting ones nearest the limit
@@ -112,9 +118,9 @@ def test_byte_accounting_of_the_real_sm120_analysis():
 
 
 def test_a_result_without_kernels_says_why():
-    result = {"flashinfer": "0.6.3", "arch": "sm90", "dtype": "nvfp4", "rows": [], "failing_tiles": [], "fitting_tiles": [],
+    result = {"status": "ok", "flashinfer": "0.6.3", "arch": "sm90", "dtype": "nvfp4", "rows": [], "failing_tiles": [], "fitting_tiles": [],
               "notes": ["FlashInfer 0.6.3 builds no NVFP4 CUTLASS MoE kernels for sm90"]}
-    lines = static_smem.headline_markdown(ReportStep("static-smem", result, {}))
+    lines = static_smem.headline_markdown(ReportStep("static-smem", typed("static-smem", result)))
     assert lines == ["", "## Shared memory on sm90", "",
                      "FlashInfer 0.6.3 has no nvfp4 CUTLASS MoE kernel for sm90 that the analysis could size: "
                      "FlashInfer 0.6.3 builds no NVFP4 CUTLASS MoE kernels for sm90"]
