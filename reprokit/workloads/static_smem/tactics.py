@@ -19,7 +19,8 @@ from typing import Any
 
 from reprokit.workloads.contract import WorkloadError, write_json_atomic
 from reprokit.workloads.static_smem import analysis, sources
-from reprokit.workloads.static_smem.workload import Analysis, Options, reported_as_workload_errors
+from reprokit.workloads.static_smem.options import Options
+from reprokit.workloads.static_smem.workload import Analysis, reported_as_workload_errors
 
 DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "tactics"
 ENTRY_KEYS = ("op", "tactic", "tile", "tile_enum", "fusion", "swap_ab", "index_in_op", "tile_enum_value",

@@ -16,7 +16,6 @@ FUNCTION_LINES = 80
 # module -> lines it may have at most (today's count)
 LONG_MODULES = {
     "reprokit/workloads/static_smem/codegen.py": 548,  # mostly the C++ source templates it writes (data)
-    "reprokit/workloads/static_smem/workload.py": 518,  # grew past the limit while #13 was under way: to split
 }
 # "module:function" -> lines it may have at most (today's count)
 LONG_FUNCTIONS = {

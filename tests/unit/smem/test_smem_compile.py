@@ -11,7 +11,8 @@ import pytest
 from reprokit.commands.smem import run_smem
 from reprokit.errors import ExitCode
 from reprokit.workloads.static_smem.codegen import KernelVariant
-from reprokit.workloads.static_smem.workload import Analysis, Options
+from reprokit.workloads.static_smem.options import Options
+from reprokit.workloads.static_smem.workload import Analysis
 
 
 def variant(fusion: str) -> KernelVariant:

@@ -12,7 +12,7 @@ import pytest
 
 from reprokit.workloads.contract import Exit, WorkloadError
 from reprokit.workloads.static_smem.nvcc import find_nvcc, first_error_line
-from reprokit.workloads.static_smem.workload import Options
+from reprokit.workloads.static_smem.options import Options
 
 REPO = Path(__file__).resolve().parents[3]
 LAUNCHER = "flashinfer/data/csrc/nv_internal/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/launchers/moe_gemm_tma_ws_launcher.inl"
