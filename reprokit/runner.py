@@ -14,16 +14,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit
-from reprokit.errors import ExitCode
 from reprokit.hosts.detached import Detached
 from reprokit.hosts.executor import Executor
 from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.images.build import built_images
-from reprokit.judge import FAIL, INCONCLUSIVE, PASS, judge
+from reprokit.judge import judge
 from reprokit.plan.control_steps import run_control_step
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
@@ -38,15 +37,17 @@ from reprokit.secrets import collect_secrets
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
-EXIT_BY_VERDICT = {PASS: ExitCode.PASS, FAIL: ExitCode.FAIL, INCONCLUSIVE: ExitCode.INCONCLUSIVE}
 FINGERPRINT_TIMEOUT_S = 120
 
 
 @dataclass
 class RunOutcome:
+    """How a run ended; the front end (``commands/run.py``) turns it into the exit code."""
+
     run_dir: Path
     verdict: dict[str, Any]  # as the front end prints it: verdict.json, or the word and why of a run not judged
-    exit_code: ExitCode
+    ended: Literal["judged", "host_kept", "interrupted"]  # host_kept: the host keeps the step's files (collect)
+    step_errors: bool = False  # a step ended in an error status (STEP_ERRORS): a judged PASS is not a pass
 
 
 Say = Callable[[str], None]
@@ -108,7 +109,7 @@ def run_kit(
         detached = exc.status == "detached"  # an unreachable host cannot be cleaned up; an incomplete pull can
         mark_unpulled(record, exc.status, str(exc), exc.step, exc.remote_dir)
         say(f"warning: {exc.status}: {exc}. Bring the run back later with `invoke collect {run_id}`")  # shown when quiet too
-        return RunOutcome(record.dir, {"verdict": exc.status.upper(), "summary": str(exc)}, ExitCode.HOST_ERROR)
+        return RunOutcome(record.dir, {"verdict": exc.status.upper(), "summary": str(exc)}, "host_kept")
     except KeyboardInterrupt:
         pending = dict(getattr(executor, "unpulled", {}))
         if pending:
@@ -119,7 +120,7 @@ def run_kit(
         else:
             record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
             say(f"warning: interrupted; partial record in {record.dir}")
-        return RunOutcome(record.dir, {"verdict": "INTERRUPTED"}, ExitCode.INTERRUPTED)
+        return RunOutcome(record.dir, {"verdict": "INTERRUPTED"}, "interrupted")
     except BaseException as exc:
         pending = dict(getattr(executor, "unpulled", {}))
         if pending:
@@ -269,17 +270,15 @@ def _last_line(log: Path, max_chars: int = 300) -> str:
 
 
 def conclude(kit: Kit, record: RunRecord, steps: dict[str, StepEntry], fingerprint: dict[str, Any]) -> RunOutcome:
-    """Judge, report, finalise the manifest (hashes), and pick the exit code."""
+    """Judge, report, and finalise the manifest (hashes)."""
     verdict = judge(kit, steps, fingerprint)
     write_json_atomic(record.dir / VERDICT, verdict.to_json())
     record.update(verdict=verdict.summarised())
     write_report(record.dir, record.manifest, verdict, steps)
     write_html_report(record.dir, record.manifest, verdict, steps)
     record.finish("complete")
-    code = EXIT_BY_VERDICT[verdict.verdict]
-    if any(e.status in STEP_ERRORS for e in steps.values()) and code != ExitCode.FAIL:
-        code = ExitCode.STEP_ERROR
-    return RunOutcome(record.dir, verdict.to_json(), code)
+    return RunOutcome(record.dir, verdict.to_json(), "judged",
+                      step_errors=any(e.status in STEP_ERRORS for e in steps.values()))
 
 
 def pin_drift(pins: dict[str, str], installed: dict[str, str | None]) -> dict[str, dict[str, str | None]]:

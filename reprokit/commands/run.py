@@ -28,6 +28,7 @@ from reprokit.hosts.executor import LocalFS
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosts.remote import STOP
+from reprokit.judge import FAIL, INCONCLUSIVE, PASS
 from reprokit.program import task
 from reprokit.records.run import load_manifest, resolve_run_dir
 from reprokit.report.markdown import shorten
@@ -63,6 +64,20 @@ def connect_options(paths: dict, accept_new_host_key: bool, image: list[str] | N
     limits = pull_limits(max_pull_bytes if max_pull_bytes is not None else paths.get("max_pull_bytes"))
     return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
                           images=parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"], **limits)
+
+
+EXIT_BY_VERDICT = {PASS: ExitCode.PASS, FAIL: ExitCode.FAIL, INCONCLUSIVE: ExitCode.INCONCLUSIVE}
+
+
+def run_exit_code(outcome: RunOutcome) -> ExitCode:
+    """A run's exit code: its verdict's, STEP_ERROR for a judged run with a failed step (unless it FAILed anyway),
+    HOST_ERROR when the host keeps the step's files (`invoke collect`), INTERRUPTED on Ctrl-C or SIGTERM."""
+    if outcome.ended == "interrupted":
+        return ExitCode.INTERRUPTED
+    if outcome.ended == "host_kept":
+        return ExitCode.HOST_ERROR
+    code = EXIT_BY_VERDICT[outcome.verdict["verdict"]]
+    return ExitCode.STEP_ERROR if outcome.step_errors and code != ExitCode.FAIL else code
 
 
 def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
@@ -118,10 +133,10 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     outcome = run_kit(kit, kit_path, host, Path(runs_dir), kits, say=say, stream=stream, inventory=inventory,
                       options=options, selection=selection)
     if as_json:
-        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **outcome.verdict}, indent=2))
+        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(run_exit_code(outcome)), **outcome.verdict}, indent=2))
     else:
         _print_verdict(kit.kit, host.name, outcome)
-    return outcome.exit_code
+    return run_exit_code(outcome)
 
 
 def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_json: bool,
@@ -133,7 +148,7 @@ def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_jso
         try:
             outcome = run_kit(kit, kit_path, host, runs_dir, kits, say=say, stream=stream, inventory=inventory,
                               options=options, selection=selection)
-            return host.name, int(outcome.exit_code), outcome.verdict.get("verdict"), str(outcome.run_dir), ""
+            return host.name, int(run_exit_code(outcome)), outcome.verdict.get("verdict"), str(outcome.run_dir), ""
         except ReprokitError as exc:
             return host.name, int(exc.exit_code), "ERROR", "", str(exc)
 
@@ -183,10 +198,10 @@ def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOp
     outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, Path(kits_dir), say=say, wait_s=wait_s)
     manifest = load_manifest(run_dir)
     if as_json:
-        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(outcome.exit_code), **outcome.verdict}, indent=2))
+        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(run_exit_code(outcome)), **outcome.verdict}, indent=2))
     else:
         _print_verdict(manifest.kit_name, manifest.host_name, outcome)
-    return outcome.exit_code
+    return run_exit_code(outcome)
 
 
 def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectOptions, as_json: bool = False,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from reprokit.commands.run import run_exit_code
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
@@ -195,7 +196,7 @@ def test_step_timeout_ends_the_process_group(tmp_path):
     host = load_inventory(inventory).host("hang")
     messages: list[str] = []
     outcome = run_kit(kit, kits / "smem-probe.yml", host, tmp_path / "runs", kits, say=messages.append)
-    assert outcome.exit_code == ExitCode.STEP_ERROR
+    assert run_exit_code(outcome) == ExitCode.STEP_ERROR
     manifest = load_manifest(outcome.run_dir).to_json()
     probe = next(s for s in manifest["steps"] if s["name"] == "probe")
     assert (probe["status"], probe["reason"]) == ("timeout", "timed out after 2 s; the process group was ended")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 
+from reprokit.commands.run import run_exit_code
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
 from reprokit.hosts.factory import remote_executor
@@ -139,7 +140,7 @@ def test_a_host_whose_python_lies_to_the_pull_back_cannot_plant_files(rig, tmp_p
     outcome = run_kit(load_kit_file(KIT), KIT, inv.host(HOST), rig.runs, KIT.parent, say=rig.messages.append,
                       inventory=inv, options=rig.options())
     manifest = load_manifest(outcome.run_dir).to_json()
-    assert outcome.exit_code == ExitCode.HOST_ERROR
+    assert run_exit_code(outcome) == ExitCode.HOST_ERROR
     assert manifest["status"] == "incomplete"
     assert manifest["detached"]["step"] == "fingerprint"  # the first step pulled back already met the lie
     assert manifest["status_detail"] == (f"host '{HOST}': the reader's answer for result.json is out of order; the"

@@ -14,6 +14,7 @@ import types
 import pytest
 
 from reprokit.collect import collect_run
+from reprokit.commands.run import run_exit_code
 from reprokit.errors import ExitCode, HostError
 from reprokit.hosts.pullback import PullBack
 from reprokit.records.run import load_manifest, resolve_run_dir, verify_record
@@ -43,7 +44,7 @@ def assert_collected(rig, outcome_dir, inv, **fields):
 
 def test_byte_cap_stops_the_pull_keeps_the_host_copy_and_collect_by_id_finishes(rig):
     outcome, manifest, inv = rig.run(BIG, options=rig.options(max_pull_bytes=200000))
-    assert outcome.exit_code == ExitCode.HOST_ERROR
+    assert run_exit_code(outcome) == ExitCode.HOST_ERROR
     assert manifest["status"] == "incomplete"
     assert manifest["detached"]["step"] == "probe"
     assert "passes this run's cap of 200000 bytes (--max-pull-bytes); the files stay on the host" in manifest["status_detail"]
@@ -65,7 +66,7 @@ def test_ctrl_c_during_the_pull_back_keeps_the_results_on_the_host(rig, monkeypa
     monkeypatch.setattr(PullBack, "_pull_file", interrupted)
     outcome, manifest, inv = rig.run(BIG)
     monkeypatch.setattr(PullBack, "_pull_file", original)
-    assert outcome.exit_code == ExitCode.INTERRUPTED
+    assert run_exit_code(outcome) == ExitCode.INTERRUPTED
     assert manifest["status"] == "incomplete"
     assert manifest["status_detail"] == "stopped by Ctrl-C or SIGTERM; step 'probe' was ended, its files stay on the host"
     assert not (outcome.run_dir / "report.md").exists()
@@ -87,7 +88,7 @@ def test_host_lost_during_the_pull_back_ends_detached_and_collect_finishes(rig, 
     monkeypatch.setattr(PullBack, "pull", vanish_then_pull)
     outcome, manifest, inv = rig.run(BIG, options=rig.options(reconnect_attempts=1))
     monkeypatch.setattr(PullBack, "pull", original)
-    assert outcome.exit_code == ExitCode.HOST_ERROR
+    assert run_exit_code(outcome) == ExitCode.HOST_ERROR
     assert manifest["status"] == "detached"
     assert manifest["status_detail"].startswith(f"host '{HOST}': lost the connection and could not reconnect:")
     assert manifest["status_detail"].endswith("step 'probe' ended, its files stay on the host")
@@ -137,7 +138,7 @@ def test_no_space_here_stops_before_writing_and_keeps_the_host_copy(rig, tmp_pat
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=80m", "tmpfs", str(rig.runs)], check=True)
     try:
         outcome, manifest, _ = rig.run('head -c 20000000 /dev/zero > big.bin; ' + RESULT_OK)
-        assert outcome.exit_code == ExitCode.HOST_ERROR
+        assert run_exit_code(outcome) == ExitCode.HOST_ERROR
         assert manifest["status"] == "incomplete"
         detail = manifest["status_detail"]
         assert detail.startswith("this machine has ") and detail.endswith(
@@ -177,7 +178,7 @@ def test_a_disk_that_fills_while_writing_is_its_own_error(rig, monkeypatch):
     monkeypatch.setattr(pullback.shutil, "disk_usage", lambda path: types.SimpleNamespace(free=1 << 40))  # it saw room
     try:
         outcome, manifest, _ = rig.run('head -c 6000000 /dev/zero > big.bin; ' + RESULT_OK)
-        assert outcome.exit_code == ExitCode.HOST_ERROR
+        assert run_exit_code(outcome) == ExitCode.HOST_ERROR
         assert manifest["status"] == "incomplete"
         assert manifest["status_detail"] == (f"this machine's disk is full at {outcome.run_dir / 'steps' / 'probe'} (No"
                                              " space left on device) while pulling big.bin; free space there; the files"

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from reprokit.collect import collect_run
+from reprokit.commands.run import run_exit_code
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
@@ -149,7 +150,7 @@ def test_step_timeout_ends_the_remote_process_tree(tmp_path):
     inv = load_inventory(inventory)
     outcome = run_kit(load_kit_file(kits / "smem-probe.yml"), kits / "smem-probe.yml", inv.host("h4"), tmp_path / "runs",
                       kits, say=lambda m: None, inventory=inv, options=ConnectOptions(known_hosts=known))
-    assert outcome.exit_code == ExitCode.STEP_ERROR
+    assert run_exit_code(outcome) == ExitCode.STEP_ERROR
     manifest = load_manifest(outcome.run_dir).to_json()
     probe = next(s for s in manifest["steps"] if s["name"] == "probe")
     assert (probe["status"], probe["reason"]) == ("timeout", "timed out after 3 s; the process group was ended")
@@ -212,7 +213,7 @@ def test_cut_link_detaches_and_collect_brings_everything_back(tmp_path):
     finally:
         cutter.join()
         subprocess.run(["ip", "link", "set", "rkv-h6", "up"], check=True)
-    assert outcome.exit_code == ExitCode.HOST_ERROR, messages
+    assert run_exit_code(outcome) == ExitCode.HOST_ERROR, messages
     manifest = load_manifest(outcome.run_dir).to_json()
     assert manifest["status"] == "detached"
     assert manifest["detached"]["step"] == "probe"

@@ -27,8 +27,6 @@ ALLOWED = {
     ("reprokit/hosts/hostside.py", "sys.stdout"): "runs on the GPU host (python3 - ...): stdout is the listing's protocol",
     ("reprokit/hosts/hostside.py", "sys.stderr"): "its one-line refusal and the sha256 line, read by the pull-back",
     ("reprokit/hosts/hostside.py", "sys.exit"): "EXIT_REFUSED: a file changed since the listing",
-    ("reprokit/runner.py", "ExitCode"): "RunOutcome.exit_code: a run's code is decided with its verdict (to move to "
-                                        "the run front end with the typed records)",
 }
 ENDS = {"exit", "quit"}  # the builtins that end the process
 

@@ -1,0 +1,25 @@
+"""The run front end, not the runner, turns how a run ended into its exit code (one code per ending)."""
+
+from pathlib import Path
+
+import pytest
+
+from reprokit.commands.run import run_exit_code
+from reprokit.errors import ExitCode
+from reprokit.runner import RunOutcome
+
+
+@pytest.mark.parametrize("verdict, ended, step_errors, code", [
+    ("PASS", "judged", False, ExitCode.PASS),
+    ("FAIL", "judged", False, ExitCode.FAIL),
+    ("INCONCLUSIVE", "judged", False, ExitCode.INCONCLUSIVE),
+    ("PASS", "judged", True, ExitCode.STEP_ERROR),  # a step error is not a pass
+    ("INCONCLUSIVE", "judged", True, ExitCode.STEP_ERROR),
+    ("FAIL", "judged", True, ExitCode.FAIL),  # a failed expectation stays a failure
+    ("DETACHED", "host_kept", False, ExitCode.HOST_ERROR),
+    ("INCOMPLETE", "host_kept", False, ExitCode.HOST_ERROR),
+    ("INTERRUPTED", "interrupted", False, ExitCode.INTERRUPTED),
+])
+def test_each_ending_has_one_exit_code(verdict, ended, step_errors, code):
+    outcome = RunOutcome(Path("runs/x"), {"verdict": verdict}, ended, step_errors=step_errors)
+    assert run_exit_code(outcome) is code
