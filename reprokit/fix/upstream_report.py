@@ -18,6 +18,10 @@ from reprokit.errors import ConfigError, ReprokitError
 from reprokit.fix.plan import fix_plan
 from reprokit.records.models import Manifest
 from reprokit.records.run import load_manifest
+from reprokit.step_kinds import ResultError, StepKind, given
+from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
+from reprokit.step_kinds.static_smem import KernelMembers, SmemRow, Sources, Wheel
+from reprokit.step_kinds.triage import KIND as TRIAGE
 
 MEMBERS = ("tensors", "pipelines", "scheduler_response", "tensormaps")
 GUARD = """```cpp
@@ -33,23 +37,28 @@ and in `get_candidate_configs_sm120` (`cutlass_heuristic.cpp`), leave out the ti
 device's opt-in limit, so the autotuner never offers them (TensorRT-LLM PR 12704 does both)."""
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _read(path: Path, kind: StepKind) -> Any:
+    """The step's result as its kind's model; None when there is none; a wrong field is one line naming it."""
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+    try:
+        return kind.read_result(data, str(path))
+    except ResultError as exc:
+        raise ConfigError(str(exc)) from None
 
 
-def accounting(row: dict[str, Any], limit: int) -> list[str]:
+def accounting(row: SmemRow, limit: int) -> list[str]:
     """One failing kernel's SharedStorage, member by member, against the limit."""
-    kernel = row.get("kernel") or {}
-    parts = [(name.replace("_", " "), kernel.get(f"kernel_{name}_bytes")) for name in MEMBERS]
+    kernel = row.kernel or KernelMembers()
+    parts = [(name.replace("_", " "), getattr(kernel, f"kernel_{name}_bytes")) for name in MEMBERS]
     parts = [(name, size) for name, size in parts if isinstance(size, int)]
-    total = row["kernel_smem_bytes"]
+    total = row.kernel_smem_bytes
     padding = total - sum(size for _, size in parts)
     lines = [f"| {name} | {size} |" for name, size in parts]
     if padding:
-        lines.append(f"| padding to {kernel.get('kernel_smem_alignment')}-B alignment | {padding} |")
+        lines.append(f"| padding to {kernel.kernel_smem_alignment}-B alignment | {padding} |")
     lines += [f"| **SharedStorage** | **{total}** |", f"| limit | {limit} |", f"| over by | {total - limit} |"]
     return ["| member | bytes |", "|---|---|", *lines]
 
@@ -74,22 +83,22 @@ def _fingerprint_lines(manifest: Manifest) -> list[str]:
 
 def upstream_report(run_dir: Path) -> str:
     manifest = load_manifest(run_dir)  # validated, or a one-line error naming the field
-    static = _read(run_dir / "steps" / "static-smem" / "result.json")
-    if not static or static.get("status") != "ok":
+    static = _read(run_dir / "steps" / "static-smem" / "result.json", STATIC_SMEM)
+    if static is None or static.status != "ok":
         raise ConfigError(f"{run_dir}: its static-smem step has no result; the report needs the byte accounting "
                           f"(run `invoke smem --flashinfer {(manifest.pins or {}).get('flashinfer-python', 'V')}` or the kit)")
-    triage = _read(run_dir / "steps" / "triage" / "result.json")
-    version, arch = static["flashinfer"], static["arch"]
-    limit = static["capacity_bytes"]  # the arch's (CUTLASS's constant); a probed host may be another arch
-    failing = [r for r in static["rows"] if r.get("verdict") == "exceeds"]
+    triage = _read(run_dir / "steps" / "triage" / "result.json", TRIAGE)
+    version, arch = static.flashinfer, static.arch
+    limit = static.capacity_bytes  # the arch's (CUTLASS's constant); a probed host may be another arch
+    failing = [r for r in static.rows or [] if r.verdict == "exceeds"]
     outputs: dict[int, list[str]] = {}
     for row in failing:  # one kernel per output type, the same bytes: one section per tactic
-        outputs.setdefault(row["tactic"], []).append(row["output_dtype"])
-    unique = [next(r for r in failing if r["tactic"] == tactic) for tactic in outputs]
+        outputs.setdefault(row.tactic, []).append(row.output_dtype)
+    unique = [next(r for r in failing if r.tactic == tactic) for tactic in outputs]
     kit = manifest.kit_name or "ep8-crash"
-    tactics = "; ".join(f"{op.rsplit('::', 1)[-1]} {', '.join(map(str, t))}" for op, t in static["failing_tactics"].items() if t)
+    tactics = "; ".join(f"{op.rsplit('::', 1)[-1]} {', '.join(map(str, t))}" for op, t in (static.failing_tactics or {}).items() if t)
     host_arches = sorted({d.get("gpu_arch") for d in (manifest.fingerprint or {}).get("devices") or []} - {None})
-    lines = [f"# [SM120] CUTLASS fused-MoE tactics {tactics} cannot start: SharedStorage {unique[0]['kernel_smem_bytes'] if unique else '?'} B "
+    lines = [f"# [SM120] CUTLASS fused-MoE tactics {tactics} cannot start: SharedStorage {unique[0].kernel_smem_bytes if unique else '?'} B "
              f"> {limit} B (FlashInfer {version})", "",
              "## What happens", "",
              f"On {arch} (opt-in shared memory per block {limit} B), FlashInfer {version}'s autotuner tries the CUTLASS "
@@ -101,23 +110,25 @@ def upstream_report(run_dir: Path) -> str:
         lines += [f"This record ran on {', '.join(host_arches)}: everything said here about {arch} is the static "
                   "analysis of the wheel (nvcc, no GPU of that arch), not an observation.", ""]
     if triage:
-        lines += [f"Server log triage: **{triage.get('verdict')}**, "
-                  f"{sum(r.get('count', 0) for r in triage.get('autotune_failures') or [])} failed tactic profiles on tiles "
-                  f"{', '.join(triage.get('autotune_failure_tiles') or []) or 'none'}.", ""]
+        lines += [f"Server log triage: **{triage.verdict}**, "
+                  f"{sum(given(r.count, 0) for r in triage.autotune_failures or [])} failed tactic profiles on tiles "
+                  f"{', '.join(triage.autotune_failure_tiles or []) or 'none'}.", ""]
+    sources = static.sources or Sources()
+    wheel = sources.wheel or Wheel()
     lines += ["## Environment", "", *_fingerprint_lines(manifest),
-              f"- analysed wheel: {static['sources']['wheel']['file']} (sha256 {static['sources']['wheel']['sha256'][:16]}), "
-              f"flashinfer commit {static['sources'].get('flashinfer_git_commit')}, CUTLASS {static['sources']['cutlass']['version']}",
+              f"- analysed wheel: {wheel.file} (sha256 {(wheel.sha256 or '')[:16]}), "
+              f"flashinfer commit {sources.flashinfer_git_commit}, CUTLASS {sources.cutlass.version if sources.cutlass else None}",
               "", "## Byte accounting of each kernel that cannot start", ""]
     for row in unique:
-        lines += [f"### tactic {row['tactic']} ({row['op']}): tile {row['tile']} ({row['tile_enum']}), {row['fusion']}, "
-                  f"swap_ab {'yes' if row['swap_ab'] else 'no'}, {row['stages']} stages, output {', '.join(outputs[row['tactic']])}", "",
-                  *accounting(row, limit), "", f"Why: {row['explanation']}.", ""]
+        lines += [f"### tactic {row.tactic} ({row.op}): tile {row.tile} ({row.tile_enum}), {row.fusion}, "
+                  f"swap_ab {'yes' if row.swap_ab else 'no'}, {row.stages} stages, output {', '.join(outputs[row.tactic])}", "",
+                  *accounting(row, limit), "", f"Why: {row.explanation}.", ""]
     lines += ["## Reproduce (no GPU needed for the prediction)", "", "```sh",
               f"invoke smem --flashinfer {version} --arch {arch}     # the table above, from the wheel's own sources",
               f"invoke repro {kit} --host <an {arch} host>           # the whole case: probe, analysis, serve, triage",
               "```", "", "## Workaround for this release", ""]
     try:
-        plan = fix_plan(version, arch, static.get("dtype", "nvfp4"), (manifest.pins or {}).get("sglang"))
+        plan = fix_plan(version, arch, given(static.dtype, "nvfp4"), (manifest.pins or {}).get("sglang"))
         lines += [plan["summary"] + ".", "", f"(`invoke fix --flashinfer {version} --arch {arch}`: every flag checked against "
                   "the sglang release's own options; blocklists loaded by the release's own loader.)", ""]
     except ReprokitError as exc:

@@ -22,20 +22,58 @@ TEXT_BAR_CHARS = 24
 CAPACITY_ARCHES = ("sm90", "sm100", "sm120")  # the capacity lines drawn on the shared-memory chart
 
 
+class KernelMembers(Part):
+    """The compiled kernel's SharedStorage member by member (``invoke report --upstream`` itemises it)."""
+
+    kernel_tensors_bytes: int | None = None
+    kernel_pipelines_bytes: int | None = None
+    kernel_scheduler_response_bytes: int | None = None
+    kernel_tensormaps_bytes: int | None = None
+    kernel_smem_alignment: int | None = None
+
+
 class SmemRow(Part):
     """One tactic's kernel for one output type: its SharedStorage bytes and the builder's stage arithmetic."""
 
     op: str | None = None
     tactic: int | None = None
     tile: str | None = None
+    tile_enum: str | None = None
     fusion: str | None = None
     swap_ab: bool | None = None
     output_dtype: str | None = None
+    stages: int | None = None
     mainloop_smem_bytes: int | None = None
     epilogue_smem_bytes: int | None = None
     kernel_smem_bytes: int | None = None
-    verdict: str | None = None
+    verdict: str | None = None  # fits, exceeds or unsupported, against capacity_bytes
+    verdict_optin: str | None = None  # the same against optin_limit_bytes
     explanation: str | None = None
+    kernel: KernelMembers | None = None
+
+
+class Wheel(Part):
+    file: str | None = None
+    sha256: str | None = None
+
+
+class Cutlass(Part):
+    version: str | None = None
+
+
+class HeadersCompiled(Part):
+    count: int | None = None
+    sha256: str | None = None
+
+
+class Sources(Part):
+    """What the numbers were compiled from."""
+
+    wheel: Wheel | None = None
+    flashinfer_git_commit: str | None = None
+    cutlass: Cutlass | None = None
+    headers_compiled: HeadersCompiled | None = None
+    nvcc_versions: list[str] | None = None
 
 
 class StaticSmemResult(Result):
@@ -56,7 +94,7 @@ class StaticSmemResult(Result):
     tactic_indexing: dict[str, Any] | None = None
     candidates: dict[str, Any] | None = None
     rows: list[SmemRow] | None = None
-    sources: dict[str, Any] | None = None
+    sources: Sources | None = None
     notes: list[str] | None = None
     cache: dict[str, Any] | None = None
     elapsed_s: float | None = None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,17 @@ def test_a_record_without_the_analysis_is_refused(tmp_path: Path) -> None:
     (tmp_path / "not-a-run").mkdir()
     with pytest.raises(ConfigError, match=r"not-a-run/manifest.json: no manifest"):
         upstream_report(tmp_path / "not-a-run")
+
+
+def test_a_wrong_field_of_a_kernel_row_is_one_line_naming_the_file_and_the_path(tmp_path: Path) -> None:
+    run = tmp_path / RUN.name
+    shutil.copytree(RUN, run)
+    path = run / "steps" / "static-smem" / "result.json"
+    result = json.loads(path.read_text())
+    result["rows"][3]["kernel_smem_bytes"] = "102400"
+    path.write_text(json.dumps(result))
+    with pytest.raises(ConfigError) as caught:
+        upstream_report(run)
+    assert str(caught.value) == (
+        f"{path}: field 'rows[3].kernel_smem_bytes': Input should be a valid integer (got '102400'); the static-smem"
+        " result model (reprokit/step_kinds/static_smem.py) says what each field holds")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from rich.console import Console
 
 from reprokit.report.smem_table import merged_rows, print_smem_result
+from reprokit.step_kinds import ResultError
+from reprokit.step_kinds.static_smem import SmemRow
 from reprokit.workloads.static_smem.analysis import build_rows, explain, failing_tactics, tile_verdicts
 
 CAPACITY = 101376
@@ -94,7 +97,7 @@ def test_optin_verdict(kernel_records: dict) -> None:
 
 def test_table(kernel_records: dict) -> None:
     analysed = rows(kernel_records, outputs=("bf16", "f16"))
-    assert [r["output_dtype"] for r in merged_rows(analysed)] == ["bf16,f16"] * 4
+    assert [r.output_dtype for r in merged_rows([SmemRow.model_validate(r) for r in analysed])] == ["bf16,f16"] * 4
     result = {"status": "ok", "flashinfer": "0.6.3", "arch": "sm120", "dtype": "nvfp4", "capacity_bytes": CAPACITY,
               "capacity_symbol": "cutlass::arch::sm120_smem_capacity_bytes", "optin_limit_bytes": None,
               "rows": analysed, **tile_verdicts(analysed), "failing_tactics": failing_tactics(analysed)}
@@ -106,3 +109,11 @@ def test_table(kernel_records: dict) -> None:
     assert "failing tiles: 256x128x128" in text
     assert "failing tactics of trtllm::fused_moe::gemm2: 15" in text
     assert "tactic 15 (256x128x128 FINALIZE): builder: (101376 - 17408 epilogue carveout)" in text
+
+
+def test_the_table_refuses_a_result_whose_row_is_wrong_naming_its_path() -> None:
+    result = {"status": "ok", "arch": "sm120", "rows": [{"tactic": 14, "output_dtype": "bf16"}, {"tactic": "15"}]}
+    with pytest.raises(ResultError) as caught:
+        print_smem_result(result, Console(file=io.StringIO()))
+    assert str(caught.value) == ("the static-smem result: field 'rows[1].tactic': Input should be a valid integer (got '15');"
+                                 " the static-smem result model (reprokit/step_kinds/static_smem.py) says what each field holds")
