@@ -24,7 +24,8 @@ from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
 from reprokit.plan.results import checked_result
 from reprokit.records.models import Manifest, StepEntry
 from reprokit.records.run import MANIFEST, RunRecord
-from reprokit.runner import RunOutcome, Say, conclude, step_entry
+from reprokit.runner import RunOutcome, conclude, step_entry
+from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
 
 COLLECTABLE = ("detached", "incomplete", "killed")
@@ -39,7 +40,7 @@ def pending_steps(manifest: Manifest) -> list[str]:
     return list(dict.fromkeys(n for n in names if n))
 
 
-def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, kits_dir: Path, say: Say = print,
+def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, kits_dir: Path, say: Say = silent,
                 wait_s: float = 3600) -> RunOutcome:
     """Wait for the run's pending step on the host, pull everything, judge, report, then clean the host."""
     record = RunRecord.open_existing(run_dir)

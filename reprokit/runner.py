@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +32,7 @@ from reprokit.records.run import VERDICT, RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
 from reprokit.report.reasons import SaidOnce
+from reprokit.say import Say, silent
 from reprokit.secrets import collect_secrets
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.workloads.facts.exits import STATUS_OF_EXIT
@@ -50,9 +50,6 @@ class RunOutcome:
     step_errors: bool = False  # a step ended in an error status (STEP_ERRORS): a judged PASS is not a pass
 
 
-Say = Callable[[str], None]
-
-
 def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
@@ -63,7 +60,7 @@ def run_kit(
     host: Host,
     runs_dir: Path,
     kits_dir: Path,
-    say: Say = print,
+    say: Say = silent,
     stream: Say | None = None,
     inventory: Inventory | None = None,
     options: ConnectOptions | None = None,

@@ -22,6 +22,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from reprokit.say import Say, silent
 from reprokit.workloads.contract import WorkloadError, write_json_atomic
 from reprokit.workloads.static_smem import workload
 
@@ -135,7 +136,7 @@ def cell(version: str, arch: str, dtype: str = "nvfp4", path: Path = DATA_FILE) 
 
 
 def generate(versions: list[str], arches: list[str], dtypes: list[str], cache_dir: Path, jobs: int | None,
-             path: Path = DATA_FILE, refresh: bool = False, log=print) -> dict[str, Any]:
+             path: Path = DATA_FILE, refresh: bool = False, log: Say = silent) -> dict[str, Any]:
     """Fill the table's cells for ``versions`` x ``arches`` x ``dtypes``; cells already there are kept unless ``refresh``."""
     table = load(path)
     timings: list[float] = []

@@ -14,12 +14,13 @@ from reprokit.errors import HostError
 from reprokit.hosts.command_runner import CommandResult
 from reprokit.hosts.factory import ConnectOptions, transport_for
 from reprokit.hosts.pullback import MAX_PACKET_BYTES, WINDOW_BYTES
+from reprokit.say import Say, silent
 
 
 class SSHCommandRunner:
     """A ``reprokit.hosts.command_runner.Runner`` over one SSH connection to ``host``, opened on first use."""
 
-    def __init__(self, host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print):
+    def __init__(self, host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent):
         self.transport = transport_for(host, inventory, options, say)
 
     def __call__(self, argv: Sequence[str], *, stdin: bytes | None = None, env: Mapping[str, str] | None = None,

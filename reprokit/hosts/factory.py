@@ -15,6 +15,7 @@ from reprokit.hosts.runtimes import runtime_for
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS, SSHSettings
 from reprokit.hosts.ssh_config import resolve as resolve_ssh_config
 from reprokit.hosts.transport import IO_TIMEOUT_S, RECONNECT_ATTEMPTS, Transport
+from reprokit.say import Say, silent
 
 
 @dataclass
@@ -31,20 +32,20 @@ class ConnectOptions:
 
 
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,
-                 say: Callable[[str], None] = print) -> Executor:
+                 say: Say = silent) -> Executor:
     if host.is_local:
         return LocalNativeExecutor(host, runs_dir)
     return remote_executor(host, inventory, options, say)
 
 
-def transport_for(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> Transport:
+def transport_for(host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent) -> Transport:
     """The connection to ``host``: the SSH config applied once, into the settings both SSH clients are built from."""
     host, inventory = resolve_ssh_config(host, inventory, options.ssh_config)
     return Transport(host, SSHSettings.for_host(host, inventory, options.known_hosts), options.accept_new_host_key, say,
                      reconnect_attempts=options.reconnect_attempts, io_timeout_s=options.io_timeout_s)
 
 
-def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Callable[[str], None] = print) -> RemoteExecutor:
+def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent) -> RemoteExecutor:
     transport = transport_for(host, inventory, options, say)
     pullback = PullBack(transport, max_pull_bytes=options.max_pull_bytes)
     if options.progress is not None:

@@ -10,7 +10,6 @@ with backoff, and running the command once more. Every value reaching the host's
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import paramiko
@@ -21,6 +20,7 @@ from reprokit.config.inventory import Host
 from reprokit.errors import HostError, ReprokitError
 from reprokit.hosts import shell
 from reprokit.hosts.ssh import SSHSettings, fabric_connection, open_connection, openssh_argv
+from reprokit.say import Say, silent
 
 RECONNECT_ATTEMPTS = 5
 IO_TIMEOUT_S = 30.0
@@ -39,7 +39,7 @@ class Transport:
     host: Host
     settings: SSHSettings
     accept_new_host_key: bool = False
-    say: Callable[[str], None] = print
+    say: Say = silent
     reconnect_attempts: int = RECONNECT_ATTEMPTS
     io_timeout_s: float = IO_TIMEOUT_S  # a silent dead link must not block a read for TCP's minutes
     conn: Connection | None = field(default=None, repr=False)

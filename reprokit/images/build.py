@@ -29,6 +29,7 @@ from reprokit.hosts.command_runner import CommandResult, LocalRunner, Runner
 from reprokit.images import dockerfile as dockerfile_rules
 from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, load_lock
 from reprokit.records.atomic import write_json_atomic
+from reprokit.say import Say, silent
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # Debian's and Ubuntu's; passed as the build secret `ca_bundle`
@@ -199,7 +200,7 @@ def build_image(
     base_overrides: dict[str, str] | None = None,
     requirements: str | None = None,
     push_to: str | None = None,
-    say: Callable[[str], None] = print,
+    say: Say = silent,
     stream: Callable[[str], None] | None = None,
     record: bool = True,
 ) -> BuiltImage:

@@ -10,6 +10,7 @@ from pathlib import Path
 from reprokit.errors import ConfigError
 from reprokit.images.lockfile import LOCK_PATH, load_lock, parse_reference, with_digest, write_lock
 from reprokit.images.registry import resolve_digest
+from reprokit.say import Say, silent
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ def lock_images(
     lock_path: Path | str = LOCK_PATH,
     only: list[str] | None = None,
     resolve: Callable[[str], str] = resolve_digest,
-    say: Callable[[str], None] = print,
+    say: Say = silent,
     today: str | None = None,
 ) -> list[LockChange]:
     """Resolve the tags of ``only`` (default: every entry) and rewrite ``lock_path``; one LockChange per entry resolved.

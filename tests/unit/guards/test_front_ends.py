@@ -61,6 +61,9 @@ def _talks(tree: ast.AST) -> list[tuple[int, str]]:
             found.append((node.lineno, _dotted(node)))
         elif isinstance(node, ast.Name) and node.id in ("ExitCode", "SystemExit"):
             found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Name) and node.id == "print" and not any(
+                isinstance(call, ast.Call) and call.func is node for call in ast.walk(tree)):
+            found.append((node.lineno, "print"))  # handed on as a default `say`: the module would print itself
         elif isinstance(node, ast.alias) and node.name in ("ExitCode", "SystemExit"):
             found.append((getattr(node, "lineno", 0), node.name))
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "invoke" \
@@ -96,12 +99,13 @@ def test_the_check_sees_each_way_of_talking() -> None:
         "import sys\nimport invoke\nfrom invoke import Exit\nfrom invoke.exceptions import CommandTimedOut\n"
         "from rich.console import Console\nfrom reprokit.errors import ExitCode\n"
         "print('x')\nsys.exit(1)\nsys.stderr.write('x')\nConsole().print('x')\nraise SystemExit(2)\nexit(3)\n"
-        "raise invoke.Exit('x', code=2)\nConsole(file=buffer).print('fine')\n"
+        "raise invoke.Exit('x', code=2)\nConsole(file=buffer).print('fine')\ndef run(say=print): ...\n"
     )
     found = _talks(ast.parse(source))
     assert sorted({what for _, what in found}) == [
         "Console", "ExitCode", "SystemExit", "exit", "invoke.Exit", "print", "sys.exit", "sys.stderr"]
     assert sorted(line for line, what in found if what == "invoke.Exit") == [3, 13]
+    assert sorted(line for line, what in found if what == "print") == [7, 15]
 
 
 def test_the_front_ends_are_the_commands_package() -> None:
