@@ -27,6 +27,7 @@ from reprokit.errors import ConfigError, HostError, StepError
 from reprokit.fix import fit_table
 from reprokit.report.compare import tile_status
 from reprokit.step_kinds import STEP_KINDS
+from reprokit.step_kinds.static_smem import StaticSmemResult
 
 PACKAGE = "flashinfer-python"
 PIP_TIMEOUT_S = 120
@@ -119,8 +120,9 @@ def table_verdict(version: str, arch: str, tile: str, table_path: Path | None = 
     found = fit_table.cell(version, arch, "nvfp4", table_path or fit_table.DATA_FILE)
     if found is None or found["status"] == "unreadable":
         return None
-    return tile_status({"failing_tiles": found.get("failing_tiles"), "fitting_tiles": found.get("fitting_tiles"),
-                        "unsupported_tiles": found.get("dispatch_rejected_tiles")}, tile)
+    return tile_status(StaticSmemResult(status="ok", failing_tiles=found.get("failing_tiles"),
+                                        fitting_tiles=found.get("fitting_tiles"),
+                                        unsupported_tiles=found.get("dispatch_rejected_tiles")), tile)
 
 
 def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int | None = None) -> str:
@@ -147,5 +149,5 @@ def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int 
         error = WORKLOAD_ERRORS.get(done.returncode, StepError)
         raise error(f"flashinfer {version} ({arch}): the static analysis failed (exit {done.returncode}): "
                     f"{result.get('error', 'no result.json')}; its run directory: {run_dir}")
-    return tile_status(result, tile)
+    return tile_status(STEP_KINDS["static-smem"].read_result(result, str(run_dir / "result.json")), tile)
 

@@ -23,7 +23,11 @@ from reprokit.records.models import Manifest, Verdict
 from reprokit.records.run import load_manifest, load_verdict
 from reprokit.report.svg import is_number
 from reprokit.report.tables import md_table as _table
-from reprokit.step_kinds.serve import serve_performance
+from reprokit.step_kinds import STEP_KINDS, Result, ResultError
+from reprokit.step_kinds.serve import ServeResult, typed_performance
+from reprokit.step_kinds.static_smem import StaticSmemResult
+from reprokit.step_kinds.tile_sweep import Roofline, SweepResult
+from reprokit.step_kinds.triage import TriageResult
 
 DEFAULT_TOLERANCE = 0.05  # a figure 5% worse than A's is a regression
 # serving figures compared per concurrency: (key, label, True when higher is better)
@@ -41,7 +45,7 @@ class RunView:
     dir: Path
     manifest: Manifest
     verdict: Verdict | None  # None: the run was never judged
-    results: dict[str, dict[str, Any]]  # step kind (``uses``) -> that step's result.json
+    results: dict[str, Result]  # step kind (``uses``) -> that step's result, as its kind's model
 
     @property
     def word(self) -> str | None:
@@ -60,13 +64,24 @@ def load_run(path: Path) -> RunView:
     manifest = load_manifest(path)  # validated: run_id and steps are there
     summary = manifest.verdict
     verdict = load_verdict(path) or (Verdict(summary.verdict, summary.summary) if summary else None)
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, Result] = {}
     for step in manifest.steps:
         if step.result_file and step.uses not in results:
-            result = _read_json(path / step.result_file)
-            if isinstance(result, dict):
+            result = _typed(step.uses, _read_json(path / step.result_file))
+            if result is not None:
                 results[step.uses] = result
     return RunView(path, manifest, verdict, results)
+
+
+def _typed(uses: str, data: Any) -> Result | None:
+    """A result as its kind's model; one that does not match it is the step's error, not compared."""
+    kind = STEP_KINDS.get(uses)
+    if kind is None or not isinstance(data, dict):
+        return None
+    try:
+        return kind.read_result(data, uses)
+    except ResultError:
+        return None
 
 
 def _read_json(path: Path) -> Any:
@@ -134,24 +149,23 @@ def environment(manifest: Manifest) -> dict[str, Any]:
     return env
 
 
-def _serve(a: dict[str, Any] | None, b: dict[str, Any] | None, tolerance: float) -> dict[str, Any] | None:
+def _serve(a: ServeResult | None, b: ServeResult | None, tolerance: float) -> dict[str, Any] | None:
     """Serving figures of both runs per concurrency, B/A, and whether B is worse than A beyond the tolerance."""
-    perf_a, perf_b = serve_performance(a), serve_performance(b)
+    perf_a, perf_b = typed_performance(a), typed_performance(b)
     if perf_a is None or perf_b is None:
         return None
-    rows_a, rows_b = perf_a.get("by_concurrency") or {}, perf_b.get("by_concurrency") or {}
+    rows_a, rows_b = perf_a.by_concurrency or {}, perf_b.by_concurrency or {}
     figures = []
     for key in [k for k in rows_a if k in rows_b]:
         for figure, label, higher_is_better in SERVE_FIGURES:
-            va, vb = rows_a[key].get(figure), rows_b[key].get(figure)
+            va, vb = getattr(rows_a[key], figure), getattr(rows_b[key], figure)
             ratio = _ratio(va, vb)
             worse = ratio is not None and (ratio < 1 - tolerance if higher_is_better else ratio > 1 + tolerance)
             if figure == "power_median_w":
                 worse = False  # power is context (fed or underfed GPUs), not better or worse by itself
-            figures.append({"concurrency": rows_a[key].get("concurrency"), "figure": label, "a": va, "b": vb,
+            figures.append({"concurrency": rows_a[key].concurrency, "figure": label, "a": va, "b": vb,
                             "ratio": ratio, "regression": worse})
-    ready = {"a": perf_a.get("ready_after_s"), "b": perf_b.get("ready_after_s"),
-             "ratio": _ratio(perf_a.get("ready_after_s"), perf_b.get("ready_after_s"))}
+    ready = {"a": perf_a.ready_after_s, "b": perf_b.ready_after_s, "ratio": _ratio(perf_a.ready_after_s, perf_b.ready_after_s)}
     ready["regression"] = ready["ratio"] is not None and ready["ratio"] > 1 + tolerance
     return {"ready_after_s": ready, "figures": figures}
 
@@ -186,22 +200,24 @@ def _expectations(a: Verdict | None, b: Verdict | None) -> tuple[list[dict[str, 
     return changed, len(names) - len(changed)
 
 
-def tile_status(result: dict[str, Any], tile: str) -> str:
-    for key, status in (("failing_tiles", FAILS), ("fitting_tiles", FITS), ("unsupported_tiles", UNSUPPORTED)):
-        if tile in (result.get(key) or []):
-            return status
-    return ABSENT
+def _tiles_by_status(result: StaticSmemResult) -> tuple[tuple[str, list[str]], ...]:
+    return ((FAILS, result.failing_tiles or []), (FITS, result.fitting_tiles or []),
+            (UNSUPPORTED, result.unsupported_tiles or []))
 
 
-def _static_smem(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def tile_status(result: StaticSmemResult, tile: str) -> str:
+    return next((status for status, tiles in _tiles_by_status(result) if tile in tiles), ABSENT)
+
+
+def _static_smem(a: StaticSmemResult, b: StaticSmemResult) -> dict[str, Any]:
     tiles = []
     for result in (a, b):
-        for key in ("failing_tiles", "fitting_tiles", "unsupported_tiles"):
-            tiles += [t for t in result.get(key) or [] if t not in tiles]
+        for _, listed in _tiles_by_status(result):
+            tiles += [t for t in listed if t not in tiles]
     changed = {t: {"a": tile_status(a, t), "b": tile_status(b, t)} for t in tiles if tile_status(a, t) != tile_status(b, t)}
     return {
-        "a": {k: a.get(k) for k in ("flashinfer", "arch", "capacity_bytes")},
-        "b": {k: b.get(k) for k in ("flashinfer", "arch", "capacity_bytes")},
+        "a": {"flashinfer": a.flashinfer, "arch": a.arch, "capacity_bytes": a.capacity_bytes},
+        "b": {"flashinfer": b.flashinfer, "arch": b.arch, "capacity_bytes": b.capacity_bytes},
         "newly_fit": [t for t, s in changed.items() if s["a"] == FAILS and s["b"] == FITS],
         "newly_fail": [t for t, s in changed.items() if s["b"] == FAILS],
         "tiles": changed,
@@ -212,43 +228,43 @@ def _ratio(a: Any, b: Any) -> float | None:
     return b / a if is_number(a) and is_number(b) and a != 0 else None
 
 
-def _sweep(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def _sweep(a: SweepResult, b: SweepResult) -> dict[str, Any]:
     ceilings = {}
     for key in ("copy_gbps", "dense_gemm_tflops"):
-        va, vb = (a.get("roofline") or {}).get(key), (b.get("roofline") or {}).get(key)
+        va, vb = getattr(a.roofline or Roofline(), key), getattr(b.roofline or Roofline(), key)
         ceilings[key] = {"a": va, "b": vb, "ratio": _ratio(va, vb)}
-    best_a = {e["problem"]: e for e in a.get("best") or [] if isinstance(e, dict) and "problem" in e}
-    best_b = {e["problem"]: e for e in b.get("best") or [] if isinstance(e, dict) and "problem" in e}
+    best_a = {e.problem: e for e in a.best or [] if "problem" in e.model_fields_set}
+    best_b = {e.problem: e for e in b.best or [] if "problem" in e.model_fields_set}
     problems = []
     for name in [p for p in best_a if p in best_b]:
         ea, eb = best_a[name], best_b[name]
         problems.append({
-            "problem": name, "phase": ea.get("phase") or eb.get("phase"),
-            "config_a": ea.get("config"), "config_b": eb.get("config"),
-            "time_a_s": ea.get("time_median_s"), "time_b_s": eb.get("time_median_s"),
-            "time_ratio": _ratio(ea.get("time_median_s"), eb.get("time_median_s")),
-            "fraction_a": ea.get("fraction_of_roofline"), "fraction_b": eb.get("fraction_of_roofline"),
-            "fraction_ratio": _ratio(ea.get("fraction_of_roofline"), eb.get("fraction_of_roofline")),
+            "problem": name, "phase": ea.phase or eb.phase,
+            "config_a": ea.config, "config_b": eb.config,
+            "time_a_s": ea.time_median_s, "time_b_s": eb.time_median_s,
+            "time_ratio": _ratio(ea.time_median_s, eb.time_median_s),
+            "fraction_a": ea.fraction_of_roofline, "fraction_b": eb.fraction_of_roofline,
+            "fraction_ratio": _ratio(ea.fraction_of_roofline, eb.fraction_of_roofline),
         })
     return {"ceilings": ceilings, "problems": problems,
             "only_in_a": [p for p in best_a if p not in best_b], "only_in_b": [p for p in best_b if p not in best_a]}
 
 
-def _failures_by_tile(result: dict[str, Any]) -> dict[str, int]:
+def _failures_by_tile(result: TriageResult) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for row in result.get("autotune_failures") or []:
-        if isinstance(row, dict) and is_number(row.get("count")):
-            tile = str(row.get("tile") or "unknown tile")
-            counts[tile] = counts.get(tile, 0) + row["count"]
+    for row in result.autotune_failures or []:
+        if is_number(row.count):
+            tile = str(row.tile or "unknown tile")
+            counts[tile] = counts.get(tile, 0) + row.count
     return counts
 
 
-def _triage(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+def _triage(a: TriageResult, b: TriageResult) -> dict[str, Any]:
     tiles_a, tiles_b = _failures_by_tile(a), _failures_by_tile(b)
     total_a, total_b = sum(tiles_a.values()), sum(tiles_b.values())
     return {
-        "verdict": {"a": a.get("verdict"), "b": b.get("verdict"), "changed": a.get("verdict") != b.get("verdict")},
-        "ready": {"a": a.get("ready"), "b": b.get("ready")},
+        "verdict": {"a": a.verdict, "b": b.verdict, "changed": a.verdict != b.verdict},
+        "ready": {"a": a.ready, "b": b.ready},
         "failures": {"a": total_a, "b": total_b, "delta": total_b - total_a},
         "failures_by_tile": {t: {"a": tiles_a.get(t, 0), "b": tiles_b.get(t, 0), "delta": tiles_b.get(t, 0) - tiles_a.get(t, 0)}
                              for t in sorted({*tiles_a, *tiles_b})},

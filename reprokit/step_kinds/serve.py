@@ -21,7 +21,6 @@ from reprokit.step_kinds.base import (
     Part,
     ReportStep,
     Result,
-    ResultError,
     Section,
     StepKind,
     given,
@@ -145,17 +144,6 @@ def typed_performance(result: ServeResult | None) -> Performance | None:
         return result.performance
     samples = result.telemetry.samples if result.telemetry else None
     return Performance.model_validate(performance(_dicts(result.bench), _dicts(samples), result.ready_after_s))
-
-
-def serve_performance(result: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``typed_performance`` of a ``result.json`` read as JSON (the comparison of two records); a result that does
-    not match the serve model has none."""
-    try:
-        typed = KIND.read_result(result, "the serve result") if isinstance(result, dict) else None
-    except ResultError:
-        return None
-    perf = typed_performance(typed)
-    return perf.model_dump(exclude_unset=True) if perf is not None else None
 
 
 def rows(perf: Performance | None) -> list[PerformanceRow]:

@@ -21,7 +21,7 @@ def make_record(runs: Path, run_id: str, pins: dict[str, str], verdict: dict[str
     record = RunRecord.create(runs, run_id, kit={"name": "ep8-crash"}, pins=pins, host={"name": "rtx-1"},
                               fingerprint={"packages": {"torch": pins.get("torch")}}, verdict=None)
     for name, (uses, result) in results.items():
-        write_json_atomic(record.step_dir(name) / "result.json", result)
+        write_json_atomic(record.step_dir(name) / "result.json", {"status": "ok", **result})  # as a workload writes it
         record.set_step(StepEntry(name, uses, "ok", result_file=f"steps/{name}/result.json"))
     write_json_atomic(record.dir / "verdict.json", verdict)
     record.update(verdict=VerdictSummary(verdict["verdict"], verdict["summary"]))
@@ -133,6 +133,15 @@ def test_a_step_present_on_one_side_only(tmp_path: Path, two_runs: tuple[Path, P
     assert diff["notes"] == ["step 'static-smem' has a result only in A; not compared",
                              "step 'tile-sweep' has a result only in A; not compared",
                              "step 'triage' has a result only in A; not compared"]
+
+
+def test_a_result_that_does_not_match_its_kind_is_not_compared(tmp_path: Path, two_runs: tuple[Path, Path]) -> None:
+    # the runner made such a step its error; the comparison reads results as their kinds' models, so it has none
+    wrong = make_record(tmp_path, "run-wrong", {"flashinfer-python": "0.6.3", "torch": "2.9.1"},
+                        {"verdict": "INCONCLUSIVE", "summary": "", "expectations": []},
+                        {"sweep": ("tile-sweep", {"best": [{"problem": "p1", "time_median_s": "4e-4"}]})})
+    diff = compare_runs(two_runs[0], wrong)
+    assert diff["sweep"] is None and "step 'tile-sweep' has a result only in A; not compared" in diff["notes"]
 
 
 def test_cli_json_and_exit_code(two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
