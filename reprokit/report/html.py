@@ -96,6 +96,7 @@ def render_html(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry
     host = manifest.host_name or "?"
     word = verdict.verdict
     notes, reasons = shared_reasons(verdict.expectations, manifest.fingerprint, steps)
+    drawn = sections.RunSections(steps)  # each result checked against its kind once
     body = [
         f"<h1>{esc(kit)} on {esc(host)}: {esc(word)}</h1>",
         f'<p class="verdict {VERDICT_CLASS.get(word, "other")}" id="verdict"><strong>{esc(word)}</strong>: '
@@ -104,12 +105,12 @@ def render_html(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry
         f"reprokit {esc(manifest.reprokit.get('version'))}{esc(_source(manifest))}.</p>",
         *_description(manifest),
         *_drift_note(manifest),
-        *sections.html(steps, "headline"),
+        *drawn.html("headline"),
         *_expectations(verdict, notes, reasons),
-        *sections.html(steps, "findings"),
+        *drawn.html("findings"),
         *_environment(manifest, notes),
         *_steps_table(steps, notes),
-        *sections.html(steps, "details"),
+        *drawn.html("details"),
         *_artifacts(artifacts),
     ]
     return (

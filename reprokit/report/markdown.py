@@ -29,6 +29,7 @@ def shorten(text: str, limit: int) -> str:
 
 def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) -> str:
     fp = manifest.fingerprint or {}
+    drawn = sections.RunSections(steps)  # each result checked against its kind once
     host = manifest.host or {}
     lines = [
         f"# {manifest.kit_name} on {host.get('name')}: {verdict.verdict}",
@@ -50,7 +51,7 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
             + f" (runtime {host.get('runtime')}: the host's own packages ran).",
             "",
         ]
-    lines += sections.markdown(steps, "headline")
+    lines += drawn.markdown("headline")
     lines += ["", "## Expectations", ""]
     notes, reasons = shared_reasons(verdict.expectations, fp, steps)
     with_why = any(j.why for j in verdict.expectations)
@@ -62,7 +63,7 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
     )
     if notes:
         lines += [""] + [f"- **note {n.number}**, {n.sentence()}" for n in notes]
-    lines += sections.markdown(steps, "findings")
+    lines += drawn.markdown("findings")
     lines += ["", "## Environment", ""]
     driver = fp.get("driver") or {}
     env_rows = [
@@ -91,7 +92,7 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
         ["step", "uses", "status", "duration (s)", "detail", "log"],
         [[e.name, e.uses, e.status, e.duration_s, refer(e.reason, notes, step=e.name), e.log] for e in steps.values()],
     )
-    lines += sections.markdown(steps, "details")
+    lines += drawn.markdown("details")
     lines += ["", "## Artifacts", "", f"Every file of this record is listed with its sha256 in `{MANIFEST}`.", ""]
     return "\n".join(lines)
 

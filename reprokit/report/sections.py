@@ -26,27 +26,38 @@ def typed_results(steps: dict[str, StepEntry]) -> dict[str, tuple[str, Result]]:
     return typed
 
 
-def drawn(steps: dict[str, StepEntry], slot: Slot) -> Iterator[tuple[Section, ReportStep]]:
-    """Each section of ``slot`` with the step it draws: every ok step of an ``each_step`` section, else the
-    first step of the kind that left a result."""
-    typed = typed_results(steps)
-    results = tuple(typed.values())
-    done: set[int] = set()
-    for name, (uses, result) in typed.items():
-        for section in STEP_KINDS[uses].sections:
-            if section.slot != slot or id(section) in done:
-                continue
-            if section.each_step:
-                if result.status == "ok":
+class RunSections:
+    """The run's results as their kinds' models, checked once, and the sections each slot draws from them."""
+
+    def __init__(self, steps: dict[str, StepEntry]) -> None:
+        self.typed = typed_results(steps)
+
+    def drawn(self, slot: Slot) -> Iterator[tuple[Section, ReportStep]]:
+        """Each section of ``slot`` with the step it draws: every ok step of an ``each_step`` section, else the
+        first step of the kind that left a result."""
+        results = tuple(self.typed.values())
+        done: set[int] = set()
+        for name, (uses, result) in self.typed.items():
+            for section in STEP_KINDS[uses].sections:
+                if section.slot != slot or id(section) in done:
+                    continue
+                if section.each_step:
+                    if result.status == "ok":
+                        yield section, ReportStep(name, result, results)
+                else:
+                    done.add(id(section))
                     yield section, ReportStep(name, result, results)
-            else:
-                done.add(id(section))
-                yield section, ReportStep(name, result, results)
+
+    def markdown(self, slot: Slot) -> list[str]:
+        return [line for section, step in self.drawn(slot) if section.markdown for line in section.markdown(step)]
+
+    def html(self, slot: Slot) -> list[str]:
+        return [part for section, step in self.drawn(slot) if section.html for part in section.html(step)]
 
 
 def markdown(steps: dict[str, StepEntry], slot: Slot) -> list[str]:
-    return [line for section, step in drawn(steps, slot) if section.markdown for line in section.markdown(step)]
+    return RunSections(steps).markdown(slot)
 
 
 def html(steps: dict[str, StepEntry], slot: Slot) -> list[str]:
-    return [part for section, step in drawn(steps, slot) if section.html for part in section.html(step)]
+    return RunSections(steps).html(slot)
