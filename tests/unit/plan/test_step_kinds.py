@@ -100,6 +100,22 @@ def test_a_failing_workloads_details_are_kept_and_its_step_is_an_error_when_a_fi
         == "timeout"
 
 
+def test_a_wrong_nested_field_is_the_steps_error_and_no_section_reads_it(tmp_path):
+    result = json.loads((REPO / "tests/unit/report/fixtures/static-smem-0.6.3-sm120.result.json").read_text())
+    assert sections.markdown({"smem": StepEntry("smem", "static-smem", "ok", result=result)}, "headline")[1] == \
+        "## Shared memory on sm120: 2 kernel(s) over the 101 376 B limit"
+    result["rows"][3]["kernel_smem_bytes"] = "102400"
+    entry = StepEntry("smem", "static-smem", status="ok", result_file="steps/smem/result.json", result=result)
+    checked = checked_result(STEP_KINDS["static-smem"], entry, tmp_path)
+    assert (checked.status, checked.result) == ("error", None)
+    assert checked.reason == (f"{tmp_path}/steps/smem/result.json: field 'rows[3].kernel_smem_bytes': Input should be a"
+                              " valid integer (got '102400'); the static-smem result model"
+                              " (reprokit/step_kinds/static_smem.py) says what each field holds")
+    assert sections.markdown({"smem": checked}, "headline") == []
+    # read back without that check (a record of an older reprokit), the result is not drawn either
+    assert sections.markdown({"smem": entry}, "headline") == [] and sections.html({"smem": entry}, "details") == []
+
+
 def test_every_committed_result_reads_back_into_its_kind():
     read = 0
     for manifest in sorted((REPO / "evidence").glob("*/*/manifest.json")):
