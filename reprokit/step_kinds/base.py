@@ -11,8 +11,9 @@ cache. The planner resolves them on the control machine, the executor stages the
 verified) and hands the workload their host-side paths; a missing input is a reason not to run, naming it.
 ``host_paths`` are parameters naming paths that must already exist on the host (the model).
 
-Its ``result`` model types the top-level fields of its ``result.json`` and is checked when the result is read
-back; its ``sections`` draw it in ``report.md`` and ``report.html``.
+Its ``result`` model types the top-level fields of its ``result.json`` (and, as ``Part``s, the nested objects its
+sections read) and is checked when the result is read back; its ``sections`` draw that model, by field, in
+``report.md`` and ``report.html``.
 """
 
 from __future__ import annotations
