@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 from reprokit.config.inventory import Inventory
 from reprokit.config.kit import Kit, load_kit_file
@@ -22,6 +21,7 @@ from reprokit.hosts.lock import HostLock
 from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
 from reprokit.plan.results import checked_result
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest, StepEntry
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.runner import RunOutcome, conclude, step_entry
@@ -88,7 +88,7 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
     manifest.detached = manifest.in_flight = None
     manifest.fingerprint = fingerprint
     manifest.status_detail = f"collected after the run was {status}"
-    outcome = conclude(kit, record, steps, fingerprint or {})
+    outcome = conclude(kit, record, steps, fingerprint)
     executor.finish()
     say(f"collected {record.run_id}: {outcome.verdict['verdict']}")
     return outcome
@@ -104,16 +104,14 @@ def _wait(executor: RemoteExecutor, remote_dir: str, name: str, wait_s: float, s
         time.sleep(min(10.0, max(0.5, deadline - time.monotonic())))
 
 
-def _collect_fingerprint(executor: RemoteExecutor, remote_dir: str, record: RunRecord) -> dict[str, Any]:
+def _collect_fingerprint(executor: RemoteExecutor, remote_dir: str, record: RunRecord) -> Fingerprint:
     out_dir = record.dir / FINGERPRINT
     out_dir.mkdir(parents=True, exist_ok=True)
     executor.pull(remote_dir, out_dir)
     if (out_dir / "step.log").exists():
         (out_dir / "step.log").replace(out_dir / "fingerprint.log")
     result, problem = read_result(out_dir)
-    fingerprint = result or {"gpu_status": "unknown", "gpu_reason": problem, "devices": []}
-    fingerprint.pop("workload", None)
-    return fingerprint
+    return Fingerprint.of_workload(result, problem, str(out_dir / "result.json"))
 
 
 def _collect_step(executor: RemoteExecutor, remote_dir: str, record: RunRecord, kit: Kit, name: str) -> StepEntry:

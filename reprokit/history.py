@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.run import MANIFEST, load_manifest, load_verdict
 
 MAX_DEPTH = 4  # runs/<id>/ or evidence/<host>/<id>/: records sit a level or two down, never inside a step
@@ -65,22 +66,22 @@ def summarise(run_dir: Path) -> RunSummary:
     verdict = load_verdict(run_dir)
     word = verdict.verdict if verdict else manifest.verdict.verdict if manifest.verdict else "-"
     expectations = verdict.expectations if verdict else []
-    fp = manifest.fingerprint or {}
-    devices = [d for d in fp.get("devices") or [] if isinstance(d, dict)]
+    fp = manifest.fingerprint or Fingerprint()
+    devices = fp.devices
     names: dict[str, int] = {}
     for device in devices:
-        names[str(device.get("name"))] = names.get(str(device.get("name")), 0) + 1
+        names[str(device.name)] = names.get(str(device.name), 0) + 1
     gpu = ", ".join(f"{n} x {name}" for name, n in names.items()) or "none"
-    installed = fp.get("packages") or {}
+    installed = fp.packages
     pins = manifest.pins or {}
     versions = ", ".join(f"{name} {installed[name]}" if installed.get(name) else f"{name} {pins[name]} (pinned, not seen)"
                          for name in VERSION_PACKAGES if installed.get(name) or pins.get(name))
-    driver = (fp.get("driver") or {}).get("driver_release")
+    driver = fp.driver.driver_release if fp.driver else None
     return RunSummary(
         run_id=manifest.run_id or run_dir.name, dir=str(run_dir), status=manifest.status,
         verdict=word,
         kit=str(manifest.kit_name), host=str(manifest.host_name),
-        gpu=gpu, gpu_arch="/".join(sorted({str(d.get("gpu_arch")) for d in devices})) or "-",
+        gpu=gpu, gpu_arch="/".join(fp.gpu_arches) or "-",
         driver=str(driver) if driver else "-", versions=versions, started=manifest.started or "-",
         git_commit=str((manifest.source or {}).get("git_commit") or "-")[:12],
         held=sum(j.status == "PASS" for j in expectations), judged=len(expectations))

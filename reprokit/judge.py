@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from reprokit.config.kit import Expectation, Kit
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry, Verdict
 
 PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
@@ -98,19 +99,15 @@ def _compare(exp: Expectation, value: Any, arch: str | None) -> tuple[bool, str]
     raise AssertionError(op)
 
 
-def host_arches(fingerprint: dict[str, Any] | None) -> list[str]:
-    devices = (fingerprint or {}).get("devices") or []
-    return sorted({d["gpu_arch"] for d in devices if d.get("gpu_arch")})
-
-
-def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: dict[str, Any] | None) -> Judgement:
+def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: Fingerprint | None) -> Judgement:
     expected = _expected_text(exp)
 
     def verdict(status: str, observed: Any, reason: str) -> Judgement:
         return Judgement(exp.name, exp.step, status, expected, observed, reason, exp.why)
 
-    arches = host_arches(fingerprint)
-    gpu_reason = (fingerprint or {}).get("gpu_reason") or "the fingerprint found no GPU"
+    fingerprint = fingerprint or Fingerprint()
+    arches = fingerprint.gpu_arches
+    gpu_reason = fingerprint.gpu_reason or "the fingerprint found no GPU"
     needs_arch = exp.when is not None or exp.operator == "equals_by_arch"
     if needs_arch:
         wanted = exp.when.gpu_arch if exp.when else list(exp.equals_by_arch or {})
@@ -119,7 +116,7 @@ def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: dict[str, A
         if len(arches) > 1:
             return verdict(INCONCLUSIVE, None, f"host mixes GPU architectures {arches}; judge one architecture at a time")
         if arches[0] not in wanted:
-            names = sorted({d.get("name", "?") for d in fingerprint.get("devices", [])})
+            names = sorted({"?" if d.name is None else d.name for d in fingerprint.devices})
             return verdict(INCONCLUSIVE, None, f"applies to {'/'.join(wanted)}; this host has {arches[0]} ({', '.join(names)})")
     if step is None or step.result is None:
         reason = (step.reason if step else None) or "the step did not run"
@@ -145,7 +142,7 @@ def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: dict[str, A
     return verdict(PASS, observed, "")
 
 
-def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: dict[str, Any] | None) -> Verdict:
+def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: Fingerprint | None) -> Verdict:
     """The run's verdict: FAIL if any expectation failed, else INCONCLUSIVE if any could not be judged, else PASS."""
     judgements = [judge_one(exp, steps.get(exp.step), fingerprint) for exp in kit.expect]
     statuses = {j.status for j in judgements}

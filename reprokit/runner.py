@@ -27,6 +27,7 @@ from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file, write_json_atomic
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry
 from reprokit.records.run import VERDICT, RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
@@ -140,13 +141,12 @@ def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: S
     fp_dir = record.dir / "fingerprint"
     fp_run = executor.run_workload("reprokit.workloads.fingerprint", {}, fp_dir, fp_dir / "fingerprint.log",
                                    FINGERPRINT_TIMEOUT_S, stream, image=first_image, step_name="fingerprint")
-    fingerprint = fp_run.result or {"gpu_status": "unknown", "gpu_reason": fp_run.result_problem, "devices": []}
-    fingerprint.pop("workload", None)
-    drift = pin_drift(kit.pins, fingerprint.get("packages") or {})
+    fingerprint = Fingerprint.of_workload(fp_run.result, fp_run.result_problem, str(fp_dir / "result.json"))
+    drift = pin_drift(kit.pins, fingerprint.packages)
     record.update(fingerprint=fingerprint, pin_drift=drift)
     for name, versions in drift.items():
         say(f"      note: {name} is pinned to {versions['pinned']} but {versions['installed'] or 'not installed'} on the host")
-    gpus = fingerprint.get("devices") or []
+    gpus = fingerprint.devices
     host = executor.host
     if host.gpu_count is not None and not host.cpu_only and len(gpus) != host.gpu_count:
         note = (f"the inventory says {host.gpu_count} GPU(s) on {host.name}, the workloads see {len(gpus)}"
@@ -154,13 +154,13 @@ def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: S
         record.update(preflight_notes=[note])
         say(f"      warning: {note}")
     if gpus:
-        names = sorted({f"{d['name']} ({d['gpu_arch']}, {d['multiprocessor_count']} SMs)" for d in gpus})
+        names = sorted({f"{d.name} ({d.gpu_arch}, {d.multiprocessor_count} SMs)" for d in gpus})
         say(f"      {len(gpus)} GPU(s): {', '.join(names)}")
     else:
-        say(f"      no GPU: {fingerprint.get('gpu_reason')}")
+        say(f"      no GPU: {fingerprint.gpu_reason}")
 
     steps: dict[str, StepEntry] = {}
-    once = SaidOnce(None if gpus else fingerprint.get("gpu_reason"))  # a reason is said once on the console
+    once = SaidOnce(None if gpus else fingerprint.gpu_reason)  # a reason is said once on the console
     for number, step in enumerate(kit.steps, start=2):
         planned = plan_step(step, kit, kits_dir, fingerprint, steps, host_cpu_only=executor.host.cpu_only,
                             host=executor.host)
@@ -266,7 +266,7 @@ def _last_line(log: Path, max_chars: int = 300) -> str:
     return (meaningful or [""])[-1][:max_chars]
 
 
-def conclude(kit: Kit, record: RunRecord, steps: dict[str, StepEntry], fingerprint: dict[str, Any]) -> RunOutcome:
+def conclude(kit: Kit, record: RunRecord, steps: dict[str, StepEntry], fingerprint: Fingerprint | None) -> RunOutcome:
     """Judge, report, and finalise the manifest (hashes)."""
     verdict = judge(kit, steps, fingerprint)
     write_json_atomic(record.dir / VERDICT, verdict.to_json())

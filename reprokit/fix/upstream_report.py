@@ -16,6 +16,7 @@ from typing import Any
 
 from reprokit.errors import ConfigError, ReprokitError
 from reprokit.fix.plan import fix_plan
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest
 from reprokit.records.run import load_manifest
 from reprokit.step_kinds import ResultError, StepKind, given
@@ -64,21 +65,25 @@ def accounting(row: SmemRow, limit: int) -> list[str]:
 
 
 def _fingerprint_lines(manifest: Manifest) -> list[str]:
-    fingerprint = manifest.fingerprint or {}
-    devices = fingerprint.get("devices") or []
-    driver = fingerprint.get("driver") or {}
-    packages = {k: v for k, v in (fingerprint.get("packages") or {}).items() if v}
+    fingerprint = manifest.fingerprint or Fingerprint()
+    devices = fingerprint.devices
+    packages = fingerprint.installed
     lines = [f"- pins: {', '.join(f'{k} {v}' for k, v in (manifest.pins or {}).items())}",
-             f"- host: {(fingerprint.get('host') or {}).get('kernel', '?')}, python {(fingerprint.get('host') or {}).get('python', '?')}",
-             f"- driver {driver.get('driver_release', '?')} (CUDA driver API {driver.get('cuda_driver_api', '?')}), "
-             f"nvcc {fingerprint.get('nvcc', '?')}",
+             f"- host: {_said(fingerprint.host, 'kernel')}, python {_said(fingerprint.host, 'python')}",
+             f"- driver {_said(fingerprint.driver, 'driver_release')} (CUDA driver API "
+             f"{_said(fingerprint.driver, 'cuda_driver_api')}), nvcc {_said(fingerprint, 'nvcc')}",
              f"- packages that ran: {', '.join(f'{k} {v}' for k, v in packages.items()) or 'none recorded'}"]
     for device in devices[:1]:
-        lines.append(f"- GPU: {len(devices)} x {device.get('name')} ({device.get('gpu_arch')}, {device.get('multiprocessor_count')} "
-                     f"SMs), opt-in shared memory per block {device.get('max_shared_memory_per_block_optin_bytes')} B")
+        lines.append(f"- GPU: {len(devices)} x {device.name} ({device.gpu_arch}, {device.multiprocessor_count} "
+                     f"SMs), opt-in shared memory per block {device.max_shared_memory_per_block_optin_bytes} B")
     if manifest.pin_drift:
         lines.append(f"- differences from the pins: {manifest.pin_drift}")
     return lines
+
+
+def _said(part: Any, name: str) -> Any:
+    """A fingerprint field as the report writes it: ``?`` where the fingerprint has no such key (a null is None)."""
+    return getattr(part, name) if part is not None and part.written(name) else "?"
 
 
 def upstream_report(run_dir: Path) -> str:
@@ -97,7 +102,7 @@ def upstream_report(run_dir: Path) -> str:
     unique = [next(r for r in failing if r.tactic == tactic) for tactic in outputs]
     kit = manifest.kit_name or "ep8-crash"
     tactics = "; ".join(f"{op.rsplit('::', 1)[-1]} {', '.join(map(str, t))}" for op, t in (static.failing_tactics or {}).items() if t)
-    host_arches = sorted({d.get("gpu_arch") for d in (manifest.fingerprint or {}).get("devices") or []} - {None})
+    host_arches = (manifest.fingerprint or Fingerprint()).gpu_arches
     lines = [f"# [SM120] CUTLASS fused-MoE tactics {tactics} cannot start: SharedStorage {unique[0].kernel_smem_bytes if unique else '?'} B "
              f"> {limit} B (FlashInfer {version})", "",
              "## What happens", "",

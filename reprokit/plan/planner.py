@@ -18,6 +18,7 @@ from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit, Step
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.step_kinds import STEP_KINDS, StepKind
 
 
@@ -46,7 +47,7 @@ def load_model_config(name: str, kits_dir: Path) -> dict[str, Any]:
     return doc.data
 
 
-def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any], results: dict[str, Any],
+def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: Fingerprint, results: dict[str, Any],
               host_cpu_only: bool = False, host: Host | None = None) -> PlannedStep:
     """``host_cpu_only``: a host marked CPU-only for testing runs GPU steps anyway (against test doubles).
 
@@ -58,9 +59,9 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
     if not kind.implemented:
         planned.skip_reason = f"not run: {kind.not_implemented_reason}"
         return planned
-    devices = fingerprint.get("devices") or []
+    devices = fingerprint.devices
     if kind.needs_gpu and not devices and not host_cpu_only:
-        planned.skip_reason = f"not run: needs a CUDA GPU; {fingerprint.get('gpu_reason') or 'none found'}"
+        planned.skip_reason = f"not run: needs a CUDA GPU; {fingerprint.gpu_reason or 'none found'}"
         return planned
     params = planned.params
     for fill in kind.pin_params:
@@ -72,18 +73,18 @@ def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: dict[str, Any],
         params["model_config"] = load_model_config(model, kits_dir)
     arch_param = kind.host_arch_param
     if arch_param and params.get(arch_param) == "host":
-        arches = sorted({d["gpu_arch"] for d in devices})
+        arches = fingerprint.gpu_arches
         if not arches and host_cpu_only and host is not None and host.gpu_arch:
             arches = [host.gpu_arch]  # a CPU-only test host stands in for the arch its inventory declares
         if len(arches) != 1:
             planned.skip_reason = (
                 f"not run: {arch_param} 'host' needs one GPU architecture on the host; "
-                + (f"found {arches}" if arches else (fingerprint.get("gpu_reason") or "no GPU found"))
+                + (f"found {arches}" if arches else (fingerprint.gpu_reason or "no GPU found"))
             )
             return planned
         params[arch_param] = arches[0]
     if kind.optin_limit_param and arch_param and devices:
-        limits = {d.get("max_shared_memory_per_block_optin_bytes") for d in devices if d["gpu_arch"] == params.get(arch_param)}
+        limits = {d.max_shared_memory_per_block_optin_bytes for d in devices if d.gpu_arch == params.get(arch_param)}
         if len(limits) == 1:
             params[kind.optin_limit_param] = limits.pop()
     for spec in kind.host_paths:

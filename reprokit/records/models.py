@@ -12,7 +12,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
-from reprokit.errors import ConfigError
+from reprokit.records.fields import MISSING, Fields
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
 RUN_STATUSES = ("running", "complete", "failed", "interrupted", "detached", "incomplete", "killed")
@@ -20,63 +21,6 @@ FINAL_STATUSES = ("complete", "failed", "interrupted")
 # a step's status: a workload's (by its exit code), or the runner's own (timed out, no result, not run)
 STEP_STATUSES = (*dict.fromkeys(STATUS_OF_EXIT.values()), "timeout", "error", "not_run")
 STEP_ERRORS = ("timeout", "error", "bad_params")  # the step itself failed (ExitCode.STEP_ERROR unless a FAIL)
-
-_TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object",
-               list: "a list", type(None): "null"}
-
-
-_MISSING = object()
-
-
-class Fields:
-    """One JSON object being read into a model; every check names ``where`` and the field."""
-
-    def __init__(self, data: Any, where: str, prefix: str = ""):
-        self.where, self.prefix = where, prefix
-        if not isinstance(data, dict):
-            self.fail("", "an object", data)
-        self.data: dict[str, Any] = data
-
-    def fail(self, key: str, expected: str, got: Any) -> None:
-        name = f"{self.prefix}.{key}" if self.prefix and key else f"{self.prefix}{key}"
-        shown = "nothing (the field is missing)" if got is _MISSING else repr(got)
-        raise ConfigError(f"{self.where}: {name or 'the record'}: expected {expected}, got {shown}")
-
-    def take(self, key: str, *types: type, required: bool = False) -> Any:
-        """The value at ``key`` if it is one of ``types`` (None when absent and not required)."""
-        if key not in self.data:
-            if required:
-                self.fail(key, _expected(types), _MISSING)
-            return None
-        value = self.data[key]
-        if isinstance(value, bool) and bool not in types or not isinstance(value, types):
-            self.fail(key, _expected(types), value)
-        return value
-
-    def choice(self, key: str, allowed: tuple[str, ...], required: bool = True) -> Any:
-        value = self.data.get(key)
-        if key not in self.data and not required:
-            return None
-        if value not in allowed:
-            self.fail(key, f"one of {'|'.join(allowed)}", value if key in self.data else _MISSING)
-        return value
-
-    def only(self, names: tuple[str, ...], what: str) -> None:
-        """Refuse a key the model does not know (a typo, or a newer schema)."""
-        for key in self.data:
-            if key not in names:
-                name = f"{self.prefix}.{key}" if self.prefix else key
-                raise ConfigError(f"{self.where}: {name}: not a field of {what}; the record is damaged or of a newer reprokit")
-
-    def child(self, key: str) -> Fields:
-        return Fields(self.data[key], self.where, f"{self.prefix}.{key}" if self.prefix else key)
-
-
-def _expected(types: tuple[type, ...]) -> str:
-    if int in types and float in types:  # an integer is a number too
-        types = tuple(t for t in types if t is not int)
-    return " or ".join(_TYPE_NAMES.get(t, t.__name__) for t in types)
-
 
 def _drop_none(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return {key: value for key, value in pairs if value is not None}
@@ -169,7 +113,7 @@ class Judgement:
         fields.only(_JUDGEMENT_FIELDS, "an expectation's judgement")
         take = fields.take
         if "observed" not in fields.data:
-            fields.fail("observed", "a value (null when none)", _MISSING)
+            fields.fail("observed", "a value (null when none)", MISSING)
         return cls(take("name", str, required=True), take("step", str, required=True), fields.choice("status", VERDICTS),
                    take("expected", str, required=True), fields.data["observed"], take("reason", str, required=True),
                    take("why", str) or "")
@@ -283,8 +227,8 @@ def _objects(fields: Fields, key: str) -> list[dict[str, Any]] | None:
 class Manifest:
     """``manifest.json``: what ran, where, with which pins; its status; each step's entry; each artifact's hash.
 
-    ``host``, ``images``, ``source`` and ``fingerprint`` are other owners' descriptions (the inventory's host,
-    the image entries, git provenance, the fingerprint workload's result), kept as the objects they wrote.
+    ``host``, ``images`` and ``source`` are other owners' descriptions (the inventory's host, the image entries,
+    git provenance), kept as the objects they wrote; ``fingerprint`` is typed (``fingerprint.py``).
     """
 
     schema_version: int
@@ -301,7 +245,7 @@ class Manifest:
     images: dict[str, dict[str, Any]] | None = None
     secrets: list[str] | None = None  # names only
     selection: dict[str, Any] | None = None  # --only/--skip/--set
-    fingerprint: dict[str, Any] | None = None
+    fingerprint: Fingerprint | None = None
     verdict: VerdictSummary | None = None
     steps: list[StepEntry] = field(default_factory=list)
     artifacts: dict[str, Artifact] = field(default_factory=dict)
@@ -338,7 +282,7 @@ class Manifest:
             ended=take("ended", str, type(None)), owner=Owner.from_json(_child(fields, "owner", required=True)),
             reprokit=take("reprokit", dict, required=True), **optional,
             kit=KitRef.from_json(fields.child("kit")) if take("kit", dict) is not None else None,
-            secrets=_strings(fields, "secrets"), fingerprint=take("fingerprint", dict, type(None)),
+            secrets=_strings(fields, "secrets"), fingerprint=_fingerprint(fields),
             verdict=VerdictSummary.from_json(fields.child("verdict")) if take("verdict", dict, type(None)) else None,
             steps=[StepEntry.from_json(Fields(s, where, f"steps[{i}]"))
                    for i, s in enumerate(take("steps", list, required=True))],
@@ -356,8 +300,8 @@ class Manifest:
         out.update(_drop_none([("source", self.source), ("kit", self.kit and self.kit.to_json()), ("pins", self.pins),
                                ("host", self.host), ("images", self.images), ("secrets", self.secrets),
                                ("selection", self.selection)]))
-        out.update(fingerprint=self.fingerprint, verdict=self.verdict and self.verdict.to_json(),
-                   steps=[entry.to_json() for entry in self.steps],
+        out.update(fingerprint=self.fingerprint and self.fingerprint.to_json(),
+                   verdict=self.verdict and self.verdict.to_json(), steps=[entry.to_json() for entry in self.steps],
                    artifacts={rel: a.to_json() for rel, a in self.artifacts.items()})
         out.update(_drop_none([("pin_drift", self.pin_drift), ("preflight_notes", self.preflight_notes),
                                ("in_flight", self.in_flight and self.in_flight.to_json()),
@@ -369,6 +313,11 @@ class Manifest:
 _JUDGEMENT_FIELDS = tuple(f.name for f in dataclasses.fields(Judgement))
 _JSON_FIELDS = {model: tuple(f.name for f in dataclasses.fields(model) if f.name != "result")
                 for model in (StepEntry, Manifest)}
+
+
+def _fingerprint(fields: Fields) -> Fingerprint | None:
+    data = fields.take("fingerprint", dict, type(None))
+    return None if data is None else Fingerprint.from_json(data, fields.where)
 
 
 def _child(fields: Fields, key: str, required: bool = False) -> Fields:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError
+from reprokit.records.fingerprint import Driver, Fingerprint
 from reprokit.records.models import Manifest, Verdict
 from reprokit.records.run import load_manifest, load_verdict
 from reprokit.report.svg import is_number
@@ -116,8 +117,8 @@ def compare_runs(run_a: Path, run_b: Path, tolerance: float = DEFAULT_TOLERANCE)
         "verdict": {"a": a.word, "b": b.word, "changed": a.word != b.word},
         "environment": _differing(environment(a.manifest), environment(b.manifest)),
         "pins": _differing(a.manifest.pins or {}, b.manifest.pins or {}),
-        "installed": _differing((a.manifest.fingerprint or {}).get("packages") or {},
-                                (b.manifest.fingerprint or {}).get("packages") or {}),
+        "installed": _differing((a.manifest.fingerprint or Fingerprint()).packages,
+                                (b.manifest.fingerprint or Fingerprint()).packages),
         "expectations": expectations,
         "expectations_unchanged": unchanged,
         **sections,
@@ -130,18 +131,18 @@ def compare_runs(run_a: Path, run_b: Path, tolerance: float = DEFAULT_TOLERANCE)
 
 def environment(manifest: Manifest) -> dict[str, Any]:
     """What a run ran on, flattened for comparison: host, GPUs, driver, CUDA, nvcc, each image's reference and digest."""
-    fp = manifest.fingerprint or {}
+    fp = manifest.fingerprint or Fingerprint()
     host = manifest.host or {}
-    devices = [d for d in fp.get("devices") or [] if isinstance(d, dict)]
-    driver = fp.get("driver") or {}
+    devices = fp.devices
+    driver = fp.driver or Driver()
     env: dict[str, Any] = {
         "host": f"{host.get('name')} ({host.get('connection')}, runtime {host.get('runtime')})",
-        "GPUs": ", ".join(sorted({f"{sum(1 for e in devices if e.get('name') == d.get('name'))} x {d.get('name')} "
-                                  f"({d.get('gpu_arch')})" for d in devices})) or f"none ({fp.get('gpu_reason') or 'no GPU'})",
-        "driver": driver.get("driver_release"),
-        "CUDA driver API": driver.get("cuda_driver_api"),
-        "nvcc": fp.get("nvcc"),
-        "opt-in smem/block (B)": ", ".join(sorted({str(d.get("max_shared_memory_per_block_optin_bytes")) for d in devices})) or None,
+        "GPUs": ", ".join(sorted({f"{sum(1 for e in devices if e.name == d.name)} x {d.name} ({d.gpu_arch})"
+                                  for d in devices})) or f"none ({fp.gpu_reason or 'no GPU'})",
+        "driver": driver.driver_release,
+        "CUDA driver API": driver.cuda_driver_api,
+        "nvcc": fp.nvcc,
+        "opt-in smem/block (B)": ", ".join(sorted({str(d.max_shared_memory_per_block_optin_bytes) for d in devices})) or None,
         "git commit": (manifest.source or {}).get("git_commit"),
     }
     for name, image in sorted((manifest.images or {}).items()):

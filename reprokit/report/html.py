@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from reprokit.records.atomic import write_text_atomic
+from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
 from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
@@ -160,27 +161,27 @@ def _expectations(verdict: Verdict, notes: list, reasons: dict[str, str]) -> lis
 
 
 def _environment(manifest: Manifest, notes: list) -> list[str]:
-    fp = manifest.fingerprint or {}
+    fp = manifest.fingerprint or Fingerprint()
     host = manifest.host or {}
-    machine = fp.get("host") or {}
-    driver = fp.get("driver") or {}
+    machine = fp.host or HostFacts()
+    driver = fp.driver or Driver()
     out = ["<h2>Environment</h2>", html_table(None, [
         ["host", f"{host.get('name')} ({host.get('connection')}, runtime {host.get('runtime')})"],
-        ["machine", f"{machine.get('machine')} {machine.get('kernel')}, Python {machine.get('python')}"],
-        ["driver", driver.get("driver_release") if driver else f"none: {refer(fp.get('gpu_reason'), notes)}"],
-        ["CUDA driver API", driver.get("cuda_driver_api")],
-        ["nvcc", fp.get("nvcc")],
+        ["machine", f"{machine.machine} {machine.kernel}, Python {machine.python}"],
+        ["driver", driver.driver_release if fp.driver else f"none: {refer(fp.gpu_reason, notes)}"],
+        ["CUDA driver API", driver.cuda_driver_api],
+        ["nvcc", fp.nvcc],
     ], "environment")]
-    devices = [d for d in fp.get("devices") or [] if isinstance(d, dict)]
+    devices = fp.devices
     if devices:
         out += ["<h3>GPUs</h3>", html_table(
             ["#", "name", "arch", "SMs", "smem/block (B)", "smem/block opt-in (B)", "smem/SM (B)"],
-            [[d.get("index"), d.get("name"), d.get("gpu_arch"), (d.get("multiprocessor_count"), "num"),
-              (html_bytes(d.get("max_shared_memory_per_block_bytes")), "num"),
-              (html_bytes(d.get("max_shared_memory_per_block_optin_bytes")), "num"),
-              (html_bytes(d.get("max_shared_memory_per_multiprocessor_bytes")), "num")] for d in devices], "gpus")]
+            [[d.index, d.name, d.gpu_arch, (d.multiprocessor_count, "num"),
+              (html_bytes(d.max_shared_memory_per_block_bytes), "num"),
+              (html_bytes(d.max_shared_memory_per_block_optin_bytes), "num"),
+              (html_bytes(d.max_shared_memory_per_multiprocessor_bytes), "num")] for d in devices], "gpus")]
     pins = manifest.pins or {}
-    installed = fp.get("packages") or {}
+    installed = fp.packages
     drift = manifest.pin_drift or {}
     names = list(pins) + [n for n in installed if n not in pins and installed.get(n)]
     if names:

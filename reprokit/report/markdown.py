@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reprokit.records.atomic import write_text_atomic
+from reprokit.records.fingerprint import Fingerprint, HostFacts
 from reprokit.records.models import Manifest, StepEntry, Verdict
 from reprokit.records.run import MANIFEST
 from reprokit.report import sections
@@ -28,7 +29,7 @@ def shorten(text: str, limit: int) -> str:
 
 
 def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) -> str:
-    fp = manifest.fingerprint or {}
+    fp = manifest.fingerprint or Fingerprint()
     drawn = sections.RunSections(steps)  # each result checked against its kind once
     host = manifest.host or {}
     lines = [
@@ -65,25 +66,25 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
         lines += [""] + [f"- **note {n.number}**, {n.sentence()}" for n in notes]
     lines += drawn.markdown("findings")
     lines += ["", "## Environment", ""]
-    driver = fp.get("driver") or {}
+    driver, machine = fp.driver, fp.host or HostFacts()
     env_rows = [
         ["host", f"{host.get('name')} ({host.get('connection')}, runtime {host.get('runtime')})"],
-        ["machine", f"{(fp.get('host') or {}).get('machine')} {(fp.get('host') or {}).get('kernel')}, Python {(fp.get('host') or {}).get('python')}"],
-        ["driver", f"{driver.get('driver_release')} (CUDA driver API {driver.get('cuda_driver_api')})" if driver
-         else f"none: {refer(fp.get('gpu_reason'), notes)}"],
-        ["nvcc", fp.get("nvcc")],
+        ["machine", f"{machine.machine} {machine.kernel}, Python {machine.python}"],
+        ["driver", f"{driver.driver_release} (CUDA driver API {driver.cuda_driver_api})" if driver
+         else f"none: {refer(fp.gpu_reason, notes)}"],
+        ["nvcc", fp.nvcc],
         ["pins", ", ".join(f"{k} {v}" for k, v in (manifest.pins or {}).items())],
-        ["installed", ", ".join(f"{k} {v}" for k, v in (fp.get("packages") or {}).items() if v) or "(none of the pinned packages)"],
+        ["installed", ", ".join(f"{k} {v}" for k, v in fp.installed.items()) or "(none of the pinned packages)"],
     ]
     lines += md_table(["", ""], env_rows)
-    devices = fp.get("devices") or []
+    devices = fp.devices
     if devices:
         lines += ["", "### GPUs", ""]
         lines += md_table(
             ["#", "name", "arch", "SMs", "smem/block", "smem/block opt-in", "smem/SM"],
             [
-                [d["index"], d["name"], d["gpu_arch"], d["multiprocessor_count"], d["max_shared_memory_per_block_bytes"],
-                 d["max_shared_memory_per_block_optin_bytes"], d["max_shared_memory_per_multiprocessor_bytes"]]
+                [d.index, d.name, d.gpu_arch, d.multiprocessor_count, d.max_shared_memory_per_block_bytes,
+                 d.max_shared_memory_per_block_optin_bytes, d.max_shared_memory_per_multiprocessor_bytes]
                 for d in devices
             ],
         )

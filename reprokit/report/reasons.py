@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reprokit.errors import ConfigError
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry
 from reprokit.records.run import load_manifest, load_verdict
 
@@ -36,10 +36,10 @@ class SharedReason:
         return f"{self.label}: {len(self.names)} expectations {self.need}: {self.text}"
 
 
-def _roots(fingerprint: dict[str, Any] | None, steps: Steps) -> list[tuple[str, str, str, str | None]]:
+def _roots(fingerprint: Fingerprint | None, steps: Steps) -> list[tuple[str, str, str, str | None]]:
     roots = []
-    gpu_reason = (fingerprint or {}).get("gpu_reason")
-    if gpu_reason and not (fingerprint or {}).get("devices"):
+    gpu_reason = fingerprint.gpu_reason if fingerprint else None
+    if gpu_reason and not fingerprint.devices:
         roots.append(("no GPU here", "need one", str(gpu_reason), None))
     entries = steps.values() if isinstance(steps, Mapping) else steps
     for entry in entries:
@@ -58,7 +58,7 @@ def _refer(reason: str, root: str, number: int) -> str:
     return reason
 
 
-def shared_reasons(expectations: list[Judgement], fingerprint: dict[str, Any] | None,
+def shared_reasons(expectations: list[Judgement], fingerprint: Fingerprint | None,
                    steps: Steps) -> tuple[list[SharedReason], dict[str, str]]:
     """The notes (roots shared by two or more expectations) and each expectation's reason referring to them."""
     notes: list[SharedReason] = []

@@ -2,11 +2,13 @@ import pytest
 
 from reprokit.config.kit import Kit
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS, PathMissing, judge, resolve
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry, Verdict
 
-H200 = {"devices": [{"index": 0, "name": "NVIDIA H200", "gpu_arch": "sm90"}], "gpu_reason": None}
-RTX = {"devices": [{"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "gpu_arch": "sm120"} for i in range(8)]}
-NO_GPU = {"devices": [], "gpu_reason": "no NVIDIA driver on this host (libcuda.so.1 not found)"}
+H200 = Fingerprint.from_json({"devices": [{"index": 0, "name": "NVIDIA H200", "gpu_arch": "sm90"}], "gpu_reason": None}, "test")
+RTX = Fingerprint.from_json({"devices": [{"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "gpu_arch": "sm120"}
+                                         for i in range(8)]}, "test")
+NO_GPU = Fingerprint.from_json({"devices": [], "gpu_reason": "no NVIDIA driver on this host (libcuda.so.1 not found)"}, "test")
 
 
 def make_kit(*expectations):
@@ -48,7 +50,7 @@ def test_equals_by_arch():
     assert judge(kit, probe_step(optin=(232448,)), H200).verdict == PASS
     failed = judge(kit, probe_step(optin=(232448,)), RTX).expectations[0]
     assert (failed.status, failed.reason) == (FAIL, "232448")
-    odd = judge(kit, probe_step(), {"devices": [{"name": "A100", "gpu_arch": "sm80"}]}).expectations[0]
+    odd = judge(kit, probe_step(), Fingerprint.from_json({"devices": [{"name": "A100", "gpu_arch": "sm80"}]}, "test")).expectations[0]
     assert (odd.status, odd.reason) == (INCONCLUSIVE, "applies to sm90/sm120; this host has sm80 (A100)")
 
 

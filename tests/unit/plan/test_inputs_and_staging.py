@@ -14,6 +14,7 @@ from reprokit.hosts.executor import LocalNativeExecutor
 from reprokit.hosts.staging import container_mounts
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry
 from reprokit.runner import stage_inputs
 from reprokit.step_kinds import STEP_KINDS
@@ -57,7 +58,7 @@ def test_an_earlier_result_is_staged_into_the_step_and_named_by_its_host_path(tm
     steps = {"static-smem": StepEntry("static-smem", "static-smem", status="ok")}
     kit = load_kit_file(KITS / "tile-sweep.yml")
     sweep = next(s for s in kit.steps if s.uses == "tile-sweep")
-    planned = plan_step(sweep, kit, KITS, {"devices": [{"gpu_arch": "sm90"}]}, steps)
+    planned = plan_step(sweep, kit, KITS, Fingerprint.from_json({"devices": [{"gpu_arch": "sm90"}]}, "test"), steps)
     executor = LocalNativeExecutor(local_host(), tmp_path / "runs")
     out_dir = record / "steps" / "sweep"
     stage_inputs(planned, executor, steps, record, out_dir)
@@ -111,7 +112,7 @@ def test_a_bare_model_name_is_taken_in_the_hosts_models_dir_and_checked_there(tm
     kit = load_kit_file(KITS / "ep8-crash.yml")
     serve = next(s for s in kit.steps if s.uses == "serve")
     host = replace(local_host(), models_dir=str(tmp_path / "models"))
-    planned = plan_step(serve, kit, KITS, {"devices": []}, {}, host_cpu_only=True, host=host)
+    planned = plan_step(serve, kit, KITS, Fingerprint(), {}, host_cpu_only=True, host=host)
     assert planned.params["model"] == f"{tmp_path}/models/GLM-5-NVFP4"
     executor = LocalNativeExecutor(host, tmp_path / "runs")
     stage_inputs(planned, executor, {}, tmp_path, tmp_path / "out")

@@ -18,13 +18,14 @@ from reprokit.kit_check import expectation_problems
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
 from reprokit.plan.results import checked_result
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry
 from reprokit.report import sections
 from reprokit.step_kinds import STEP_KINDS, Output, ResultError, StepInput, StepKind, declaration_problems, discover
 from tests.conftest import REPO
 
 KITS = REPO / "kits"
-SM120 = {"devices": [{"index": 0, "gpu_arch": "sm120", "max_shared_memory_per_block_optin_bytes": 101376}]}
+SM120 = Fingerprint.from_json({"devices": [{"index": 0, "gpu_arch": "sm120", "max_shared_memory_per_block_optin_bytes": 101376}]}, "test")
 
 
 def test_the_kinds_in_their_order_each_runnable():

@@ -171,7 +171,7 @@ def build_demo_record(tmp: Path, with_telemetry: bool = True) -> Path:
                                 result_file=f"steps/{name}/result.json", result=result)
     for entry in steps.values():
         record.set_step(entry)
-    conclude(kit, record, steps, SM120_FINGERPRINT)
+    conclude(kit, record, steps, record.manifest.fingerprint)
     return record.dir
 
 

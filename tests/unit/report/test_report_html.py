@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Artifact, Judgement, KitRef, Manifest, Owner, StepEntry, Verdict
 from reprokit.records.run import verify_record
 from reprokit.report.html import render_html, write_html_report
@@ -29,7 +30,7 @@ from tests.unit.report.report_data import (
 MANIFEST = Manifest(schema_version=1, run_id="r1", status="complete", started="2026-02-19T10:00:00Z",
                     owner=Owner(1, "control"), reprokit={"version": "0.1.0"}, kit=KitRef("ep8-crash"),
                     host={"name": "rtx-host", "connection": "ssh", "runtime": "docker"}, pins={"flashinfer-python": "0.6.3"},
-                    fingerprint=SM120_FINGERPRINT)
+                    fingerprint=Fingerprint.from_json(SM120_FINGERPRINT, "test"))
 VERDICT = Verdict("FAIL", "1 of 1 expectations did not hold",
                   [Judgement("big-tiles-overflow-sm120", "static-smem", "FAIL", "contains_all ['128x256x128']", ["256x128x128"],
                              "missing")])

@@ -8,6 +8,7 @@ import pytest
 
 from reprokit.config.kit import Expectation
 from reprokit.judge import judge_one
+from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import shared_reasons
@@ -25,7 +26,7 @@ def served(result: dict) -> StepEntry:
     return StepEntry("serve", "serve", "ok", result=result)
 
 
-SM120 = {"devices": [{"gpu_arch": "sm120", "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}]}
+SM120 = Fingerprint.from_json({"devices": [{"gpu_arch": "sm120", "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition"}]}, "test")
 
 
 def double_samples(times_s=(0.0, 1.0, 2.0, 3.0, 4.0, 5.0)):
@@ -152,7 +153,7 @@ def no_gpu_run():
         {"name": "big-tiles", "reason": gated},
     ]
     judged = [Judgement(e["name"], "-", "INCONCLUSIVE", "", None, e["reason"]) for e in expectations]
-    return judged, {"gpu_reason": NO_GPU, "devices": []}, steps
+    return judged, Fingerprint.from_json({"gpu_reason": NO_GPU, "devices": []}, "test"), steps
 
 
 def test_a_reason_shared_by_many_expectations_is_said_once():
