@@ -90,7 +90,7 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
     manifest.status_detail = f"collected after the run was {status}"
     outcome = conclude(kit, record, steps, fingerprint)
     executor.finish()
-    say(f"collected {record.run_id}: {outcome.verdict['verdict']}")
+    say(f"collected {record.run_id}: {outcome.verdict.verdict}")
     return outcome
 
 

@@ -28,7 +28,7 @@ from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file, write_json_atomic
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry
+from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry, Verdict
 from reprokit.records.run import VERDICT, RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
@@ -46,9 +46,16 @@ class RunOutcome:
     """How a run ended; the front end (``commands/run.py``) turns it into the exit code."""
 
     run_dir: Path
-    verdict: dict[str, Any]  # as the front end prints it: verdict.json, or the word and why of a run not judged
+    verdict: Verdict  # verdict.json's; a run not judged has the word of how it ended (DETACHED, ...) and why
     ended: Literal["judged", "host_kept", "interrupted"]  # host_kept: the host keeps the step's files (collect)
     step_errors: bool = False  # a step ended in an error status (STEP_ERRORS): a judged PASS is not a pass
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as the front end prints it: verdict.json's, or the word (and why) of a run not judged."""
+        if self.ended == "judged":
+            return self.verdict.to_json()
+        word = {"verdict": self.verdict.verdict}
+        return word if self.ended == "interrupted" else {**word, "summary": self.verdict.summary}
 
 
 def _sigterm_as_interrupt(signum: int, frame: Any) -> None:
@@ -107,7 +114,7 @@ def run_kit(
         detached = exc.status == "detached"  # an unreachable host cannot be cleaned up; an incomplete pull can
         mark_unpulled(record, exc.status, str(exc), exc.step, exc.remote_dir)
         say(f"warning: {exc.status}: {exc}. Bring the run back later with `invoke collect {run_id}`")  # shown when quiet too
-        return RunOutcome(record.dir, {"verdict": exc.status.upper(), "summary": str(exc)}, "host_kept")
+        return RunOutcome(record.dir, Verdict(exc.status.upper(), str(exc)), "host_kept")
     except KeyboardInterrupt:
         pending = dict(getattr(executor, "unpulled", {}))
         if pending:
@@ -118,7 +125,7 @@ def run_kit(
         else:
             record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
             say(f"warning: interrupted; partial record in {record.dir}")
-        return RunOutcome(record.dir, {"verdict": "INTERRUPTED"}, "interrupted")
+        return RunOutcome(record.dir, Verdict("INTERRUPTED", ""), "interrupted")
     except BaseException as exc:
         pending = dict(getattr(executor, "unpulled", {}))
         if pending:
@@ -274,7 +281,7 @@ def conclude(kit: Kit, record: RunRecord, steps: dict[str, StepEntry], fingerpri
     write_report(record.dir, record.manifest, verdict, steps)
     write_html_report(record.dir, record.manifest, verdict, steps)
     record.finish("complete")
-    return RunOutcome(record.dir, verdict.to_json(), "judged",
+    return RunOutcome(record.dir, verdict, "judged",
                       step_errors=any(e.status in STEP_ERRORS for e in steps.values()))
 
 

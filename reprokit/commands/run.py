@@ -76,25 +76,25 @@ def run_exit_code(outcome: RunOutcome) -> ExitCode:
         return ExitCode.INTERRUPTED
     if outcome.ended == "host_kept":
         return ExitCode.HOST_ERROR
-    code = EXIT_BY_VERDICT[outcome.verdict["verdict"]]
+    code = EXIT_BY_VERDICT[outcome.verdict.verdict]
     return ExitCode.STEP_ERROR if outcome.step_errors and code != ExitCode.FAIL else code
 
 
 def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
     verdict = outcome.verdict
-    if verdict.get("expectations"):
+    if verdict.expectations:
         table = Table(title=f"{kit_name} on {host_name}", title_justify="left")
         for column in ("expectation", "status", "observed", "reason"):
             table.add_column(column, overflow="fold")
         notes, reasons = record_reasons(outcome.run_dir)  # a shared reason is said once
-        for j in verdict["expectations"]:
-            observed = json.dumps(j["observed"]) if j["observed"] is not None else ""
-            table.add_row(j["name"], j["status"], shorten(observed, 80), reasons.get(j["name"], j["reason"]))
+        for j in verdict.expectations:
+            observed = json.dumps(j.observed) if j.observed is not None else ""
+            table.add_row(j.name, j.status, shorten(observed, 80), reasons.get(j.name, j.reason))
         console.print(table)
         for note in notes:
             console.print(f"note {note.number}: {note.sentence()}", markup=False)
-    style = VERDICT_STYLE.get(verdict["verdict"], "bold")
-    console.print(f"[{style}]{verdict['verdict']}[/]: {verdict.get('summary', '')}")
+    style = VERDICT_STYLE.get(verdict.verdict, "bold")
+    console.print(f"[{style}]{verdict.verdict}[/]: {verdict.summary}")
     console.print(f"record: {outcome.run_dir}", markup=False)
     if (outcome.run_dir / "report.html").exists():  # an interrupted or detached run has none yet
         console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False)
@@ -133,7 +133,7 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     outcome = run_kit(kit, kit_path, host, Path(runs_dir), kits, say=say, stream=stream, inventory=inventory,
                       options=options, selection=selection)
     if as_json:
-        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(run_exit_code(outcome)), **outcome.verdict}, indent=2))
+        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(run_exit_code(outcome)), **outcome.to_json()}, indent=2))
     else:
         _print_verdict(kit.kit, host.name, outcome)
     return run_exit_code(outcome)
@@ -148,7 +148,7 @@ def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_jso
         try:
             outcome = run_kit(kit, kit_path, host, runs_dir, kits, say=say, stream=stream, inventory=inventory,
                               options=options, selection=selection)
-            return host.name, int(run_exit_code(outcome)), outcome.verdict.get("verdict"), str(outcome.run_dir), ""
+            return host.name, int(run_exit_code(outcome)), outcome.verdict.verdict, str(outcome.run_dir), ""
         except ReprokitError as exc:
             return host.name, int(exc.exit_code), "ERROR", "", str(exc)
 
@@ -198,7 +198,7 @@ def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOp
     outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, Path(kits_dir), say=say, wait_s=wait_s)
     manifest = load_manifest(run_dir)
     if as_json:
-        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(run_exit_code(outcome)), **outcome.verdict}, indent=2))
+        print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(run_exit_code(outcome)), **outcome.to_json()}, indent=2))
     else:
         _print_verdict(manifest.kit_name, manifest.host_name, outcome)
     return run_exit_code(outcome)

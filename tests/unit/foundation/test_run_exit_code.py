@@ -6,6 +6,7 @@ import pytest
 
 from reprokit.commands.run import run_exit_code
 from reprokit.errors import ExitCode
+from reprokit.records.models import Judgement, Verdict
 from reprokit.runner import RunOutcome
 
 
@@ -21,5 +22,13 @@ from reprokit.runner import RunOutcome
     ("INTERRUPTED", "interrupted", False, ExitCode.INTERRUPTED),
 ])
 def test_each_ending_has_one_exit_code(verdict, ended, step_errors, code):
-    outcome = RunOutcome(Path("runs/x"), {"verdict": verdict}, ended, step_errors=step_errors)
+    outcome = RunOutcome(Path("runs/x"), Verdict(verdict, "why"), ended, step_errors=step_errors)
     assert run_exit_code(outcome) is code
+
+
+def test_the_front_end_prints_what_each_ending_says():
+    judged = Verdict("PASS", "all 1 expectations held", [Judgement("a", "probe", "PASS", "equals 1", 1, "")])
+    assert RunOutcome(Path("runs/x"), judged, "judged").to_json() == judged.to_json()
+    assert RunOutcome(Path("runs/x"), Verdict("DETACHED", "the host went away"), "host_kept").to_json() == {
+        "verdict": "DETACHED", "summary": "the host went away"}
+    assert RunOutcome(Path("runs/x"), Verdict("INTERRUPTED", ""), "interrupted").to_json() == {"verdict": "INTERRUPTED"}

@@ -253,7 +253,7 @@ def test_a_kind_added_as_one_module_runs_through_the_real_runner(hello_kind, tmp
     kit_path = tmp_path / "hello-run.yml"
     kit_path.write_text(RUN_KIT % extra)
     outcome = run_kit(load_kit_file(kit_path), kit_path, local_host(), tmp_path / "runs", KITS, say=lambda _: None)
-    assert (outcome.verdict["verdict"], run_exit_code(outcome)) == (verdict, exit_code)
+    assert (outcome.verdict.verdict, run_exit_code(outcome)) == (verdict, exit_code)
     report_md = (outcome.run_dir / "report.md").read_text()
     report_html = (outcome.run_dir / "report.html").read_text()
     if not extra:
