@@ -9,13 +9,15 @@ back in the order it was read: a record read and written again is the same bytes
 
 from __future__ import annotations
 
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from reprokit.errors import ConfigError
 from reprokit.records.fields import Fields
 
-_STR, _INT, _NULL = (str,), (int,), (type(None),)
+_BOOKKEEPING = ("keys", "other")
 
 
 @dataclass
@@ -23,13 +25,18 @@ class _Kept:
     """A JSON object whose declared fields are typed; ``keys``: its keys in the order read (None: built here, the
     declared fields that are set); ``other``: the keys it has beyond the declared ones, as written."""
 
-    TYPES: ClassVar[dict[str, tuple[type, ...]]]
+    TYPES: ClassVar[dict[str, tuple[type, ...]]] = {}  # each declared field's JSON types, from its annotation
     REQUIRED: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls) -> None:
+        hints = typing.get_type_hints(cls)
+        cls.TYPES = {name: _json_types(hint) for name, hint in hints.items()
+                     if name not in _BOOKKEEPING and ClassVar not in (hint, typing.get_origin(hint))}
 
     @classmethod
     def _read(cls, fields: Fields, **typed: Any) -> Any:
         """The object from ``fields``; ``typed``: the declared fields the caller read into models itself."""
-        values = {name: fields.take(name, *types, required=name in cls.REQUIRED) for name, types in cls.TYPES.items()
+        values = {name: fields.take(name, *json_types, required=name in cls.REQUIRED) for name, json_types in cls.TYPES.items()
                   if name not in typed and (name in fields.data or name in cls.REQUIRED)}
         values.update((name, value) for name, value in typed.items() if name in fields.data)
         other = {key: value for key, value in fields.data.items() if key not in cls.TYPES}
@@ -44,21 +51,22 @@ class _Kept:
         return {name: self.other[name] if name in self.other else _plain(getattr(self, name)) for name in names}
 
 
+def _json_types(hint: Any) -> tuple[type, ...]:
+    """The JSON types of a field annotated ``hint`` (``int | None``: an integer or null; a model: an object)."""
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    return tuple(dict if isinstance(t, type) and issubclass(t, _Kept) else typing.get_origin(t) or t for t in options)
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(item) for item in value]
     return value.to_json() if isinstance(value, _Kept) else value
 
 
-_OPTIONAL_STR, _OPTIONAL_INT = _STR + _NULL, _INT + _NULL
-
-
 @dataclass
 class HostFacts(_Kept):
     """The host as the workload saw it (inside its container, when it ran in one)."""
 
-    TYPES: ClassVar = {"hostname": _OPTIONAL_STR, "kernel": _OPTIONAL_STR, "machine": _OPTIONAL_STR,
-                       "python": _OPTIONAL_STR, "in_container": (bool, type(None))}
     hostname: str | None = None
     kernel: str | None = None
     machine: str | None = None
@@ -72,8 +80,6 @@ class HostFacts(_Kept):
 class Driver(_Kept):
     """The NVIDIA driver: its release and the CUDA driver API version it offers."""
 
-    TYPES: ClassVar = {"driver_release": _OPTIONAL_STR, "cuda_driver_api": _OPTIONAL_STR,
-                       "cuda_driver_api_int": _OPTIONAL_INT, "libcuda": _OPTIONAL_STR}
     driver_release: str | None = None
     cuda_driver_api: str | None = None
     cuda_driver_api_int: int | None = None
@@ -86,12 +92,6 @@ class Driver(_Kept):
 class Device(_Kept):
     """A GPU as the driver reports it (no launches); an attribute the driver could not give is null."""
 
-    TYPES: ClassVar = {"index": _OPTIONAL_INT, "name": _OPTIONAL_STR, "uuid": _OPTIONAL_STR,
-                       "compute_capability": _OPTIONAL_STR, "gpu_arch": _STR, "multiprocessor_count": _OPTIONAL_INT,
-                       "max_shared_memory_per_block_bytes": _OPTIONAL_INT,
-                       "max_shared_memory_per_multiprocessor_bytes": _OPTIONAL_INT,
-                       "max_shared_memory_per_block_optin_bytes": _OPTIONAL_INT,
-                       "reserved_shared_memory_per_block_bytes": _OPTIONAL_INT}
     REQUIRED: ClassVar = ("gpu_arch",)  # what the planner and the judge decide by
     gpu_arch: str = ""
     index: int | None = None
@@ -111,10 +111,6 @@ class Device(_Kept):
 class Fingerprint(_Kept):
     """The environment a run ran in: host, packages, nvcc, driver, GPUs; or, with no GPU, why not (``gpu_reason``)."""
 
-    TYPES: ClassVar = {"schema_version": _OPTIONAL_INT, "status": _OPTIONAL_STR, "host": (dict,),
-                       "python_executable": _OPTIONAL_STR, "packages": (dict,), "nvcc": _OPTIONAL_STR,
-                       "driver": (dict, type(None)), "devices": (list,), "gpu_status": _OPTIONAL_STR,
-                       "gpu_reason": _OPTIONAL_STR}
     schema_version: int | None = None
     status: str | None = None
     host: HostFacts | None = None
@@ -141,14 +137,14 @@ class Fingerprint(_Kept):
     @classmethod
     def from_json(cls, data: Any, where: str, prefix: str = "fingerprint") -> Fingerprint:
         fields = Fields(data, where, prefix)
-        for key, types in cls.TYPES.items():
-            fields.take(key, *types)
+        for key, json_types in cls.TYPES.items():
+            fields.take(key, *json_types)
         packages = fields.data.get("packages") or {}
         for name, version in packages.items():
             if not isinstance(version, (str, type(None))):
                 fields.fail(f"packages.{name}", "a string or null", version)
         typed: dict[str, Any] = {
-            "host": HostFacts._read(fields.child("host")) if "host" in fields.data else None,
+            "host": HostFacts._read(fields.child("host")) if fields.data.get("host") is not None else None,
             "driver": Driver._read(fields.child("driver")) if fields.data.get("driver") is not None else None,
             "devices": [Device._read(Fields(d, where, f"{fields.path('devices')}[{i}]"))
                         for i, d in enumerate(fields.data.get("devices") or [])]}
