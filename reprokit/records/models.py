@@ -1,4 +1,5 @@
-"""The run record's typed models: the manifest, a step's entry in it, an artifact's hash.
+"""The run record's typed models: the manifest, a step's entry in it, an artifact's hash (the fingerprint's are
+in ``fingerprint.py``).
 
 Read back with ``from_json(data, where)``: a field of the wrong type is a ConfigError of one line naming the
 file and the field (``runs/x/manifest.json: steps[2].status: expected one of ok|..., got 7``). ``to_json``
@@ -21,6 +22,7 @@ FINAL_STATUSES = ("complete", "failed", "interrupted")
 # a step's status: a workload's (by its exit code), or the runner's own (timed out, no result, not run)
 STEP_STATUSES = (*dict.fromkeys(STATUS_OF_EXIT.values()), "timeout", "error", "not_run")
 STEP_ERRORS = ("timeout", "error", "bad_params")  # the step itself failed (ExitCode.STEP_ERROR unless a FAIL)
+
 
 def _drop_none(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return {key: value for key, value in pairs if value is not None}
