@@ -6,6 +6,7 @@ report.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from reprokit.report.svg import esc, is_number
@@ -66,3 +67,18 @@ def md_blocks(title: str, blocks: list[Block]) -> list[str]:
 def html_blocks(title: str, blocks: list[Block]) -> list[str]:
     return [f"<h2>{esc(title)}</h2>"] + [html_table(*block) if isinstance(block, tuple) else f"<p>{esc(block)}</p>"
                                          for block in blocks]
+
+
+def drawn_blocks(blocks: Callable[[Any], tuple[str, list[Block]] | None]) -> tuple[Callable[[Any], list[str]],
+                                                                                    Callable[[Any], list[str]]]:
+    """The Markdown and the HTML drawing of a section that a kind gives as its title and blocks (or None: no
+    section for that step)."""
+    def markdown(step: Any) -> list[str]:
+        section = blocks(step)
+        return md_blocks(*section) if section else []
+
+    def html(step: Any) -> list[str]:
+        section = blocks(step)
+        return html_blocks(*section) if section else []
+
+    return markdown, html

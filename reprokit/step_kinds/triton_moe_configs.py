@@ -11,7 +11,7 @@ from typing import Any
 
 import pydantic
 
-from reprokit.report.tables import Block, html_blocks, md_blocks
+from reprokit.report.tables import Block, drawn_blocks
 from reprokit.step_kinds.base import Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
 
 CHANGES_SHOWN = 10
@@ -149,14 +149,7 @@ def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
     return title, out + _emitted(result)
 
 
-def markdown(step: ReportStep) -> list[str]:
-    section = blocks(step)
-    return md_blocks(*section) if section else []
-
-
-def html(step: ReportStep) -> list[str]:
-    section = blocks(step)
-    return html_blocks(*section) if section else []
+markdown, html = drawn_blocks(blocks)
 
 
 KIND = StepKind(

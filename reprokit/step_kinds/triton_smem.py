@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.tables import Block, html_blocks, md_blocks
+from reprokit.report.tables import Block, drawn_blocks
 from reprokit.step_kinds.base import Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
 
 
@@ -61,14 +61,7 @@ def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
                    (["case", "warps", "stages", *archs], rows)]
 
 
-def markdown(step: ReportStep) -> list[str]:
-    section = blocks(step)
-    return md_blocks(*section) if section else []
-
-
-def html(step: ReportStep) -> list[str]:
-    section = blocks(step)
-    return html_blocks(*section) if section else []
+markdown, html = drawn_blocks(blocks)
 
 
 KIND = StepKind(
