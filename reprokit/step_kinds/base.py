@@ -24,6 +24,8 @@ from typing import Annotated, Any, Literal
 
 import pydantic
 
+from reprokit.errors import ConfigError
+
 
 @dataclass(frozen=True)
 class Output:
@@ -114,8 +116,11 @@ def given(value: Any, default: Any) -> Any:
     return default if value is None else value
 
 
-class ResultError(ValueError):
-    """A result that does not match its kind's model; the message is one line naming the file and the field."""
+class ResultError(ConfigError, ValueError):
+    """A result that does not match its kind's model; the message is one line naming the file and the field.
+
+    A ``ConfigError`` (exit 2, bad input) where a front end meets it (``invoke smem``, ``bisect``); the runner
+    and the report catch it first and make it the step's error."""
 
 
 Slot = Literal["headline", "findings", "details"]

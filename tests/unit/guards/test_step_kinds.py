@@ -14,8 +14,10 @@ from reprokit.step_kinds import NOT_KINDS, STEP_KINDS
 
 REPROKIT = Path(__file__).resolve().parents[3] / "reprokit"
 KINDS_DIR = REPROKIT / "step_kinds"
-# what a kind module may import of reprokit: its package, the report's drawing primitives, the facts
-MAY_IMPORT = ("reprokit.step_kinds", "reprokit.report.svg", "reprokit.report.tables", "reprokit.workloads.facts")
+# what a kind module may import of reprokit: its package, the report's drawing primitives, the facts, the typed
+# errors (reprokit/errors.py imports nothing of reprokit)
+MAY_IMPORT = ("reprokit.step_kinds", "reprokit.report.svg", "reprokit.report.tables", "reprokit.workloads.facts",
+              "reprokit.errors")
 EXCEPTIONS = {"reprokit.workloads.serve_stats"}  # the serve kind recomputes old records' figures as its workload does
 THIRD_PARTY = {"pydantic"}
 # modules that read the declarations and must not know a kind by name (the triage kind's control step,

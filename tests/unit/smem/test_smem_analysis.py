@@ -8,6 +8,7 @@ import pytest
 from rich.console import Console
 
 from reprokit.report.smem_table import merged_rows, print_smem_result
+from reprokit.errors import ConfigError, ExitCode
 from reprokit.step_kinds import ResultError
 from reprokit.step_kinds.static_smem import SmemRow
 from reprokit.workloads.static_smem.analysis import build_rows, explain, failing_tactics, tile_verdicts
@@ -117,3 +118,5 @@ def test_the_table_refuses_a_result_whose_row_is_wrong_naming_its_path() -> None
         print_smem_result(result, Console(file=io.StringIO()))
     assert str(caught.value) == ("the static-smem result: field 'rows[1].tactic': Input should be a valid integer (got '15');"
                                  " the static-smem result model (reprokit/step_kinds/static_smem.py) says what each field holds")
+    # a ConfigError where a front end meets it: one line and exit 2 (bad input), not a traceback
+    assert isinstance(caught.value, ConfigError) and caught.value.exit_code == ExitCode.BAD_INPUT
