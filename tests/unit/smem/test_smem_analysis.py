@@ -7,8 +7,8 @@ import io
 import pytest
 from rich.console import Console
 
-from reprokit.report.smem_table import merged_rows, print_smem_result
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.report.smem_table import merged_rows, print_smem_result
 from reprokit.step_kinds import ResultError
 from reprokit.step_kinds.static_smem import SmemRow
 from reprokit.workloads.static_smem.analysis import build_rows, explain, failing_tactics, tile_verdicts
