@@ -22,7 +22,6 @@ LONG_FUNCTIONS = {
     "reprokit/config/inventory.py:_load_yaml_inventory": 82,
     "reprokit/images/build.py:build_image": 95,
     "reprokit/workloads/static_smem/codegen.py:tactics_program": 82,
-    "reprokit/workloads/sweep/table.py:render": 115,
 }
 
 
