@@ -27,7 +27,7 @@ from reprokit.config.kit import Kit
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.command_runner import CommandResult, LocalRunner, Runner
 from reprokit.images import dockerfile as dockerfile_rules
-from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, load_lock
+from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, BaseImage, load_lock
 from reprokit.records.atomic import write_json_atomic
 from reprokit.say import Say, silent
 
@@ -229,16 +229,7 @@ def build_image(
     if broken:
         raise ConfigError("; ".join(broken))
 
-    overrides = dict(base_overrides or {})
-    bases: dict[str, str] = {}
-    for arg in dockerfile_rules.from_args(text):
-        ref = overrides.pop(arg, None) or lock[arg].reference
-        if not re.search(r"@" + DIGEST_RE.pattern + "$", ref):
-            raise ConfigError(f"base override {arg}={ref} is not pinned by digest; give name@sha256:...")
-        bases[arg] = ref
-    if overrides:
-        raise ConfigError(f"{dockerfile} takes no base from {', '.join(overrides)}; its bases: {', '.join(bases)}")
-
+    bases = _pinned_bases(dockerfile, text, lock, base_overrides)
     build_args = dict(bases)
     build_args.update(spec.build_args)
     if requirements:
@@ -255,14 +246,7 @@ def build_image(
     env = {"DOCKER_BUILDKIT": "1"}
     if docker_host:
         env["DOCKER_HOST"] = docker_host
-    argv = [docker, "build", "--progress=plain", "-f", dockerfile, "-t", tag]
-    if spec.target:
-        argv += ["--target", spec.target]
-    for key, value in build_args.items():
-        argv += ["--build-arg", f"{key}={value}"]
-    if runner(["test", "-s", CA_BUNDLE], env=env, timeout_s=SHORT_TIMEOUT_S).returncode == 0:
-        argv += ["--secret", f"id=ca_bundle,src={CA_BUNDLE}"]
-    argv.append("-")
+    argv = _build_argv(docker, dockerfile, tag, spec.target, build_args, runner, env)
 
     say(f"building {image_name} of kit {kit.kit} on {host.name}: {dockerfile}, {len(files)} files, bases "
         + ", ".join(f"{k}={v}" for k, v in bases.items()))
@@ -282,6 +266,33 @@ def build_image(
     if record:
         record_built(repo_root / STATE_DIR, built)
     return built
+
+
+def _pinned_bases(dockerfile: str, text: str, lock: dict[str, BaseImage], base_overrides: dict[str, str] | None) -> dict[str, str]:
+    """Each ``FROM ${ARG}`` base of the Dockerfile: the lock's digest-pinned reference, or an override pinned too."""
+    overrides = dict(base_overrides or {})
+    bases: dict[str, str] = {}
+    for arg in dockerfile_rules.from_args(text):
+        ref = overrides.pop(arg, None) or lock[arg].reference
+        if not re.search(r"@" + DIGEST_RE.pattern + "$", ref):
+            raise ConfigError(f"base override {arg}={ref} is not pinned by digest; give name@sha256:...")
+        bases[arg] = ref
+    if overrides:
+        raise ConfigError(f"{dockerfile} takes no base from {', '.join(overrides)}; its bases: {', '.join(bases)}")
+    return bases
+
+
+def _build_argv(docker: str, dockerfile: str, tag: str, target: str | None, build_args: dict[str, str],
+                runner: Runner, env: dict[str, str]) -> list[str]:
+    """``docker build`` reading the context from stdin; the host's CA bundle as a build secret when it has one."""
+    argv = [docker, "build", "--progress=plain", "-f", dockerfile, "-t", tag]
+    if target:
+        argv += ["--target", target]
+    for key, value in build_args.items():
+        argv += ["--build-arg", f"{key}={value}"]
+    if runner(["test", "-s", CA_BUNDLE], env=env, timeout_s=SHORT_TIMEOUT_S).returncode == 0:
+        argv += ["--secret", f"id=ca_bundle,src={CA_BUNDLE}"]
+    return argv + ["-"]
 
 
 def push_image(built: BuiltImage, registry: str, runner: Runner, docker: str, env: dict[str, str]) -> str:
