@@ -325,6 +325,14 @@ def _host_line(doc: LoadedYaml, name: str) -> str:
     return listed or str(doc.path)
 
 
+def _check_top_level(doc: LoadedYaml) -> None:
+    if not isinstance(doc.data, dict) or set(doc.data) != {"all"}:
+        extra = sorted(set(doc.data) - {"all"}) if isinstance(doc.data, dict) else []
+        detail = f"unknown top-level key '{extra[0]}'" if extra else "expected a mapping with the single key 'all'"
+        loc: PathKey = (extra[0],) if extra else ()
+        raise ConfigError(f"{doc.where(loc)}: {detail}; an Ansible YAML inventory starts with 'all:'")
+
+
 def _load_yaml_inventory(path: Path) -> Inventory:
     """The inventory read without Ansible: a YAML inventory file (no group_vars/host_vars, no patterns)."""
     inventory = Inventory(path=Path(path) if path else None)
@@ -334,12 +342,7 @@ def _load_yaml_inventory(path: Path) -> Inventory:
     doc = load_yaml(path)
     if doc.data is None:
         return inventory
-    if not isinstance(doc.data, dict) or set(doc.data) != {"all"}:
-        extra = sorted(set(doc.data) - {"all"}) if isinstance(doc.data, dict) else []
-        detail = f"unknown top-level key '{extra[0]}'" if extra else "expected a mapping with the single key 'all'"
-        loc: PathKey = (extra[0],) if extra else ()
-        raise ConfigError(f"{doc.where(loc)}: {detail}; an Ansible YAML inventory starts with 'all:'")
-
+    _check_top_level(doc)
     host_vars: dict[str, list[tuple[PathKey, dict[str, Any]]]] = {}
     host_loc: dict[str, PathKey] = {}
     host_groups: dict[str, list[str]] = {}

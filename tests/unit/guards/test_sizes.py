@@ -19,7 +19,6 @@ LONG_MODULES = {
 }
 # "module:function" -> lines it may have at most (today's count)
 LONG_FUNCTIONS = {
-    "reprokit/config/inventory.py:_load_yaml_inventory": 82,
     "reprokit/workloads/static_smem/codegen.py:tactics_program": 82,
 }
 
