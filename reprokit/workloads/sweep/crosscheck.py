@@ -51,7 +51,7 @@ def check_triton(configs: list[dict[str, Any]], native_arch: str, optin_bytes: i
                                      " observed: Triton loaded the kernel, or raised OutOfResources"))
             launched_bytes = launch.get("shared_bytes")
             if launched_bytes is None and outcome == OUT_OF_RESOURCES:
-                required = launch.get("error", {}).get("fields", {}).get("required")
+                required = launch.get("error", {}).get("fields", {}).get("required_bytes")  # facts.errors' field
                 launched_bytes = int(required) if required is not None else None
             if launched_bytes is not None and compiled.get("shared_bytes") is not None:
                 items.append(_item(subject, "shared_bytes", compiled["shared_bytes"], launched_bytes,
