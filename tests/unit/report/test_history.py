@@ -41,6 +41,10 @@ def test_runs_lists_the_committed_evidence():
         # evidence/h200-triton: the Triton kits with the H200's own Triton
         ("20261201T105928Z-triton-moe-configs-local-bef6", "PASS", 8, 8, "triton-moe-configs", "1 x NVIDIA H200", "580.159.04"),
         ("20261201T110003Z-triton-mla-decode-local-d283", "PASS", 4, 4, "triton-mla-decode", "1 x NVIDIA H200", "580.159.04"),
+        # evidence/h200-ssh-renovated: the h200-ssh kits again, after the renovation of the hosts layer and records
+        ("20261201T134353Z-smem-probe-h200-9747", "PASS", 4, 4, "smem-probe", "1 x NVIDIA H200", "580.159.04"),
+        ("20261201T134402Z-tile-sweep-h200-f764", "PASS", 2, 2, "tile-sweep", "1 x NVIDIA H200", "580.159.04"),
+        ("20261201T134523Z-ep8-crash-h200-f951", "INCONCLUSIVE", 2, 9, "ep8-crash", "1 x NVIDIA H200", "580.159.04"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -49,8 +53,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 2), ({"verdict": "pass"}, 8), ({"gpu": "h200"}, 8), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 7), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 9),
+    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 10), ({"gpu": "h200"}, 11), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 7), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 12),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -132,13 +136,15 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):
         assert len(marks(page, f"trend-{kit}-local", "circle", "point")) == 1
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
-    assert page.count('<a href="../../../') == 9  # the records that have a report.html, linked relatively
+    for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation
+        assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 2
+    assert page.count('<a href="../../../') == 12  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 10
+    assert page.count("<tr><td") == 13
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 
