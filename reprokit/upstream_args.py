@@ -214,7 +214,6 @@ def _star_reexport(source: str, package: str) -> str | None:
 
 
 FIELDS_DIR = "sglang/srt/arg_groups/fields/"  # newer releases (0.5.23): options as dataclass fields
-FIELD_NO_VALUE_ACTIONS = {"store_true", "store_false", "store_const", "count"}
 
 
 def _literal_strings(node: ast.AST | None) -> tuple[str, ...] | None:
@@ -252,7 +251,7 @@ def _field_option(name: str, annotation: ast.Subscript, line: int) -> Option | N
         values = literal.slice.elts if isinstance(literal.slice, ast.Tuple) else [literal.slice]  # type: ignore[attr-defined]
         if all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
             choices = tuple(v.value for v in values)  # type: ignore[union-attr]
-    takes_value = not (is_bool and action is None) and action_name not in FIELD_NO_VALUE_ACTIONS
+    takes_value = not (is_bool and action is None) and action_name not in NO_VALUE_ACTIONS
     if nargs_value is None and re.match(r"(Optional\[)?(List|list)\[", type_text):
         nargs_value = "+"  # arg_utils: List[X] fields take nargs "+" unless Arg says otherwise
     return Option(strings=tuple(strings), takes_value=takes_value, value_optional=nargs_value in ("?", "*"),
