@@ -59,7 +59,7 @@ def check_kits(kits_dir: str) -> int:
         for problem in problems:
             print(f"{path}: {problem}; change the kit's `with:` to a flag that release has")
         if checked and not problems:
-            print(f"{path}: sglang flags agree with the pinned release ({'; '.join(checked)})")
+            print(f"{path}: {'vLLM' if 'vllm' in kit.pins else 'sglang'} flags agree with the pinned release ({'; '.join(checked)})")
         if not structural and not problems:
             print(f"{path}: {account}")
         failed += bool(problems or structural)

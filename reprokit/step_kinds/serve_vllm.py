@@ -1,0 +1,36 @@
+"""``serve-vllm``: ``vllm serve`` launched with the kit's flags and environment, watched until ready, fatal or
+timeout; smoke, checked answers and ``vllm bench serve`` through vLLM's OpenAI API. Its result has the sglang
+``serve`` step's shape, so the same sections draw it and the triage reads its ``server.log`` as it reads sglang's.
+``invoke kits --check`` holds its flags and ``VLLM_*`` variables to the pinned vLLM wheel (``reprokit/upstream_vllm.py``).
+"""
+
+from __future__ import annotations
+
+from reprokit.step_kinds.base import HostPath, Output, Section, StepKind
+from reprokit.step_kinds.serve import ServeResult, html, markdown
+
+KIND = StepKind(
+    name="serve-vllm",
+    where="host",
+    order=61,
+    module="reprokit.workloads.serve_vllm",
+    summary="vLLM server (`vllm serve`) launched with the kit's flags and environment, watched until ready, fatal or"
+            " timeout; smoke, answers and `vllm bench serve` through its OpenAI API",
+    needs_gpu=True,
+    needs_pins=("vllm", "flashinfer-python", "torch"),
+    implemented=True,
+    default_timeout_s=3600,
+    param_keys=(
+        "model", "tp", "enable_expert_parallel", "moe_backend", "quantization", "gpu_memory_utilization",
+        "max_num_seqs", "load_format", "env", "extra_args", "ready_timeout_s", "port", "bench", "smoke_prompt",
+        "telemetry_interval_s", "vllm",
+    ),
+    host_paths=(HostPath("model", variable="models_dir"),),
+    outputs=(Output("result.json", "outcome, readiness, answers, benchmark rows, telemetry and performance"),
+             Output("**/*.log", "the server's log (server.log), the benchmarks' (bench-c<N>.log), the answers"
+                    " (answers.log)"),
+             Output("**/*.log.gz", "a server log the host compressed"),
+             Output("bench-c*.json", "vllm bench serve's saved results, one per concurrency")),
+    result=ServeResult,
+    sections=(Section("findings", markdown=markdown, html=html),),
+)
