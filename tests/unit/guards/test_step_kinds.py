@@ -65,7 +65,7 @@ def test_the_kit_schema_loads_no_control_plane_through_the_kinds():
 def test_every_module_of_the_package_is_a_registered_kind():
     modules = sorted(info.name for info in pkgutil.iter_modules([str(KINDS_DIR)])
                      if info.name not in NOT_KINDS and not info.name.startswith("_"))
-    assert modules == ["cute_dsl_smem", "serve", "serve_vllm", "smem_probe", "static_smem", "tile_sweep", "triage",
+    assert modules == ["cute_dsl_smem", "cutlass_tile_list", "serve", "serve_vllm", "smem_probe", "static_smem", "tile_sweep", "triage",
                        "triton_moe_configs", "triton_smem"]
     assert sorted(kind.name.replace("-", "_") for kind in STEP_KINDS.values()) == modules
 

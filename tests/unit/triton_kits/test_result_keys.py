@@ -19,6 +19,7 @@ RECORDS = {  # a real record of each kind, written by the kits' own command
     "tile-sweep": "evidence/h200/20261129T095640Z-tile-sweep-local-f9a8/steps/sweep/result.json",
     "triton-moe-configs": next((REPO / "evidence/triton-cross-compile").glob("*-triton-moe-configs-*/steps/compile/result.json")),
     "triton-smem": next((REPO / "evidence/triton-cross-compile").glob("*-triton-mla-decode-*/steps/compile/result.json")),
+    "cutlass-tile-list": next((REPO / "evidence/catalogue").glob("*-mxfp8-gemm-tiles-*/steps/tiles-before-fix/result.json")),
     "cute-dsl-smem": next((REPO / "evidence/catalogue").glob("*-b12x-moe-smem-*/steps/dynamic-kernel/result.json")),
 }
 

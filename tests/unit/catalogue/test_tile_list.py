@@ -1,0 +1,61 @@
+"""cutlass-tile-list: the tile candidates and the fixed-stage rule read from a header's text."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from reprokit.workloads.contract import Exit, WorkloadError
+from reprokit.workloads.tile_list.workload import candidate_tiles, fixed_stage_rule, run
+from reprokit.workloads.triton_smem.kernels import pinned_wheel
+
+HEADER = """
+  static const std::vector<CutlassTileConfigSM120> tiles = {
+      CutlassTileConfigSM120::CtaShape128x64x128B,  // small
+      CutlassTileConfigSM120::CtaShape256x128x128B,
+  };
+"""
+LAUNCHER = """#define X(T, CTA_M_, CTA_N_, CTA_K_) \\
+        std::conditional_t<CTA_N_ == 256 || CTA_M_ == 256,                 \\
+                           cutlass::gemm::collective::StageCount<2>,      \\
+                           cutlass::gemm::collective::StageCountAutoCarveout<0>>, \\
+"""
+PARAMS = {"package": "demo", "version": "1.0", "source": "demo/tiles.h", "launcher": "demo/launch.h", "a_bytes": 1,
+          "b_bytes": 1, "sf_vec_size": 32, "sf_bytes": 1, "archs": ["sm120", "sm90"]}
+
+
+def test_tiles_and_the_stage_rule_from_text():
+    assert candidate_tiles(HEADER, "tiles", "h") == [(128, 64, 128), (256, 128, 128)]
+    assert fixed_stage_rule(LAUNCHER, "l") == ("CTA_N_ == 256 || CTA_M_ == 256", 2)
+    with pytest.raises(WorkloadError) as caught:
+        candidate_tiles(HEADER, "configs", "h")
+    assert caught.value.code == Exit.BAD_PARAMS
+
+
+def test_a_fixed_stage_tile_over_the_limit(tmp_path):
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("demo/tiles.h", HEADER)
+        zf.writestr("demo/launch.h", LAUNCHER)
+    result = run({**PARAMS, "wheel": str(wheel)}, tmp_path)
+    big = result["by_arch"]["sm120"][1]
+    assert (big["tile"], big["tactics"], big["stages"], big["mainloop_bytes"]) == ("256x128x128", [2, 3], 2, 101408)
+    assert result["overflowing"] == {"sm120": ["256x128x128"], "sm90": []}
+    assert result["by_arch"]["sm120"][0]["stages"] == "auto" and result["by_arch"]["sm120"][0]["overflows"] is None
+
+
+@pytest.mark.parametrize(("version", "tiles"), [
+    ("0.6.18", ["128x32x128", "128x64x128", "128x128x128", "256x128x128", "128x256x128"]),
+    ("0.7.0", ["128x32x128", "128x64x128", "128x128x128"])])
+def test_flashinfer_mxfp8_sm120_tiles_before_and_after_pr_4013(tmp_path, version, tiles):
+    try:
+        pinned_wheel("flashinfer-python", version, None)
+    except WorkloadError as exc:
+        pytest.skip(f"flashinfer-python {version}'s wheel: {exc}")
+    result = run({**PARAMS, "package": "flashinfer-python", "version": version,
+                  "source": "flashinfer/data/include/flashinfer/gemm/mxfp8_gemm_cutlass_template_sm120.h",
+                  "launcher": "flashinfer/data/include/flashinfer/gemm/mxfp8_gemm_template_sm120.h"}, tmp_path)
+    assert result["tiles"] == tiles
+    assert result["overflowing_tactics"]["sm120"] == ([6, 7, 8, 9] if len(tiles) == 5 else [])
