@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from reprokit import kit_check, program
+from reprokit import catalogue, kit_check, program
 from reprokit.commands.console import console
 from reprokit.commands.flags import JSON_HELP, KITS_DIR_HELP
 from reprokit.config.kit import kit_names, load_kit
@@ -44,6 +44,12 @@ def list_kits(kits_dir: str, as_json: bool = False) -> int:
     for row in step_kinds_table():
         steps.add_row(*row)
     console.print(steps)
+    cases = Table(title="cases (docs/cases.md)", title_justify="left")
+    for column in ("kit", "thread", "reported", "predicted", "releases", "fix or workaround"):
+        cases.add_column(column, overflow="fold")
+    for case in catalogue.cases(kits_dir):
+        cases.add_row(case.kit, ", ".join(case.threads), case.reported, case.predicted, case.releases, case.fix)
+    console.print(cases)
     return ExitCode.PASS
 
 
