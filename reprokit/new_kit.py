@@ -16,6 +16,7 @@ from pathlib import Path
 
 from reprokit.config.kit import NAME_RE, kit_names, load_kit, load_kit_file
 from reprokit.errors import ConfigError
+from reprokit.issue_reader import IssueFacts, read_issue
 from reprokit.step_kinds import STEP_KINDS
 
 WORKLOAD_IMAGE = ("workload", "docker/workload.Dockerfile")
@@ -62,17 +63,69 @@ def skeleton(name: str, kind_name: str, pins: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def new_kit(name: str, kind: str, kits_dir: str, pins: list[str]) -> Path:
-    """Write ``kits_dir/<name>.yml`` (never over an existing file), check that it loads, return its path."""
+def read_issue_text(source: str) -> str:
+    """The saved text of an issue (a file), or the page at an http(s) URL; one line saying what to do otherwise."""
+    if re.match(r"^https?://", source):
+        import urllib.request  # noqa: PLC0415
+
+        try:
+            with urllib.request.urlopen(source, timeout=20) as response:  # noqa: S310 - a URL the user gave
+                return response.read(2_000_000).decode("utf-8", "replace")
+        except OSError as exc:
+            raise ConfigError(f"--from-issue {source}: cannot read it from here ({exc}); save the thread's text to a"
+                              " file and pass the file") from None
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise ConfigError(f"--from-issue {source}: cannot read the file ({exc.strerror}); save the issue's text there") from None
+
+
+def from_issue(name: str, skeleton_text: str, facts: IssueFacts) -> str:
+    """The kind's skeleton with what the issue says: its thread and figures in the description, the pins it
+    names, the figures as expectations to aim at (commented: their paths depend on the cases the author writes)."""
+    found = [f"thread {', '.join(facts.threads) or '(not named in the text)'}",
+             f"arch {facts.arch or '(not named: give the GPU)'}",
+             "kernel " + (", ".join(facts.kernels) or "(not named)"),
+             "needs " + (", ".join(f"{n} B" for n in facts.required_bytes) or "(no byte figure found)")
+             + (f" against {', '.join(f'{n} B' for n in facts.limit_bytes)}" if facts.limit_bytes else "")]
+    description = ["description: >", f"  {facts.title}"[:300],
+                   *[f"  {line}" for line in found], "  TODO: what this kit reproduces and the release range where it holds."]
+    if facts.quote:
+        description.append(f"  Quoted: {facts.quote}")
+    lines = skeleton_text.splitlines()
+    start = lines.index("description: >")
+    lines[start:start + 3] = description  # a folded scalar: ': ' and '#' in it are text
+    expect = ["  # The issue's figures, to become expectations on this kind's result (docs/adding-a-case.md):"]
+    expect += [f"  #   equals: {n}   # {facts.threads[0] if facts.threads else 'the thread'}: needed by the failing launch"
+               for n in facts.required_bytes]
+    expect += [f"  #   limit {n} B ({facts.arch or 'the arch'})" for n in facts.limit_bytes]
+    return "\n".join(lines + expect) + "\n"
+
+
+def new_kit(name: str, kind: str | None, kits_dir: str, pins: list[str], issue: str | None = None) -> Path:
+    """Write ``kits_dir/<name>.yml`` (never over an existing file), check that it loads, return its path.
+
+    ``issue``: a saved issue thread (a file or a URL) whose arch, kernel, figures, versions and thread the
+    skeleton carries (``reprokit.issue_reader``); its guess of the step kind is used when ``kind`` is None.
+    """
     if not re.fullmatch(NAME_RE, name):
         raise ConfigError(f"kit name {name!r}: use lower-case letters, digits and '-' (e.g. triton-moe-configs)")
+    facts = read_issue(read_issue_text(issue)) if issue else None
+    kind = kind or (facts.kind if facts and facts.kind else "triton-smem")
     if kind not in STEP_KINDS:
         raise ConfigError(f"--kind {kind!r}: not a step kind; known kinds: {', '.join(STEP_KINDS)}")
     directory = Path(kits_dir)
     path = directory / f"{name}.yml"
     if path.exists():
         raise ConfigError(f"{path}: exists already; choose another name or edit that kit")
-    text = skeleton(name, kind, _pins(STEP_KINDS[kind].needs_pins, pins, directory))
+    given = list(pins)
+    if facts:  # every version the issue names is a pin (a --pin wins): the stack the thread ran
+        named = {p.partition("=")[0] for p in given}
+        given += [f"{p}={v}" for p, v in facts.versions.items() if p not in named]
+    text = skeleton(name, kind, _pins(STEP_KINDS[kind].needs_pins, given, directory))
+    if facts:
+        text = from_issue(name, text, facts)
     directory.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".yml", dir=directory)
     try:

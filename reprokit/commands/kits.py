@@ -96,8 +96,10 @@ def check_pins(kits_dir: str, kit_name: str | None, as_json: bool = False) -> in
     return ExitCode.FAIL if failed else ExitCode.PASS
 
 
-def write_new_kit(name: str, kind: str, kits_dir: str, pins: list[str], as_json: bool = False) -> int:
-    path = new_kit(name, kind, kits_dir, pins)
+def write_new_kit(name: str, kind: str | None, kits_dir: str, pins: list[str], as_json: bool = False,
+                  issue: str | None = None) -> int:
+    path = new_kit(name, kind, kits_dir, pins, issue)
+    kind = kind or load_kit(name, kits_dir)[0].steps[0].uses
     if as_json:
         print(json.dumps({"kit": name, "path": str(path), "kind": kind}))
         return ExitCode.PASS
@@ -121,13 +123,16 @@ def kits_task(c, kits_dir=None, json=False, check=False):
 
 @task(name="new-kit", positional=["name"], iterable=["pin"],
       help={"name": "the new kit's name (lower case, digits, '-'); written to <kits-dir>/<name>.yml",
-            "kind": "the step kind of its first step (`invoke kits` lists them; default triton-smem)",
+            "kind": "the step kind of its first step (`invoke kits` lists them; default: the issue's guess, else triton-smem)",
             "pin": "NAME=VERSION of a pin the kind needs (repeatable; default: the version the other kits pin)",
+            "from-issue": "a saved upstream issue (a file, or a URL): its arch, kernel, figures, versions and thread go"
+                          " into the skeleton, and its guess of the kind when --kind is not given",
             "kits-dir": KITS_DIR_HELP, **JSON_HELP})
-def new_kit_task(c, name, kind="triton-smem", pin=None, kits_dir=None, json=False):
+def new_kit_task(c, name, kind=None, pin=None, kits_dir=None, json=False, from_issue=None):
     """Write the skeleton of a new kit from a step kind's declaration (it loads as written; never overwrites)."""
     program.no_dry(c, "new-kit")
-    program.call(write_new_kit, name, kind, program.paths(c, kits_dir=kits_dir)["kits_dir"], list(pin or []), as_json=json)
+    program.call(write_new_kit, name, kind, program.paths(c, kits_dir=kits_dir)["kits_dir"], list(pin or []), as_json=json,
+                 issue=from_issue)
 
 
 @task(name="check-pins", help={"kit": "kit to check (default: all kits)", "kits-dir": KITS_DIR_HELP, **JSON_HELP})
