@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from reprokit.triage.versions import CLUES
+from reprokit.workloads.facts.arch import DEFAULT_SMEM_PER_BLOCK_BYTES, SMEM_OPTIN_BYTES_BY_ARCH
 from reprokit.workloads.facts.errors import TRITON_OUT_OF_RESOURCES
 
 PACKAGES = {"flashinfer": "flashinfer-python", "flashinfer-python": "flashinfer-python", "vllm": "vllm",
@@ -29,7 +30,7 @@ ARCHS = ((re.compile(r"\bsm_?120a?\b|\bSM ?12\.0\b|RTX PRO 6000|RTX 50[0-9]0", r
          (re.compile(r"\bsm_?121a?\b|\bSM ?12\.1\b|\bGB10\b|DGX Spark", re.I), "sm121"),
          (re.compile(r"\bsm_?90a?\b|\bH100\b|\bH200\b", re.I), "sm90"))
 BYTES = re.compile(r"\b(\d{2,3}(?:,\d{3})|\d{5,6})\s*(?:B\b|bytes\b)")
-LIMITS = {101376, 102400, 232448, 166912, 49152}
+LIMITS = {*SMEM_OPTIN_BYTES_BY_ARCH.values(), DEFAULT_SMEM_PER_BLOCK_BYTES, 102400}  # + SM120's per SM
 THREAD = re.compile(r"github\.com/(?P<repo>[\w.-]+/[\w.-]+)/(?:issues|pull)/(?P<number>\d+)")
 HEADER = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+) · (?:issue|pull request) #(?P<number>\d+)", re.M)
 KERNEL = re.compile(r"`(?P<name>_?[A-Za-z][A-Za-z0-9_]*(?:Kernel|_kernel|_ogs|_fwd|_moe)[A-Za-z0-9_]*)`|"

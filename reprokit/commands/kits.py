@@ -53,6 +53,16 @@ def list_kits(kits_dir: str, as_json: bool = False) -> int:
     return ExitCode.PASS
 
 
+def write_cases(kits_dir: str, target: str) -> int:
+    """``invoke kits --cases FILE``: the catalogue page (reprokit/catalogue.py), written atomically."""
+    path = Path(target)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(catalogue.markdown(catalogue.cases(kits_dir)), encoding="utf-8")
+    tmp.replace(path)
+    print(f"{path}: written ({len(catalogue.cases(kits_dir))} kits)")
+    return ExitCode.PASS
+
+
 def check_kits(kits_dir: str) -> int:
     """``invoke kits --check``: each kit's structure, and its sglang flags against its pinned release; 1 on a problem."""
     failed = 0
@@ -111,11 +121,14 @@ def write_new_kit(name: str, kind: str | None, kits_dir: str, pins: list[str], a
 @task(name="kits", help={"kits-dir": KITS_DIR_HELP, **JSON_HELP,
                          "check": "check every sglang server and bench_serving flag the kits pass against the pinned"
                                   " release's own server_args.py / bench_serving.py (read from its wheel); exit 1 on"
-                                  " any it would refuse"})
-def kits_task(c, kits_dir=None, json=False, check=False):
+                                  " any it would refuse",
+                         "cases": "write the catalogue of cases (docs/cases.md) to this file"})
+def kits_task(c, kits_dir=None, json=False, check=False, cases=None):
     """List the kits and the step kinds they can use; --check their sglang flags against the pinned wheel."""
     kits = program.paths(c, kits_dir=kits_dir)["kits_dir"]
-    if check:
+    if cases:
+        program.call(write_cases, kits, cases)
+    elif check:
         program.call(check_kits, kits)
     else:
         program.call(list_kits, kits, as_json=json)
