@@ -45,6 +45,11 @@ def test_runs_lists_the_committed_evidence():
         ("20261201T134353Z-smem-probe-h200-9747", "PASS", 4, 4, "smem-probe", "1 x NVIDIA H200", "580.159.04"),
         ("20261201T134402Z-tile-sweep-h200-f764", "PASS", 2, 2, "tile-sweep", "1 x NVIDIA H200", "580.159.04"),
         ("20261201T134523Z-ep8-crash-h200-f951", "INCONCLUSIVE", 2, 9, "ep8-crash", "1 x NVIDIA H200", "580.159.04"),
+        # evidence/catalogue: the catalogue kits on the development VM, no GPU
+        ("20261201T225636Z-b12x-moe-smem-local-7ba7", "PASS", 5, 5, "b12x-moe-smem", "none", "-"),
+        ("20261201T230942Z-mxfp8-gemm-tiles-local-644f", "PASS", 5, 5, "mxfp8-gemm-tiles", "none", "-"),
+        ("20261201T234901Z-ep8-crash-vllm-local-ab3b", "INCONCLUSIVE", 0, 6, "ep8-crash-vllm", "none", "-"),
+        ("20261201T234903Z-ep8-crash-vllm-fixed-local-746a", "INCONCLUSIVE", 0, 5, "ep8-crash-vllm-fixed", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -53,8 +58,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 10), ({"gpu": "h200"}, 11), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 7), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 12),
+    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 12), ({"gpu": "h200"}, 11), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 11), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 16),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -138,13 +143,13 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation
         assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 2
-    assert page.count('<a href="../../../') == 12  # the records that have a report.html, linked relatively
+    assert page.count('<a href="../../../') == 16  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 13
+    assert page.count("<tr><td") == 17
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 
