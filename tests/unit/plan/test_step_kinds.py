@@ -29,8 +29,8 @@ SM120 = Fingerprint.from_json({"devices": [{"index": 0, "gpu_arch": "sm120", "ma
 
 
 def test_the_kinds_in_their_order_each_runnable():
-    assert list(STEP_KINDS) == ["smem-probe", "static-smem", "tile-sweep", "triton-moe-configs", "triton-smem", "serve",
-                                "triage"]
+    assert list(STEP_KINDS) == ["smem-probe", "static-smem", "tile-sweep", "triton-moe-configs", "triton-smem",
+                                "cute-dsl-smem", "cutlass-tile-list", "serve", "serve-vllm", "triage"]
     for kind in STEP_KINDS.values():
         assert importlib.util.find_spec(kind.module) is not None, kind.name
     assert callable(importlib.import_module(STEP_KINDS["triage"].module).run_step)
@@ -125,7 +125,7 @@ def test_every_committed_result_reads_back_into_its_kind():
                 path = manifest.parent / step["result_file"]
                 STEP_KINDS[step["uses"]].read_result(json.loads(path.read_text()), str(path))
                 read += 1
-    assert read == 28
+    assert read == 34  # 28, and evidence/catalogue's 6 (b12x 2, mxfp8 2, the vLLM kits' probes 2)
 
 
 NEW_KIND = '''
