@@ -64,6 +64,11 @@ def connect_options(paths: dict, accept_new_host_key: bool, image: list[str] | N
                     max_pull_bytes: str | None = None) -> ConnectOptions:
     """The flags of a task that reaches a host, as ``ConnectOptions``; a bad flag is a one-line error (exit 2)."""
     limits = pull_limits(max_pull_bytes if max_pull_bytes is not None else paths.get("max_pull_bytes"))
+    files = paths.get("max_pull_files")
+    if files is not None:
+        if not str(files).strip().isdigit() or int(files) <= 0:
+            raise ConfigError(f"reprokit.max_pull_files {files!r}: give a positive number of files such as 100000")
+        limits["max_pull_files"] = int(files)
     return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
                           images=parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"], **limits)
 

@@ -43,6 +43,10 @@ BATCH_FILES, BATCH_SPEC_BYTES, BATCH_BYTES = 256, 96 << 10, 32 << 20  # one batc
 MAX_PACKET_BYTES = 32768
 PULL_REPORT_BYTES = 1 << 20  # pull-backs above this size get a progress bar (on a terminal) and a summary line
 MAX_PULL_BYTES = 64 << 30  # default cap on what one run may bring back (ConnectOptions.max_pull_bytes)
+MAX_PULL_FILES = 100_000  # default cap on the entries one run may list and bring back (ConnectOptions.max_pull_files)
+DEADLINE_FLOOR_S = 120.0  # every pull-back may take this long, whatever its size
+DEADLINE_MIN_BYTES_PER_S = 2 << 20  # ... plus its bytes at this pace: a host that trickles is cut off
+EXIT_WAIT_S = 10.0  # after the data, the host's reader has this long to end
 FREE_SPACE_RESERVE_BYTES = 64 << 20  # left free on the control machine after a pull
 MAX_LISTING_BYTES = 64 << 20  # a host that lists more than this is refused
 MAX_STDERR_BYTES = 64 << 10  # what is kept of the host-side reader's standard error
@@ -54,6 +58,10 @@ HOSTSIDE_SOURCE = Path(hostside.__file__).read_bytes()
 
 class PullStopped(HostError):
     """The pull-back cannot go on (disk full, cap reached, data damaged); the host keeps its copy."""
+
+
+class ProtocolViolation(PullStopped):
+    """The host's reader sent what the protocol does not allow (bytes past a file's size, past its answer)."""
 
 
 class RemoteRefused(Exception):
@@ -215,6 +223,17 @@ class PullBack:
     pull_stats: PullStats = field(default_factory=PullStats)
     run_pulled_bytes: int = 0
     check_stop: Callable[[], None] = lambda: None  # raises KeyboardInterrupt when the run is told to stop
+    max_pull_files: int = MAX_PULL_FILES  # what one run may list and bring back, in entries
+    run_pulled_files: int = 0
+    deadline: float = float("inf")  # time.monotonic() by which the pull-back under way must end
+
+    def _check_deadline(self, what: str) -> float:
+        """Seconds left before the pull-back's deadline (at most the idle timeout); past it, the pull stops."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise PullStopped(f"host '{self.transport.host.name}': {what} passed its deadline (its bytes at"
+                              f" {DEADLINE_MIN_BYTES_PER_S >> 20} MiB/s plus {DEADLINE_FLOOR_S:.0f} s); the files stay on the host")
+        return min(left, self.transport.io_timeout_s)
 
     def hostside_command(self, *args: object) -> str:
         return shell.join([self.transport.host.python, "-", *args])
@@ -222,12 +241,18 @@ class PullBack:
     def list_remote(self, remote_dir: str) -> Listing:
         """The host's listing of ``remote_dir``, checked entry by entry."""
         status: dict[str, Any] = {}
-        chunks, size = [], 0
+        chunks, size, entries = [], 0, 0
+        room = self.max_pull_files - self.run_pulled_files
         for chunk in self._channel_source(self.hostside_command("list", remote_dir), status):
             size += len(chunk)
+            entries += chunk.count(b"\n")
             if size > MAX_LISTING_BYTES:
                 raise PullStopped(f"host '{self.transport.host.name}': the listing of {remote_dir} exceeds {MAX_LISTING_BYTES} bytes;"
                                   " refused, the files stay on the host")
+            if entries > room:
+                raise PullStopped(f"host '{self.transport.host.name}': {remote_dir} lists more than {room} entries; with the"
+                                  f" {self.run_pulled_files} already pulled that passes this run's cap of {self.max_pull_files}"
+                                  " files (config reprokit.max_pull_files); the files stay on the host")
             chunks.append(chunk)
         if status.get("exit") != 0:
             raise PullStopped(f"host '{self.transport.host.name}': cannot list {remote_dir} with {self.transport.host.python}: "
@@ -257,7 +282,8 @@ class PullBack:
         if target.is_file() and target.stat().st_size == remote.size:
             status: dict[str, Any] = {}
             for _ in self._source(remote_dir, remote, remote.size, status):
-                pass
+                raise ProtocolViolation(f"host '{self.transport.host.name}': {remote.rel}: the host sent bytes past the"
+                                        f" {remote.size} it listed (protocol violation); the files stay on the host")
             if self._host_digest(remote, status) == DIGESTS.sha256_of(target):
                 return
         part = partial_path(out_dir, remote.rel)
@@ -275,7 +301,10 @@ class PullBack:
         status = {}
         with open(part, "ab") as dst:
             for chunk in self._source(remote_dir, remote, offset, status):
-                chunk = chunk[: remote.size - offset]
+                if len(chunk) > remote.size - offset:
+                    raise ProtocolViolation(f"host '{self.transport.host.name}': {remote.rel}: the host sent more than the"
+                                            f" {remote.size} bytes it listed (protocol violation); the pull-back from this"
+                                            " host stops, the files stay on the host")
                 try:
                     dst.write(chunk)
                 except OSError as exc:
@@ -343,6 +372,10 @@ class PullBack:
             self.run_pulled_bytes += remote.size
             if on_bytes:
                 on_bytes(remote.size)
+        if stream.buffer or next(stream.chunks, None) is not None:
+            raise ProtocolViolation(f"host '{self.transport.host.name}': the reader sent bytes after its answer for"
+                                    f" {len(files)} files (protocol violation); the pull-back from this host stops, the"
+                                    " files stay on the host")
         stream.drain()
         if status.get("exit") != 0:
             raise EOFError(f"the host's reader ended with {status.get('exit')}: {status.get('stderr', '').strip()[-300:]}")
@@ -365,22 +398,42 @@ class PullBack:
     def _channel_source(self, command: str, status: dict[str, Any]) -> Iterator[bytes]:
         """Run ``command`` (host-side helper on stdin) over the open connection; exit code and stderr into ``status``."""
         channel = self.transport.open_session(WINDOW_BYTES, MAX_PACKET_BYTES)
+        what = f"the host's reader ({command.split(' ', 3)[2]})"
         try:
-            channel.settimeout(self.transport.io_timeout_s)
+            channel.settimeout(self._check_deadline(what))
             channel.exec_command(command)
             channel.sendall(HOSTSIDE_SOURCE)
             channel.shutdown_write()
-            while chunk := channel.recv(CHUNK_BYTES):
+            while True:  # each wait ends at the idle timeout or the pull-back's deadline, whichever comes first
+                chunk = self._recv(channel.recv, channel, what)
+                if not chunk:
+                    break
                 yield chunk
             errors, kept_bytes = [], 0
-            while err := channel.recv_stderr(1 << 16):
-                if kept_bytes < MAX_STDERR_BYTES:  # the host decides how much it says: keep only a bounded head
-                    errors.append(err)
-                    kept_bytes += len(err)
+            while True:
+                err = self._recv(channel.recv_stderr, channel, what)
+                if not err:
+                    break
+                if kept_bytes >= MAX_STDERR_BYTES:  # the host decides how much it says: keep a bounded head, no more
+                    raise ProtocolViolation(f"host '{self.transport.host.name}': {what} wrote more than"
+                                            f" {MAX_STDERR_BYTES} bytes of errors (protocol violation); the files stay on the host")
+                errors.append(err)
+                kept_bytes += len(err)
             status["stderr"] = b"".join(errors)[:MAX_STDERR_BYTES].decode(errors="replace")
+            if not channel.status_event.wait(min(EXIT_WAIT_S, self._check_deadline(what))):
+                raise TimeoutError(f"{what} on host '{self.transport.host.name}' sent its data but did not end")
             status["exit"] = channel.recv_exit_status()
         finally:
             channel.close()
+
+    def _recv(self, receive: Callable[[int], bytes], channel: Any, what: str) -> bytes:
+        """One read of the channel, waiting at most until the idle timeout or the deadline; the deadline stops the pull."""
+        channel.settimeout(self._check_deadline(what))
+        try:
+            return receive(CHUNK_BYTES)
+        except TimeoutError:
+            self._check_deadline(what)  # past the deadline: PullStopped, not a silent link to retry
+            raise
 
     def _openssh_source(self, argv: list[str], command: str, status: dict[str, Any]) -> Iterator[bytes]:
         """The same through the OpenSSH client, with keep-alives and a read timeout: a silent link never hangs it."""
@@ -389,18 +442,32 @@ class PullBack:
             assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
             proc.stdin.write(HOSTSIDE_SOURCE)
             proc.stdin.close()
+            what = "the host's reader (read)"
             while True:
-                ready, _, _ = select.select([proc.stdout], [], [], self.transport.io_timeout_s)
+                wait_s = self._check_deadline(what)
+                ready, _, _ = select.select([proc.stdout], [], [], wait_s)
                 if not ready:
-                    raise TimeoutError(f"no data from host '{self.transport.host.name}' for {self.transport.io_timeout_s:.0f} s")
+                    self._check_deadline(what)
+                    raise TimeoutError(f"no data from host '{self.transport.host.name}' for {wait_s:.0f} s")
                 chunk = proc.stdout.read1(CHUNK_BYTES)
                 if not chunk:
                     break
                 yield chunk
-            status["stderr"] = proc.stderr.read(MAX_STDERR_BYTES).decode(errors="replace")
-            while proc.stderr.read(1 << 16):  # drain the rest unkept, so the client can exit
-                pass
-            status["exit"] = proc.wait(timeout=self.transport.io_timeout_s)
+            errors = b""
+            while True:  # bounded like the data: the host decides how much it writes, we decide how much we read
+                ready, _, _ = select.select([proc.stderr], [], [], self._check_deadline(what))
+                err = proc.stderr.read1(1 << 16) if ready else b""
+                if not ready or not err:
+                    break
+                errors += err
+                if len(errors) > MAX_STDERR_BYTES:
+                    raise ProtocolViolation(f"host '{self.transport.host.name}': {what} wrote more than"
+                                            f" {MAX_STDERR_BYTES} bytes of errors (protocol violation); the files stay on the host")
+            status["stderr"] = errors.decode(errors="replace")
+            try:
+                status["exit"] = proc.wait(timeout=min(EXIT_WAIT_S, self._check_deadline(what)))
+            except subprocess.TimeoutExpired:
+                raise TimeoutError(f"{what} on host '{self.transport.host.name}' sent its data but did not end") from None
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -418,10 +485,12 @@ class PullBack:
         host, attempts = self.transport.host, self.transport.reconnect_attempts
         for attempt in range(attempts + 1):
             try:
+                self.deadline = time.monotonic() + DEADLINE_FLOOR_S  # the listing's own bound
                 listing = self.list_remote(remote_dir)
                 refused: list[dict[str, str]] = []
                 self.check_room(listing.files, out_dir)
                 total = sum(f.size for f in listing.files)
+                self.deadline = time.monotonic() + DEADLINE_FLOOR_S + total / DEADLINE_MIN_BYTES_PER_S
                 with self.progress(f"pull {posixpath.basename(remote_dir)} from {host.name}", total) as advance:
                     def count(n: int) -> None:
                         self.check_stop()
@@ -445,6 +514,8 @@ class PullBack:
                                       " the files stay on the host") from None
                 self.transport.say(f"      pull-back from {host.name} interrupted ({type(exc).__name__}); resuming")
                 self.transport.reconnect()
+        self.deadline = float("inf")
+        self.run_pulled_files += len(listing.files)
         with contextlib.suppress(OSError):  # nothing is half-pulled any more
             (out_dir.parent / f".partial-{out_dir.name}").rmdir()
         refused_paths = {r["path"] for r in refused}
