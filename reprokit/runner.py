@@ -28,6 +28,7 @@ from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file, write_json_atomic
 from reprokit.records.fingerprint import Fingerprint
+from reprokit.records.lock import hold_record
 from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry, Verdict
 from reprokit.records.run import VERDICT, RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
@@ -100,6 +101,7 @@ def run_kit(
             fingerprint=None,
             verdict=None,
         )
+        release_record = hold_record(record.dir)  # one writer per record: a collect of it waits for this run
     except BaseException:
         executor.finish()
         raise
@@ -139,6 +141,7 @@ def run_kit(
             signal.signal(signal.SIGTERM, previous)
         if not detached:
             executor.finish(keep_remote=options.keep_remote)
+        release_record()
 
 
 def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: Say, stream: Say | None) -> RunOutcome:
