@@ -79,3 +79,42 @@ def test_redaction_streams_and_catches_a_secret_split_across_reads(tmp_path):
         path.write_bytes(data)
         assert Redactor([SECRET]).file(path, chunk_bytes=chunk_bytes) is True
         assert path.read_bytes() == b"a" * 1000 + b"***" + b"b" * 7 + SECRET.encode()[:-1]
+
+
+ODD_SECRET = "hf_Planted/0123+456789=abcdefXYZ"  # characters that URL-encoding and base64 both change
+VARIANTS = (  # the workload prints its token in every common encoding, to step.log and to a file
+    'for pre in "" a ab; do printf "%s%s" "$pre" "$HF_TOKEN" | base64 -w0; echo; done;'
+    ' (head -c 70 /dev/zero | tr "\\0" x; printf %s "$HF_TOKEN") | base64;'  # wrapped at 76: split across lines
+    ' printf %s "$HF_TOKEN" | od -An -tx1 | tr -d " \\n"; echo;'
+    ' printf %s "$HF_TOKEN" | od -An -tx1 | tr -d " \\n" | tr a-f A-F; echo;'
+    ' printf %s "$HF_TOKEN" | sed "s|/|%2F|g; s|+|%2B|g; s|=|%3D|g"; echo;'
+    ' printf %s "$HF_TOKEN" | tr a-z A-Z; echo; printf %s "$HF_TOKEN" | tr A-Z a-z; echo;'
+    ' printf "%s\\n%s\\n" "$(printf %s "$HF_TOKEN" | cut -c1-10)" "$(printf %s "$HF_TOKEN" | cut -c11-)";'
+    ' printf %s "$HF_TOKEN" | base64 -w0 | tr "+/" "-_" > urlsafe.txt;'
+    ' printf \'{"workload": "smem-probe", "schema_version": 1, "status": "ok", "devices": []}\' > result.json; exit 0'
+)
+
+
+def encodings(value: str) -> dict[str, bytes]:
+    import base64
+    import urllib.parse
+    raw = value.encode()
+    found = {f"base64+{n}": base64.b64encode(b"ab"[:n] + raw)[4 if n else 0:-4] for n in range(3)}
+    found.update(hex=raw.hex().encode(), HEX=raw.hex().upper().encode(), upper=value.upper().encode(),
+                 lower=value.lower().encode(), url=urllib.parse.quote(value, safe="").encode(),
+                 urlsafe=base64.urlsafe_b64encode(raw)[:-4])
+    return found
+
+
+def test_every_common_encoding_of_a_secret_is_masked_in_step_log_and_files(rig, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", ODD_SECRET)
+    outcome, manifest, _ = rig.run(VARIANTS, kit=secret_kit(tmp_path))
+    assert step(manifest)["status"] == "ok", rig.messages
+    log = (outcome.run_dir / "steps" / "probe" / "step.log").read_bytes()
+    record = everything(outcome.run_dir)
+    leaked = {name: needle for name, needle in encodings(ODD_SECRET).items() if needle in record}
+    assert leaked == {}
+    assert b"\n".join(line for line in log.splitlines() if b"***" not in line) == b"eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4"  # noqa: E501
+    assert log.count(b"***") == 10  # 3 alignments, wrapped base64, hex, HEX, URL-encoded, upper, lower, split
+    assert (outcome.run_dir / "steps" / "probe" / "urlsafe.txt").read_bytes().startswith(b"***")
+    assert verify_record(outcome.run_dir) == []
