@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -200,3 +201,30 @@ def test_a_host_name_that_would_leave_runs_is_refused_at_its_line(tmp_path):
         load_inventory(path)
     assert str(bad.value) == (f"{path}:4: host name 'gpu/../../x' cannot name a run directory; use letters, digits,"
                               " '.', '_' and '-' (no '/', spaces or '..'), starting with a letter or digit")
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("/dev/zero", "not a regular file (a directory, FIFO or device?); give a private key file"),
+    ("fifo", "not a regular file (a directory, FIFO or device?); give a private key file"),
+    ("directory", "not a regular file (a directory, FIFO or device?); give a private key file"),
+    ("binary", "not a private key (binary data at byte 1); give an OpenSSH or PEM private key file"),
+    ("huge", "65536 bytes is too big for a private key (at most 64 KiB); give a private key file"),
+])
+def test_a_key_file_that_is_not_a_small_text_file_is_bad_input(rig, tmp_path, kind, message):
+    key = {"/dev/zero": Path("/dev/zero"), "fifo": tmp_path / "key.fifo", "directory": tmp_path / "key.d",
+           "binary": tmp_path / "key.bin", "huge": tmp_path / "key.huge"}[kind]
+    if kind == "fifo":
+        os.mkfifo(key)
+    elif kind == "directory":
+        key.mkdir()
+    elif kind == "binary":
+        key.write_bytes(b"-\xff\x00binary")
+    elif kind == "huge":
+        key.write_bytes(b"A" * 65536)
+    inventory_file(tmp_path / "inv.yml", rig.work, ansible_ssh_private_key_file=str(key))
+    proc = run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts",
+                      str(rig.known), "--runs-dir", str(rig.runs), timeout=60)
+    assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (f"error: {tmp_path / 'inv.yml'}:3: host '{HOST}':"
+                                                   f" ansible_ssh_private_key_file {key}: {message}")
+    assert not rig.runs.exists() or list(rig.runs.iterdir()) == []
