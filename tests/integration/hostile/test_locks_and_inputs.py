@@ -58,6 +58,23 @@ def test_a_lock_without_owner_goes_stale_and_unlock_clears_it(rig):
     assert not (rig.work / "lock").exists()
 
 
+def test_an_ownerless_lock_dated_in_the_future_goes_stale(rig):
+    """The host's clock stepped back: the lock's age is negative, and before it never reached the stale age."""
+    inv, executor, lock = lock_fs(rig)
+    (rig.work / "lock").mkdir()
+    subprocess.run(["chown", "rkuser:rkuser", str(rig.work / "lock")], check=True)
+    future = time.time() + 3600
+    os.utime(rig.work / "lock", (future, future))
+    with pytest.raises(HostError) as stale:
+        run_kit(load_kit_file(KIT), KIT, inv.host(HOST), rig.runs, KIT.parent, say=rig.messages.append, inventory=inv,
+                options=rig.options())
+    assert str(stale.value) == (f"host '{HOST}' has a STALE lock: {rig.work}/lock has had no owner file for 60 s or more"
+                                f" (a run crashed while taking it); remove it with `invoke unlock --host {HOST}`")
+    break_lock(lock, rig.messages.append)
+    executor.close_connection()
+    assert not (rig.work / "lock").exists()
+
+
 def test_unlock_refuses_another_machines_live_lock_unless_forced(rig):
     _, executor, lock = lock_fs(rig)
     (rig.work / "lock").mkdir()
