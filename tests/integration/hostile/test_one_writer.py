@@ -10,9 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from reprokit.commands.run import run_exit_code
 from reprokit.errors import ExitCode
-from reprokit.records.lock import RecordBusy, record_lock
 from reprokit.records.run import load_manifest, verify_record
 from tests.conftest import REPO
 from tests.integration.hostile.conftest import RESULT_OK, step
@@ -40,26 +38,3 @@ def test_two_collects_at_once_one_waits_and_the_record_ends_right(rig, tmp_path)
     assert verify_record(outcome.run_dir) == []
     assert rig.remote_runs() == []
     assert not list(rig.runs.glob(".partial-*")) and not list(outcome.run_dir.rglob(".partial-*"))
-
-
-def test_a_record_held_by_another_writer_is_refused_in_one_line(tmp_path):
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    said: list[str] = []
-    with record_lock(run_dir):
-        try:
-            with record_lock(run_dir, said.append, wait_s=0.5):
-                raise AssertionError("two writers held one record")
-        except RecordBusy as exc:
-            assert str(exc) == (f"{run_dir}: another reprokit process (a collect, or the run itself) is writing this"
-                                " record; wait for it to end and run again")
-    assert said == ["waiting for the other reprokit process writing run to finish ..."]
-    with record_lock(run_dir, wait_s=0):  # released with its holder
-        pass
-
-
-def test_the_run_itself_holds_its_record(rig):
-    outcome, _, _ = rig.run(RESULT_OK)
-    assert run_exit_code(outcome) == ExitCode.FAIL
-    with record_lock(outcome.run_dir, wait_s=0):  # the run ended: its lock went with it
-        pass
