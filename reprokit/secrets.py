@@ -56,6 +56,17 @@ def _spread(needle: bytes) -> bytes:
     return BREAK.join(re.escape(needle[i:i + 1]) for i in range(len(needle)))
 
 
+def _anchors(needle: bytes) -> set[bytes]:
+    """Three disjoint pieces of ``needle`` (head, middle, tail): split by up to two line breaks, one is still whole.
+
+    A regex of every variant, breaks allowed anywhere, reads 5 MiB/s; these literal searches read GB/s, and the
+    pattern runs only on a piece of data that holds an anchor.
+    """
+    size = max(1, min(6, len(needle) // 3))
+    middle = (len(needle) - size) // 2
+    return {needle[:size], needle[middle:middle + size], needle[-size:]}
+
+
 class Redactor:
     """Masks each secret as it is, in any case, in hex, URL-encoded and base64 (3 alignments), even split by newlines."""
 
@@ -70,6 +81,8 @@ class Redactor:
         needles = [b"(?i:" + _spread(n) + b")" for n in sorted(folded, key=len, reverse=True)]
         needles += [_spread(n) for n in sorted(exact, key=len, reverse=True)]  # longest first: a longer variant wins
         self._pattern = re.compile(b"|".join(needles)) if needles else None
+        self._folded_anchors = {a for n in folded for a in _anchors(n.lower())}
+        self._exact_anchors = {a for n in exact for a in _anchors(n)}
         longest = max((len(n) for n in folded | exact), default=1)
         self._overlap_bytes = longest * (1 + MAX_BREAK_BYTES)  # a match may straddle two reads, breaks included
 
@@ -78,8 +91,17 @@ class Redactor:
             return text
         return self.bytes(text.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
 
+    def may_hold(self, data: bytes) -> bool:
+        """Whether ``data`` can hold a secret: a fast literal search for its anchors before the full pattern runs."""
+        if self._pattern is None:
+            return False
+        if any(anchor in data for anchor in self._exact_anchors):
+            return True
+        lowered = data.lower()
+        return any(anchor in lowered for anchor in self._folded_anchors)
+
     def bytes(self, data: bytes) -> bytes:
-        return self._pattern.sub(MASK.encode(), data) if self._pattern else data
+        return self._pattern.sub(MASK.encode(), data) if self._pattern and self.may_hold(data) else data
 
     def _chunks(self, fh, chunk_bytes: int):
         """Pieces of the file, each ending where no secret can straddle it (a secret may span two reads)."""
@@ -87,7 +109,7 @@ class Redactor:
         while chunk := fh.read(chunk_bytes):
             data = carry + chunk
             cut = max(0, len(data) - self._overlap_bytes)
-            for match in self._pattern.finditer(data):
+            for match in self._pattern.finditer(data) if self.may_hold(data) else ():
                 if match.start() >= cut:
                     break
                 cut = max(cut, match.end())
@@ -105,7 +127,7 @@ class Redactor:
         if self._pattern is None:
             return False
         with open(path, "rb") as fh:
-            if not any(self._pattern.search(piece) for piece in self._chunks(fh, chunk_bytes)):
+            if not any(self.may_hold(piece) and self._pattern.search(piece) for piece in self._chunks(fh, chunk_bytes)):
                 return False
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacting", dir=path.parent)
         try:
