@@ -25,6 +25,7 @@ MIN_SECRET_CHARS = 4  # shorter values would mask ordinary text
 CHUNK_BYTES = 1 << 20
 BREAK = rb"(?:\r?\n)?"  # a line break a secret may be split by
 MAX_BREAK_BYTES = 2
+WRAP_CHARS = 76  # base64(1)'s and MIME's line length
 
 
 def _base64_cores(raw: bytes) -> set[bytes]:
@@ -57,14 +58,16 @@ def _spread(needle: bytes) -> bytes:
 
 
 def _anchors(needle: bytes) -> set[bytes]:
-    """Three disjoint pieces of ``needle`` (head, middle, tail): split by up to two line breaks, one is still whole.
+    """Disjoint pieces of ``needle``: its head and tail, and its middle when it is long enough to be wrapped twice
+    (base64 wraps at 76 characters); split by that many line breaks, one piece is still whole.
 
-    A regex of every variant, breaks allowed anywhere, reads 5 MiB/s; these literal searches read GB/s, and the
-    pattern runs only on a piece of data that holds an anchor.
+    A regex of every variant, breaks allowed anywhere, reads 5 MiB/s; these literal searches read far faster, and
+    the pattern runs only on a piece of data that holds an anchor.
     """
     size = max(1, min(6, len(needle) // 3))
     middle = (len(needle) - size) // 2
-    return {needle[:size], needle[middle:middle + size], needle[-size:]}
+    pieces = {needle[:size], needle[-size:]}
+    return pieces | {needle[middle:middle + size]} if len(needle) > WRAP_CHARS else pieces
 
 
 class Redactor:
@@ -81,8 +84,9 @@ class Redactor:
         needles = [b"(?i:" + _spread(n) + b")" for n in sorted(folded, key=len, reverse=True)]
         needles += [_spread(n) for n in sorted(exact, key=len, reverse=True)]  # longest first: a longer variant wins
         self._pattern = re.compile(b"|".join(needles)) if needles else None
-        self._folded_anchors = {a for n in folded for a in _anchors(n.lower())}
-        self._exact_anchors = {a for n in exact for a in _anchors(n)}
+        # one literal pattern each: sre's literal search is ~3x faster than ``bytes in bytes`` here
+        self._folded_anchors = [re.compile(re.escape(a)) for a in sorted({a for n in folded for a in _anchors(n.lower())})]
+        self._exact_anchors = [re.compile(re.escape(a)) for a in sorted({a for n in exact for a in _anchors(n)})]
         longest = max((len(n) for n in folded | exact), default=1)
         self._overlap_bytes = longest * (1 + MAX_BREAK_BYTES)  # a match may straddle two reads, breaks included
 
@@ -95,10 +99,10 @@ class Redactor:
         """Whether ``data`` can hold a secret: a fast literal search for its anchors before the full pattern runs."""
         if self._pattern is None:
             return False
-        if any(anchor in data for anchor in self._exact_anchors):
+        if any(anchor.search(data) for anchor in self._exact_anchors):
             return True
         lowered = data.lower()
-        return any(anchor in lowered for anchor in self._folded_anchors)
+        return any(anchor.search(lowered) for anchor in self._folded_anchors)
 
     def bytes(self, data: bytes) -> bytes:
         return self._pattern.sub(MASK.encode(), data) if self._pattern and self.may_hold(data) else data
