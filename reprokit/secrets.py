@@ -108,19 +108,21 @@ class Redactor:
         return self._pattern.sub(MASK.encode(), data) if self._pattern and self.may_hold(data) else data
 
     def _chunks(self, fh, chunk_bytes: int):
-        """Pieces of the file, each ending where no secret can straddle it (a secret may span two reads)."""
+        """(piece, may hold a secret) of the file, each piece ending where no secret can straddle it (a secret may span
+        two reads); the anchors are searched once per read."""
         carry = b""
         while chunk := fh.read(chunk_bytes):
             data = carry + chunk
+            held = self.may_hold(data)
             cut = max(0, len(data) - self._overlap_bytes)
-            for match in self._pattern.finditer(data) if self.may_hold(data) else ():
+            for match in self._pattern.finditer(data) if held else ():
                 if match.start() >= cut:
                     break
                 cut = max(cut, match.end())
-            yield data[:cut]
+            yield data[:cut], held
             carry = data[cut:]
         if carry:
-            yield carry
+            yield carry, self.may_hold(carry)
 
     def file(self, path: Path, chunk_bytes: int = CHUNK_BYTES) -> bool:
         """Redact a file in place, streaming in bounded memory; True when something was masked.
@@ -131,13 +133,13 @@ class Redactor:
         if self._pattern is None:
             return False
         with open(path, "rb") as fh:
-            if not any(self.may_hold(piece) and self._pattern.search(piece) for piece in self._chunks(fh, chunk_bytes)):
+            if not any(held and self._pattern.search(piece) for piece, held in self._chunks(fh, chunk_bytes)):
                 return False
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacting", dir=path.parent)
         try:
             with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
-                for piece in self._chunks(src, chunk_bytes):
-                    dst.write(self.bytes(piece))
+                for piece, held in self._chunks(src, chunk_bytes):
+                    dst.write(self._pattern.sub(MASK.encode(), piece) if held else piece)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
