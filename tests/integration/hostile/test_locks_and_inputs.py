@@ -245,3 +245,14 @@ def test_a_key_file_that_is_not_a_small_text_file_is_bad_input(rig, tmp_path, ki
     assert proc.stderr.strip().splitlines()[-1] == (f"error: {tmp_path / 'inv.yml'}:3: host '{HOST}':"
                                                    f" ansible_ssh_private_key_file {key}: {message}")
     assert not rig.runs.exists() or list(rig.runs.iterdir()) == []
+
+
+def test_an_image_the_kit_does_not_declare_is_refused_before_the_host(rig, tmp_path):
+    rig.inventory(RESULT_OK)
+    proc = run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts",
+                      str(tmp_path / "no-such-known-hosts"), "--runs-dir", str(rig.runs), "--image", "wokrload=reg/x:1",
+                      timeout=60)
+    assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == ("error: --image wokrload=reg/x:1: kit smem-probe declares no image"
+                                                   " 'wokrload' (its images: workload); name one of them")
+    assert not rig.runs.exists() and rig.remote_runs() == []
