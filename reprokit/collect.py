@@ -22,6 +22,7 @@ from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
 from reprokit.plan.results import checked_result
 from reprokit.records.fingerprint import Fingerprint
+from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, StepEntry
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.runner import RunOutcome, conclude, step_entry
@@ -42,7 +43,18 @@ def pending_steps(manifest: Manifest) -> list[str]:
 
 def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, kits_dir: Path, say: Say = silent,
                 wait_s: float = 3600) -> RunOutcome:
-    """Wait for the run's pending step on the host, pull everything, judge, report, then clean the host."""
+    """Wait for the run's pending step on the host, pull everything, judge, report, then clean the host.
+
+    One writer at a time: the record's lock is taken before its manifest is read, so a second collect waits and
+    then finds the record as the first left it (complete: nothing to collect).
+    """
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run record; give runs/<id> or the run id")
+    with record_lock(run_dir, say, wait_s):
+        return _collect_locked(run_dir, inventory, options, say, wait_s)
+
+
+def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions, say: Say, wait_s: float) -> RunOutcome:
     record = RunRecord.open_existing(run_dir)
     manifest = record.manifest
     status = manifest.status

@@ -7,6 +7,7 @@ every run with a trend chart per kit and host. Records are read, never changed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -88,11 +89,21 @@ def summarise(run_dir: Path) -> RunSummary:
 
 
 def list_runs(root: Path, kit: str | None = None, host: str | None = None, verdict: str | None = None,
-              gpu: str | None = None, since: str | None = None) -> list[RunSummary]:
-    """The runs under ``root``, oldest first; filters match exactly (kit, host, verdict) or as a substring (gpu)."""
+              gpu: str | None = None, since: str | None = None, warn: Callable[[str], None] | None = None) -> list[RunSummary]:
+    """The runs under ``root``, oldest first; filters match exactly (kit, host, verdict) or as a substring (gpu).
+
+    One damaged record is skipped with a warning (``warn``), never the whole directory refused; without ``warn``
+    its error is raised.
+    """
     out = []
     for run_dir in find_records(root):
-        run = summarise(run_dir)
+        try:
+            run = summarise(run_dir)
+        except ConfigError as exc:
+            if warn is None:
+                raise
+            warn(f"warning: skipped {run_dir.name}: {exc}")
+            continue
         if kit and run.kit != kit or host and run.host != host or verdict and run.verdict != verdict.upper():
             continue
         if gpu and gpu.lower() not in f"{run.gpu} {run.gpu_arch}".lower():

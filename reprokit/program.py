@@ -52,6 +52,7 @@ CONFIG_DEFAULTS = {
     "known_hosts": str(DEFAULT_KNOWN_HOSTS),
     "ssh_config": None,  # None: ~/.ssh/config when it exists
     "max_pull_bytes": None,  # what one run may bring back from its host (e.g. 200G); None: 64 GiB
+    "max_pull_files": None,  # how many files one run may bring back from its host; None: 100 000
 }
 
 

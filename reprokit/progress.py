@@ -15,8 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from reprokit.hosttext import shown
 from reprokit.workloads.contract import COUNT_PROGRESS_RE
 
 LOG_STEPS = 10  # in a log: one line per tenth of the way
@@ -58,7 +60,7 @@ class CountProgress:
         match = COUNT_PROGRESS_RE.match(line.strip())
         if not match:
             return False
-        name, done, total = match["task"], int(match["done"]), int(match["total"])
+        name, done, total = shown(match["task"]), int(match["done"]), int(match["total"])  # the host names its task
         with self.lock:
             now = self.clock()
             task = self.tasks.get(name)
@@ -78,7 +80,7 @@ class CountProgress:
                                  transient=False)
             self.bars.start()
         if task.bar is None:
-            task.bar = self.bars.add_task(name, total=task.total, completed=task.done)
+            task.bar = self.bars.add_task(escape(name), total=task.total, completed=task.done)  # a name is not markup
         self.bars.update(task.bar, completed=task.done)
 
     def _log(self, name: str, task: _Task, now: float) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit
+from reprokit.errors import ConfigError
 from reprokit.hosts.detached import Detached
 from reprokit.hosts.executor import Executor
 from reprokit.hosts.factory import ConnectOptions, executor_for
@@ -28,6 +29,7 @@ from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file, write_json_atomic
 from reprokit.records.fingerprint import Fingerprint
+from reprokit.records.lock import hold_record
 from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry, Verdict
 from reprokit.records.run import VERDICT, RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
@@ -77,6 +79,7 @@ def run_kit(
     """``selection``: the steps chosen and parameters overridden on the command line (--only/--skip/--set), recorded."""
     options = options or ConnectOptions()
     inventory = inventory or Inventory(path=None, hosts={host.name: host})
+    check_images(kit, options.images)  # before any host is reached
     built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
     options = replace(options, images={**built, **options.images})
     executor = executor_for(host, inventory, runs_dir, options, say)
@@ -100,6 +103,7 @@ def run_kit(
             fingerprint=None,
             verdict=None,
         )
+        release_record = hold_record(record.dir)  # one writer per record: a collect of it waits for this run
     except BaseException:
         executor.finish()
         raise
@@ -139,6 +143,7 @@ def run_kit(
             signal.signal(signal.SIGTERM, previous)
         if not detached:
             executor.finish(keep_remote=options.keep_remote)
+        release_record()
 
 
 def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: Say, stream: Say | None) -> RunOutcome:
@@ -198,6 +203,14 @@ def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: S
         record.manifest.in_flight = None
         record.set_step(entry)
     return conclude(kit, record, steps, fingerprint)
+
+
+def check_images(kit: Kit, images: dict[str, str]) -> None:
+    """An ``--image NAME=REF`` the kit does not declare is a typo, refused before the host (exit 2)."""
+    for name in sorted(set(images) - set(kit.images)):
+        declared = ", ".join(sorted(kit.images)) or "none"
+        raise ConfigError(f"--image {name}={images[name]}: kit {kit.kit} declares no image '{name}' (its images: {declared});"
+                          " name one of them")
 
 
 def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, remote_dir: str) -> None:

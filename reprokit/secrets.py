@@ -2,16 +2,20 @@
 
 A kit names the environment variables it needs (``secrets: [HF_TOKEN]``);
 their values never appear on a command line, in the manifest or a report.
-Every log the run keeps passes through ``Redactor`` before it is written.
+Every log the run keeps passes through ``Redactor`` before it is written: the value, its case variants, hex,
+URL-encoded and base64 forms (three alignments), also split across lines or across two reads of a file.
+A compressed copy (gzip) cannot be masked by pattern; it is named as not covered in the README.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import re
 import shlex
 import tempfile
+import urllib.parse
 from pathlib import Path
 
 from reprokit.errors import ConfigError
@@ -19,37 +23,106 @@ from reprokit.errors import ConfigError
 MASK = "***"
 MIN_SECRET_CHARS = 4  # shorter values would mask ordinary text
 CHUNK_BYTES = 1 << 20
+BREAK = rb"(?:\r?\n)?"  # a line break a secret may be split by
+MAX_BREAK_BYTES = 2
+WRAP_CHARS = 76  # base64(1)'s and MIME's line length
+
+
+def _base64_cores(raw: bytes) -> set[bytes]:
+    """The base64 text of ``raw`` at each of the three alignments it can have inside a longer encoding.
+
+    Only the characters that ``raw`` alone decides are kept: a secret encoded after 0, 1 or 2 other bytes gives
+    three different strings, each of which must be masked (standard and URL-safe alphabets).
+    """
+    cores = set()
+    for lead in range(3):
+        encoded = base64.b64encode(b"\0" * lead + raw)
+        start = (lead * 8 + 5) // 6  # the first character no leading byte touches
+        end = (lead + len(raw)) * 8 // 6  # the last character every bit of which is the secret's
+        core = encoded[start:end]
+        cores |= {core, core.translate(bytes.maketrans(b"+/", b"-_"))}
+    return {core for core in cores if len(core) >= MIN_SECRET_CHARS}
+
+
+def variants(value: str) -> tuple[set[bytes], set[bytes]]:
+    """(case-insensitive needles, exact needles) for a secret: itself, hex, URL-encoded; its base64 forms."""
+    raw = value.encode()
+    folded = {raw, raw.hex().encode(), urllib.parse.quote(value, safe="").encode(),
+              urllib.parse.quote_plus(value, safe="").encode()}
+    return folded, _base64_cores(raw)
+
+
+def _spread(needle: bytes) -> bytes:
+    """A regex of ``needle`` that also matches it split across lines (a wrapped base64, a log cut in two)."""
+    return BREAK.join(re.escape(needle[i:i + 1]) for i in range(len(needle)))
+
+
+def _anchors(needle: bytes) -> set[bytes]:
+    """Disjoint pieces of ``needle``: its head and tail, and its middle when it is long enough to be wrapped twice
+    (base64 wraps at 76 characters); split by that many line breaks, one piece is still whole.
+
+    A regex of every variant, breaks allowed anywhere, reads 5 MiB/s; these literal searches read far faster, and
+    the pattern runs only on a piece of data that holds an anchor.
+    """
+    size = max(1, min(6, len(needle) // 3))
+    middle = (len(needle) - size) // 2
+    pieces = {needle[:size], needle[-size:]}
+    return pieces | {needle[middle:middle + size]} if len(needle) > WRAP_CHARS else pieces
 
 
 class Redactor:
+    """Masks each secret as it is, in any case, in hex, URL-encoded and base64 (3 alignments), even split by newlines."""
+
     def __init__(self, values: list[str] | None = None):
         self.values = sorted({v for v in values or [] if len(v) >= MIN_SECRET_CHARS}, key=len, reverse=True)
-        needles = [re.escape(v.encode()) for v in self.values]  # longest first: a secret containing another wins
+        folded: set[bytes] = set()
+        exact: set[bytes] = set()
+        for value in self.values:
+            more_folded, more_exact = variants(value)
+            folded |= more_folded
+            exact |= more_exact
+        needles = [b"(?i:" + _spread(n) + b")" for n in sorted(folded, key=len, reverse=True)]
+        needles += [_spread(n) for n in sorted(exact, key=len, reverse=True)]  # longest first: a longer variant wins
         self._pattern = re.compile(b"|".join(needles)) if needles else None
-        self._overlap_bytes = max((len(v.encode()) for v in self.values), default=1) - 1
+        # one literal pattern each: sre's literal search is ~3x faster than ``bytes in bytes`` here
+        self._folded_anchors = [re.compile(re.escape(a)) for a in sorted({a for n in folded for a in _anchors(n.lower())})]
+        self._exact_anchors = [re.compile(re.escape(a)) for a in sorted({a for n in exact for a in _anchors(n)})]
+        longest = max((len(n) for n in folded | exact), default=1)
+        self._overlap_bytes = longest * (1 + MAX_BREAK_BYTES)  # a match may straddle two reads, breaks included
 
     def __call__(self, text: str) -> str:
-        for value in self.values:
-            text = text.replace(value, MASK)
-        return text
+        if self._pattern is None:
+            return text
+        return self.bytes(text.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
+
+    def may_hold(self, data: bytes) -> bool:
+        """Whether ``data`` can hold a secret: a fast literal search for its anchors before the full pattern runs."""
+        if self._pattern is None:
+            return False
+        if any(anchor.search(data) for anchor in self._exact_anchors):
+            return True
+        lowered = data.lower()
+        return any(anchor.search(lowered) for anchor in self._folded_anchors)
 
     def bytes(self, data: bytes) -> bytes:
-        return self._pattern.sub(MASK.encode(), data) if self._pattern else data
+        return self._pattern.sub(MASK.encode(), data) if self._pattern and self.may_hold(data) else data
 
     def _chunks(self, fh, chunk_bytes: int):
-        """Pieces of the file, each ending where no secret can straddle it (a secret may span two reads)."""
+        """(piece, may hold a secret) of the file, each piece ending where no secret can straddle it (a secret may span
+        two reads); the anchors are searched once per read."""
         carry = b""
         while chunk := fh.read(chunk_bytes):
             data = carry + chunk
+            held = self.may_hold(data)
             cut = max(0, len(data) - self._overlap_bytes)
-            for match in self._pattern.finditer(data):
+            for match in self._pattern.finditer(data) if held else ():
                 if match.start() >= cut:
                     break
                 cut = max(cut, match.end())
-            yield data[:cut]
+            yield data[:cut], held
             carry = data[cut:]
         if carry:
-            yield carry
+            yield carry, self.may_hold(carry)
 
     def file(self, path: Path, chunk_bytes: int = CHUNK_BYTES) -> bool:
         """Redact a file in place, streaming in bounded memory; True when something was masked.
@@ -60,13 +133,13 @@ class Redactor:
         if self._pattern is None:
             return False
         with open(path, "rb") as fh:
-            if not any(self._pattern.search(piece) for piece in self._chunks(fh, chunk_bytes)):
+            if not any(held and self._pattern.search(piece) for piece, held in self._chunks(fh, chunk_bytes)):
                 return False
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacting", dir=path.parent)
         try:
             with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
-                for piece in self._chunks(src, chunk_bytes):
-                    dst.write(self.bytes(piece))
+                for piece, held in self._chunks(src, chunk_bytes):
+                    dst.write(self._pattern.sub(MASK.encode(), piece) if held else piece)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

@@ -17,6 +17,7 @@ import sys
 from enum import IntEnum
 
 from reprokit.errors import ConfigError
+from reprokit.hosttext import shown
 
 
 class Level(IntEnum):
@@ -35,6 +36,13 @@ _level = Level.NORMAL
 _handler: logging.Handler | None = None
 
 
+class _ShownFormatter(logging.Formatter):
+    """Debug lines quote host text (a step's command, a host's answer): shown, never terminal control."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return shown(super().format(record), multiline=True)
+
+
 def set_from_flags(quiet: bool, verbose: bool) -> Level:
     """The level of a task's ``--quiet`` / ``--verbose``; both at once is a usage error (exit 2)."""
     if quiet and verbose:
@@ -50,7 +58,7 @@ def set_level(level: Level) -> Level:
         _handler = None
     if level is Level.VERBOSE:  # a handler on stderr (now: tests swap it), for reprokit's debug lines only
         _handler = logging.StreamHandler(sys.stderr)
-        _handler.setFormatter(logging.Formatter("debug: %(message)s"))
+        _handler.setFormatter(_ShownFormatter("debug: %(message)s"))
         LOGGER.addHandler(_handler)
     LOGGER.setLevel(logging.DEBUG if level is Level.VERBOSE else logging.WARNING)
     return level

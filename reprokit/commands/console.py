@@ -9,9 +9,11 @@ import threading
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from rich.text import Text
 
 from reprokit import verbosity
 from reprokit.hosts.pullback import PULL_REPORT_BYTES
+from reprokit.hosttext import shown
 from reprokit.progress import CountProgress
 
 
@@ -46,6 +48,11 @@ def transfer_progress(description: str, total_bytes: int):
         yield lambda n: progress.advance(task_id, n)
 
 
+def cell(value: object) -> Text:
+    """A table cell of text that may come from a host: sanitized, and a ``Text`` so rich reads no markup in it."""
+    return Text(shown(value))
+
+
 def printers(as_json: bool, prefix: str = ""):
     """``say`` for reprokit's own lines while it works, ``stream`` for what a workload or a tool prints, at the task's
     ``--quiet`` / ``--verbose`` level (``reprokit.verbosity``); under ``--json`` only the JSON is printed."""
@@ -58,7 +65,7 @@ def printers(as_json: bool, prefix: str = ""):
             return
         counts.stop()
         with lock:
-            err_console.print(f"{prefix}{message}", markup=False)
+            err_console.print(f"{prefix}{shown(message, multiline=True)}", markup=False, highlight=False)
 
     def stream(line: str) -> None:
         if as_json or level is verbosity.Level.QUIET:
@@ -66,7 +73,7 @@ def printers(as_json: bool, prefix: str = ""):
         if counts.feed(line) and level is not verbosity.Level.VERBOSE:  # verbose: the line behind the bar too
             return
         with lock:
-            err_console.print(f"{prefix}      | {line}", style="dim", markup=False)
+            err_console.print(f"{prefix}      | {shown(line)}", style="dim", markup=False, highlight=False)
 
     return say, stream
 
@@ -74,8 +81,8 @@ def printers(as_json: bool, prefix: str = ""):
 def warn_inventory(inventory) -> None:
     """The inventory's warnings (a misspelt reprokit variable) go to stderr, never into --json output."""
     for warning in getattr(inventory, "warnings", ()):
-        print(f"warning: {warning}", file=sys.stderr)  # one line, never wrapped
+        print(f"warning: {shown(warning)}", file=sys.stderr)  # one line, never wrapped
 
 
 def print_error(message: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
+    print(f"error: {shown(message, multiline=True)}", file=sys.stderr)

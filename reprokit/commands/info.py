@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from rich.table import Table
@@ -45,6 +46,14 @@ def triage(specs: list[str], flashinfer: str | None, as_json: bool) -> int:
 def list_hosts(inventory_path: str, as_json: bool = False) -> int:
     inventory = load_inventory(inventory_path)
     warn_inventory(inventory)
+    loops = {}
+    for host in inventory.hosts.values():  # a proxy_jump loop would only surface at connect time: say it here
+        try:
+            inventory.gateways(host)
+        except ConfigError as exc:
+            loops.setdefault(str(exc), host.name)
+    for problem in loops:
+        print(f"warning: {problem}", file=sys.stderr)
     if as_json:
         print(json.dumps({"inventory": inventory_path, "hosts": [host.describe() for host in inventory.hosts.values()],
                           "groups": inventory.groups}, indent=2))

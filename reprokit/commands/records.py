@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -13,6 +14,7 @@ from reprokit.commands.console import console
 from reprokit.commands.flags import JSON_HELP
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.history import list_runs, resolve_run
+from reprokit.hosttext import shown
 from reprokit.program import task
 from reprokit.records.run import load_manifest, verify_record
 from reprokit.report.compare import compare_runs, render_markdown
@@ -61,7 +63,8 @@ def check_record(run_dir: str, as_json: bool = False) -> int:
 def runs_command(runs_dir: str, kit: str | None = None, host: str | None = None, verdict: str | None = None,
                  gpu: str | None = None, since: str | None = None, as_json: bool = False, html: str | None = None) -> int:
     """List the runs of a directory; ``html`` also writes the static index of them. 0, or 2 for a bad directory."""
-    runs = list_runs(Path(runs_dir), kit=kit, host=host, verdict=verdict, gpu=gpu, since=since)
+    runs = list_runs(Path(runs_dir), kit=kit, host=host, verdict=verdict, gpu=gpu, since=since,
+                     warn=lambda line: print(shown(line), file=sys.stderr))
     if html:
         write_index(Path(html), runs)
     if as_json:

@@ -14,10 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from rich.table import Table
+from rich.text import Text
 
 from reprokit import program
 from reprokit.collect import collect_run
-from reprokit.commands.console import VERDICT_STYLE, console, err_console, printers, transfer_progress, warn_inventory
+from reprokit.commands.console import VERDICT_STYLE, cell, console, err_console, printers, transfer_progress, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
 from reprokit.config import ansible_inventory
 from reprokit.config.inventory import load_inventory
@@ -28,6 +29,7 @@ from reprokit.hosts.executor import LocalFS
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosts.remote import STOP
+from reprokit.hosttext import shown
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS
 from reprokit.program import task
 from reprokit.records.run import load_manifest, resolve_run_dir
@@ -62,6 +64,11 @@ def connect_options(paths: dict, accept_new_host_key: bool, image: list[str] | N
                     max_pull_bytes: str | None = None) -> ConnectOptions:
     """The flags of a task that reaches a host, as ``ConnectOptions``; a bad flag is a one-line error (exit 2)."""
     limits = pull_limits(max_pull_bytes if max_pull_bytes is not None else paths.get("max_pull_bytes"))
+    files = paths.get("max_pull_files")
+    if files is not None:
+        if not str(files).strip().isdigit() or int(files) <= 0:
+            raise ConfigError(f"reprokit.max_pull_files {files!r}: give a positive number of files such as 100000")
+        limits["max_pull_files"] = int(files)
     return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
                           images=parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"], **limits)
 
@@ -89,12 +96,12 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
         notes, reasons = record_reasons(outcome.run_dir)  # a shared reason is said once
         for j in verdict.expectations:
             observed = json.dumps(j.observed) if j.observed is not None else ""
-            table.add_row(j.name, j.status, shorten(observed, 80), reasons.get(j.name, j.reason))
+            table.add_row(cell(j.name), cell(j.status), cell(shorten(observed, 80)), cell(reasons.get(j.name, j.reason)))
         console.print(table)
         for note in notes:
             console.print(f"note {note.number}: {note.sentence()}", markup=False)
     style = VERDICT_STYLE.get(verdict.verdict, "bold")
-    console.print(f"[{style}]{verdict.verdict}[/]: {verdict.summary}")
+    console.print(Text.assemble((verdict.verdict, style), f": {shown(verdict.summary, multiline=True)}"))
     console.print(f"record: {outcome.run_dir}", markup=False)
     if (outcome.run_dir / "report.html").exists():  # an interrupted or detached run has none yet
         console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False)
@@ -161,7 +168,7 @@ def _fan_out(kit, kit_path, hosts, inventory, runs_dir: Path, kits: Path, as_jso
         for column in ("host", "verdict", "exit", "record / error"):
             table.add_column(column, overflow="fold")
         for name, code, verdict, run_dir, error in rows:
-            table.add_row(name, verdict, str(code), run_dir or error)
+            table.add_row(name, verdict, str(code), cell(run_dir or error))
         console.print(table)
     return max((r[1] for r in rows), key=_severity, default=0)
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.hosts.executor import Executor, LocalNativeExecutor
-from reprokit.hosts.pullback import MAX_PULL_BYTES, PullBack
+from reprokit.hosts.pullback import MAX_PULL_BYTES, MAX_PULL_FILES, PullBack
 from reprokit.hosts.remote import RemoteExecutor
 from reprokit.hosts.runtimes import runtime_for
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS, SSHSettings
@@ -29,6 +29,7 @@ class ConnectOptions:
     progress: Callable[[str, int], Any] | None = None  # a transfer progress bar factory (the CLI gives rich's)
     ssh_config: str | None = None  # OpenSSH client config to honour; None: ~/.ssh/config if it exists; "none": no file
     max_pull_bytes: int = MAX_PULL_BYTES  # what one run may bring back from its host in all (--max-pull-bytes)
+    max_pull_files: int = MAX_PULL_FILES  # how many entries one run may list and bring back (reprokit.max_pull_files)
 
 
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,
@@ -47,7 +48,7 @@ def transport_for(host: Host, inventory: Inventory, options: ConnectOptions, say
 
 def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent) -> RemoteExecutor:
     transport = transport_for(host, inventory, options, say)
-    pullback = PullBack(transport, max_pull_bytes=options.max_pull_bytes)
+    pullback = PullBack(transport, max_pull_bytes=options.max_pull_bytes, max_pull_files=options.max_pull_files)
     if options.progress is not None:
         pullback.progress = options.progress
     return RemoteExecutor(transport, runtime_for(transport.host, options.images), pullback)

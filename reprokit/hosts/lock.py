@@ -73,8 +73,13 @@ class HostLock:
         raise HostError(describe_held(self.host_name, owner))
 
     def ownerless_age_s(self) -> float | None:
-        """How long the lock directory has existed without an owner file (None: no lock directory)."""
-        return self.fs.age_s(self.lock_dir)
+        """How long the lock directory has existed without an owner file (None: no lock directory).
+
+        A directory dated in the future (the host's clock stepped back since) counts by how far: it cannot be a
+        run taking the lock now, and must become stale like any other, not never.
+        """
+        age_s = self.fs.age_s(self.lock_dir)
+        return None if age_s is None else abs(age_s)
 
     def release(self) -> None:
         owner = self.owner()

@@ -17,20 +17,31 @@ import contextlib
 import errno
 import hashlib
 import json
-import os
 import posixpath
 import select
 import shutil
 import subprocess
 import time
-import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reprokit.errors import HostError
 from reprokit.hosts import hostside, shell
+from reprokit.hosts.pull_listing import (
+    BufferedStream,
+    Listing,
+    ProtocolViolation,
+    PullStats,
+    PullStopped,
+    RemoteFile,
+    RemoteRefused,
+    batches,
+    local_target,
+    parse_listing,
+    partial_path,
+    unsafe_reason,
+)
 from reprokit.hosts.transport import LINK_ERRORS, Transport
 from reprokit.records.digests import DIGESTS
 from reprokit.secrets import Redactor
@@ -39,164 +50,17 @@ CHUNK_BYTES = 1 << 20
 WINDOW_BYTES = 64 << 20
 FAST_PATH_BYTES = 1 << 20  # files this big or bigger go through the OpenSSH client
 SMALL_FILE_BYTES = 256 << 10  # files below this come many per host-side reader (a Python start each costs ~50 ms)
-BATCH_FILES, BATCH_SPEC_BYTES, BATCH_BYTES = 256, 96 << 10, 32 << 20  # one batch's files, argv bytes, data bytes
 MAX_PACKET_BYTES = 32768
 PULL_REPORT_BYTES = 1 << 20  # pull-backs above this size get a progress bar (on a terminal) and a summary line
 MAX_PULL_BYTES = 64 << 30  # default cap on what one run may bring back (ConnectOptions.max_pull_bytes)
+MAX_PULL_FILES = 100_000  # default cap on the entries one run may list and bring back (ConnectOptions.max_pull_files)
+DEADLINE_FLOOR_S = 120.0  # every pull-back may take this long, whatever its size
+DEADLINE_MIN_BYTES_PER_S = 2 << 20  # ... plus its bytes at this pace: a host that trickles is cut off
+EXIT_WAIT_S = 10.0  # after the data, the host's reader has this long to end
 FREE_SPACE_RESERVE_BYTES = 64 << 20  # left free on the control machine after a pull
 MAX_LISTING_BYTES = 64 << 20  # a host that lists more than this is refused
 MAX_STDERR_BYTES = 64 << 10  # what is kept of the host-side reader's standard error
-MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255
-WRAPPER_FILES = {"run.sh", "pid", "exit_code"}  # reprokit's own files in a step directory
-SECRETS_FILES = {".secrets.sh", ".secrets.env"}  # deleted before the workload starts; never pulled
 HOSTSIDE_SOURCE = Path(hostside.__file__).read_bytes()
-
-
-class PullStopped(HostError):
-    """The pull-back cannot go on (disk full, cap reached, data damaged); the host keeps its copy."""
-
-
-class RemoteRefused(Exception):
-    """The host refused one file (unreadable, replaced or shrunk since the listing)."""
-
-
-@dataclass
-class RemoteFile:
-    rel: str
-    size: int
-    dev: int = 0
-    ino: int = 0
-    sha256: str | None = None  # computed on the host while the file streams
-
-
-@dataclass
-class PullStats:
-    files: int = 0
-    bytes: int = 0
-    resumed: int = 0
-    seconds: float = 0.0
-
-
-@dataclass
-class Listing:
-    files: list[RemoteFile] = field(default_factory=list)
-    not_pulled: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"}: reported in the record
-
-
-def unsafe_reason(rel: Any) -> str | None:
-    """Why a path the host listed must not be written on this machine, or None when it is safe."""
-    if not isinstance(rel, str) or not rel:
-        return "empty or not a name"
-    try:
-        raw = rel.encode("utf-8")
-    except UnicodeEncodeError:
-        return "the name is not UTF-8"
-    if rel.startswith("/"):
-        return "absolute path"
-    parts = rel.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        return "the path climbs out or has empty parts"
-    if any(unicodedata.category(ch) == "Cc" for ch in rel):
-        return "the name contains control characters (a newline?)"
-    if len(raw) > MAX_PATH_BYTES or any(len(part.encode()) > MAX_NAME_BYTES for part in parts):
-        return "the name is too long"
-    return None
-
-
-def parse_listing(text: str, where: str) -> Listing:
-    """The files to pull from the host's JSON-lines listing; everything else goes to ``not_pulled``."""
-    listing = Listing()
-    for number, line in enumerate(text.splitlines(), start=1):
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            raise PullStopped(f"{where}: line {number} of the host's listing is not JSON; the files stay on the host") from None
-        rel = entry.get("path") if isinstance(entry, dict) else None
-        if rel == "" and entry.get("kind") == "unreadable":
-            raise PullStopped(f"{where}: the host cannot read the step directory ({entry.get('error')})")
-        kind = entry.get("kind") if isinstance(entry, dict) else None
-        shown = rel.encode("utf-8", "backslashreplace").decode() if isinstance(rel, str) else repr(rel)
-        if isinstance(rel, str) and (rel in WRAPPER_FILES or rel in SECRETS_FILES):
-            continue
-        reason = unsafe_reason(rel)
-        if reason is None and kind != "file":
-            reason = f"not a regular file ({kind}{': ' + str(entry.get('error')) if entry.get('error') else ''})"
-        if reason is None:
-            size, dev, ino = entry.get("size"), entry.get("dev"), entry.get("ino")
-            if not all(isinstance(v, int) and v >= 0 for v in (size, dev, ino)):
-                reason = "the listing gives no valid size"
-        if reason:
-            listing.not_pulled.append({"path": shown, "reason": reason})
-        else:
-            listing.files.append(RemoteFile(rel, size, dev, ino))
-    return listing
-
-
-def local_target(out_dir: Path, rel: str) -> Path:
-    """``out_dir/rel``, created parents included, refused unless it resolves inside ``out_dir``."""
-    root = out_dir.resolve()
-    target = root / rel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    resolved_parent = Path(os.path.realpath(target.parent))
-    if (resolved_parent != root and root not in resolved_parent.parents) or target.is_symlink():
-        raise PullStopped(f"{rel}: resolves outside {out_dir}; refused")
-    return resolved_parent / target.name
-
-
-def partial_path(out_dir: Path, rel: str) -> Path:
-    """Where a file grows while it arrives: beside the step directory, never among its artifacts."""
-    folder = out_dir.parent / f".partial-{out_dir.name}"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder / hashlib.sha256(rel.encode()).hexdigest()[:32]
-
-
-def batches(files: list[RemoteFile]) -> Iterator[list[RemoteFile]]:
-    """Small files in groups that keep one reader's argv and answer bounded."""
-    batch: list[RemoteFile] = []
-    spec_bytes = data_bytes = 0
-    for remote in files:
-        entry_bytes = len(json.dumps([remote.rel, remote.size, remote.dev, remote.ino]))
-        if batch and (len(batch) >= BATCH_FILES or spec_bytes + entry_bytes > BATCH_SPEC_BYTES
-                      or data_bytes + remote.size > BATCH_BYTES):
-            yield batch
-            batch, spec_bytes, data_bytes = [], 0, 0
-        batch.append(remote)
-        spec_bytes += entry_bytes
-        data_bytes += remote.size
-    if batch:
-        yield batch
-
-
-class BufferedStream:
-    """Lines and exact byte counts from a chunk iterator (the reader's framed answer)."""
-
-    def __init__(self, chunks: Iterator[bytes]):
-        self.chunks = chunks
-        self.buffer = b""
-
-    def _more(self) -> None:
-        chunk = next(self.chunks, None)
-        if chunk is None:
-            raise EOFError("the host's reader stopped early")
-        self.buffer += chunk
-
-    def line(self, limit_bytes: int = 4096) -> bytes:
-        while b"\n" not in self.buffer[:limit_bytes]:
-            if len(self.buffer) > limit_bytes:
-                raise PullStopped("the host's reader sent a header line that is too long; refused")
-            self._more()
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line
-
-    def exactly(self, size: int) -> bytes:
-        while len(self.buffer) < size:
-            self._more()
-        data, self.buffer = self.buffer[:size], self.buffer[size:]
-        return data
-
-    def drain(self) -> None:
-        for _ in self.chunks:  # runs the source to its end, which records the exit status
-            pass
 
 
 @contextlib.contextmanager
@@ -215,6 +79,17 @@ class PullBack:
     pull_stats: PullStats = field(default_factory=PullStats)
     run_pulled_bytes: int = 0
     check_stop: Callable[[], None] = lambda: None  # raises KeyboardInterrupt when the run is told to stop
+    max_pull_files: int = MAX_PULL_FILES  # what one run may list and bring back, in entries
+    run_pulled_files: int = 0
+    deadline: float = float("inf")  # time.monotonic() by which the pull-back under way must end
+
+    def _check_deadline(self, what: str) -> float:
+        """Seconds left before the pull-back's deadline (at most the idle timeout); past it, the pull stops."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise PullStopped(f"host '{self.transport.host.name}': {what} passed its deadline (its bytes at"
+                              f" {DEADLINE_MIN_BYTES_PER_S >> 20} MiB/s plus {DEADLINE_FLOOR_S:.0f} s); the files stay on the host")
+        return min(left, self.transport.io_timeout_s)
 
     def hostside_command(self, *args: object) -> str:
         return shell.join([self.transport.host.python, "-", *args])
@@ -222,12 +97,18 @@ class PullBack:
     def list_remote(self, remote_dir: str) -> Listing:
         """The host's listing of ``remote_dir``, checked entry by entry."""
         status: dict[str, Any] = {}
-        chunks, size = [], 0
+        chunks, size, entries = [], 0, 0
+        room = self.max_pull_files - self.run_pulled_files
         for chunk in self._channel_source(self.hostside_command("list", remote_dir), status):
             size += len(chunk)
+            entries += chunk.count(b"\n")
             if size > MAX_LISTING_BYTES:
                 raise PullStopped(f"host '{self.transport.host.name}': the listing of {remote_dir} exceeds {MAX_LISTING_BYTES} bytes;"
                                   " refused, the files stay on the host")
+            if entries > room:
+                raise PullStopped(f"host '{self.transport.host.name}': {remote_dir} lists more than {room} entries; with the"
+                                  f" {self.run_pulled_files} already pulled that passes this run's cap of {self.max_pull_files}"
+                                  " files (config reprokit.max_pull_files); the files stay on the host")
             chunks.append(chunk)
         if status.get("exit") != 0:
             raise PullStopped(f"host '{self.transport.host.name}': cannot list {remote_dir} with {self.transport.host.python}: "
@@ -257,7 +138,8 @@ class PullBack:
         if target.is_file() and target.stat().st_size == remote.size:
             status: dict[str, Any] = {}
             for _ in self._source(remote_dir, remote, remote.size, status):
-                pass
+                raise ProtocolViolation(f"host '{self.transport.host.name}': {remote.rel}: the host sent bytes past the"
+                                        f" {remote.size} it listed (protocol violation); the files stay on the host")
             if self._host_digest(remote, status) == DIGESTS.sha256_of(target):
                 return
         part = partial_path(out_dir, remote.rel)
@@ -275,7 +157,10 @@ class PullBack:
         status = {}
         with open(part, "ab") as dst:
             for chunk in self._source(remote_dir, remote, offset, status):
-                chunk = chunk[: remote.size - offset]
+                if len(chunk) > remote.size - offset:
+                    raise ProtocolViolation(f"host '{self.transport.host.name}': {remote.rel}: the host sent more than the"
+                                            f" {remote.size} bytes it listed (protocol violation); the pull-back from this"
+                                            " host stops, the files stay on the host")
                 try:
                     dst.write(chunk)
                 except OSError as exc:
@@ -343,6 +228,10 @@ class PullBack:
             self.run_pulled_bytes += remote.size
             if on_bytes:
                 on_bytes(remote.size)
+        if stream.buffer or next(stream.chunks, None) is not None:
+            raise ProtocolViolation(f"host '{self.transport.host.name}': the reader sent bytes after its answer for"
+                                    f" {len(files)} files (protocol violation); the pull-back from this host stops, the"
+                                    " files stay on the host")
         stream.drain()
         if status.get("exit") != 0:
             raise EOFError(f"the host's reader ended with {status.get('exit')}: {status.get('stderr', '').strip()[-300:]}")
@@ -365,22 +254,42 @@ class PullBack:
     def _channel_source(self, command: str, status: dict[str, Any]) -> Iterator[bytes]:
         """Run ``command`` (host-side helper on stdin) over the open connection; exit code and stderr into ``status``."""
         channel = self.transport.open_session(WINDOW_BYTES, MAX_PACKET_BYTES)
+        what = f"the host's reader ({command.split(' ', 3)[2]})"
         try:
-            channel.settimeout(self.transport.io_timeout_s)
+            channel.settimeout(self._check_deadline(what))
             channel.exec_command(command)
             channel.sendall(HOSTSIDE_SOURCE)
             channel.shutdown_write()
-            while chunk := channel.recv(CHUNK_BYTES):
+            while True:  # each wait ends at the idle timeout or the pull-back's deadline, whichever comes first
+                chunk = self._recv(channel.recv, channel, what)
+                if not chunk:
+                    break
                 yield chunk
             errors, kept_bytes = [], 0
-            while err := channel.recv_stderr(1 << 16):
-                if kept_bytes < MAX_STDERR_BYTES:  # the host decides how much it says: keep only a bounded head
-                    errors.append(err)
-                    kept_bytes += len(err)
+            while True:
+                err = self._recv(channel.recv_stderr, channel, what)
+                if not err:
+                    break
+                if kept_bytes >= MAX_STDERR_BYTES:  # the host decides how much it says: keep a bounded head, no more
+                    raise ProtocolViolation(f"host '{self.transport.host.name}': {what} wrote more than"
+                                            f" {MAX_STDERR_BYTES} bytes of errors (protocol violation); the files stay on the host")
+                errors.append(err)
+                kept_bytes += len(err)
             status["stderr"] = b"".join(errors)[:MAX_STDERR_BYTES].decode(errors="replace")
+            if not channel.status_event.wait(min(EXIT_WAIT_S, self._check_deadline(what))):
+                raise TimeoutError(f"{what} on host '{self.transport.host.name}' sent its data but did not end")
             status["exit"] = channel.recv_exit_status()
         finally:
             channel.close()
+
+    def _recv(self, receive: Callable[[int], bytes], channel: Any, what: str) -> bytes:
+        """One read of the channel, waiting at most until the idle timeout or the deadline; the deadline stops the pull."""
+        channel.settimeout(self._check_deadline(what))
+        try:
+            return receive(CHUNK_BYTES)
+        except TimeoutError:
+            self._check_deadline(what)  # past the deadline: PullStopped, not a silent link to retry
+            raise
 
     def _openssh_source(self, argv: list[str], command: str, status: dict[str, Any]) -> Iterator[bytes]:
         """The same through the OpenSSH client, with keep-alives and a read timeout: a silent link never hangs it."""
@@ -389,18 +298,32 @@ class PullBack:
             assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
             proc.stdin.write(HOSTSIDE_SOURCE)
             proc.stdin.close()
+            what = "the host's reader (read)"
             while True:
-                ready, _, _ = select.select([proc.stdout], [], [], self.transport.io_timeout_s)
+                wait_s = self._check_deadline(what)
+                ready, _, _ = select.select([proc.stdout], [], [], wait_s)
                 if not ready:
-                    raise TimeoutError(f"no data from host '{self.transport.host.name}' for {self.transport.io_timeout_s:.0f} s")
+                    self._check_deadline(what)
+                    raise TimeoutError(f"no data from host '{self.transport.host.name}' for {wait_s:.0f} s")
                 chunk = proc.stdout.read1(CHUNK_BYTES)
                 if not chunk:
                     break
                 yield chunk
-            status["stderr"] = proc.stderr.read(MAX_STDERR_BYTES).decode(errors="replace")
-            while proc.stderr.read(1 << 16):  # drain the rest unkept, so the client can exit
-                pass
-            status["exit"] = proc.wait(timeout=self.transport.io_timeout_s)
+            errors = b""
+            while True:  # bounded like the data: the host decides how much it writes, we decide how much we read
+                ready, _, _ = select.select([proc.stderr], [], [], self._check_deadline(what))
+                err = proc.stderr.read1(1 << 16) if ready else b""
+                if not ready or not err:
+                    break
+                errors += err
+                if len(errors) > MAX_STDERR_BYTES:
+                    raise ProtocolViolation(f"host '{self.transport.host.name}': {what} wrote more than"
+                                            f" {MAX_STDERR_BYTES} bytes of errors (protocol violation); the files stay on the host")
+            status["stderr"] = errors.decode(errors="replace")
+            try:
+                status["exit"] = proc.wait(timeout=min(EXIT_WAIT_S, self._check_deadline(what)))
+            except subprocess.TimeoutExpired:
+                raise TimeoutError(f"{what} on host '{self.transport.host.name}' sent its data but did not end") from None
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -418,10 +341,12 @@ class PullBack:
         host, attempts = self.transport.host, self.transport.reconnect_attempts
         for attempt in range(attempts + 1):
             try:
+                self.deadline = time.monotonic() + DEADLINE_FLOOR_S  # the listing's own bound
                 listing = self.list_remote(remote_dir)
                 refused: list[dict[str, str]] = []
                 self.check_room(listing.files, out_dir)
                 total = sum(f.size for f in listing.files)
+                self.deadline = time.monotonic() + DEADLINE_FLOOR_S + total / DEADLINE_MIN_BYTES_PER_S
                 with self.progress(f"pull {posixpath.basename(remote_dir)} from {host.name}", total) as advance:
                     def count(n: int) -> None:
                         self.check_stop()
@@ -445,6 +370,8 @@ class PullBack:
                                       " the files stay on the host") from None
                 self.transport.say(f"      pull-back from {host.name} interrupted ({type(exc).__name__}); resuming")
                 self.transport.reconnect()
+        self.deadline = float("inf")
+        self.run_pulled_files += len(listing.files)
         with contextlib.suppress(OSError):  # nothing is half-pulled any more
             (out_dir.parent / f".partial-{out_dir.name}").rmdir()
         refused_paths = {r["path"] for r in refused}
@@ -461,3 +388,7 @@ class PullBack:
         for entry in listing.not_pulled:
             self.transport.say(f"      not pulled from {host.name}: {entry['path']!r}: {entry['reason']} (kept on the host)")
         return listing
+
+
+__all__ = ["BufferedStream", "Listing", "ProtocolViolation", "PullBack", "PullStats", "PullStopped", "RemoteFile",
+           "RemoteRefused", "batches", "local_target", "parse_listing", "partial_path", "unsafe_reason"]

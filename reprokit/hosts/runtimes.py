@@ -18,6 +18,11 @@ from reprokit.hosts.transport import Transport
 
 CONTAINER_CODE_DIR = "/opt/reprokit"
 USER_IDS = "$(id -u):$(id -g)"  # expanded by the host's shell: the container runs as the SSH user
+SECRETS_DIR = "/run/reprokit-secrets"  # a tmpfs in the container: secrets as read-only files, never its environment
+SECRETS_TMPFS = f"{SECRETS_DIR}:rw,noexec,nosuid,size=1m,mode=0700,uid=$(id -u),gid=$(id -g)"
+# the container's first process: the NAME=value lines on its stdin become files NAME (mode 0400), then the workload
+SECRETS_ENTRY = ('umask 077; while IFS= read -r line; do [ -n "$line" ] && printf %s "${line#*=}" > "$0/${line%%=*}";'
+                 ' done; chmod 0400 "$0"/* 2>/dev/null; exec "$@"')
 
 
 @dataclass(frozen=True)
@@ -111,11 +116,15 @@ class DockerRuntime:
         ]
         if not self.host.cpu_only:
             docker += ["--gpus", "all"]
-        if place.with_secrets:
-            docker += ["--env-file", "/dev/fd/3"]  # the wrapper opened .secrets.env there and deleted it
-        docker += [ref, *workload_argv("python3", module, f"{staging.CONTAINER_STEP_DIR}/params.json",
-                                       staging.CONTAINER_STEP_DIR)]
-        return " ".join(a if a == USER_IDS else shell.quote(a) for a in docker)
+        workload = workload_argv("python3", module, f"{staging.CONTAINER_STEP_DIR}/params.json", staging.CONTAINER_STEP_DIR)
+        if not place.with_secrets:
+            return " ".join(a if a == USER_IDS else shell.quote(a) for a in [*docker, ref, *workload])
+        # docker inspect (Config.Env) and /proc/1/environ show a container's environment: the secrets go in as files
+        # of a tmpfs, read from the descriptor the wrapper opened on .secrets.env (and deleted) before docker starts
+        docker += ["-i", "--tmpfs", SECRETS_TMPFS, "-e", f"HF_TOKEN_PATH={SECRETS_DIR}/HF_TOKEN",
+                   ref, "sh", "-c", SECRETS_ENTRY, SECRETS_DIR, *workload]
+        inner = " ".join(a if a in (USER_IDS, SECRETS_TMPFS) else shell.quote(a) for a in docker) + " 0<&3"
+        return shell.join(["sh", "-c", inner])  # the wrapper's `< /dev/null` is for sh; docker reads descriptor 3
 
     def cleanup(self, place: StepPlace) -> str:
         return f"docker rm -f {shell.quote(self.container_name(place))} >/dev/null 2>&1"

@@ -11,8 +11,10 @@ the file. Only transient connection errors are retried, with backoff.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -23,12 +25,13 @@ from fabric import Config, Connection
 from paramiko.config import SSHConfig
 
 from reprokit.config.inventory import Host, Inventory
-from reprokit.errors import HostError
+from reprokit.errors import ConfigError, HostError
 from reprokit.hosts import shell
 from reprokit.hosts.known_hosts import check_known_hosts
 
 DEFAULT_KNOWN_HOSTS = Path(".reprokit/known_hosts")
 KEEPALIVE_S = 15
+MAX_KEY_FILE_BYTES = 64 << 10  # an OpenSSH RSA-16384 key is ~12 KiB
 CONNECT_RETRIES = 3
 BULK_KEEPALIVE_S = 5  # the OpenSSH bulk path: a silent link ends after BULK_KEEPALIVE_S x 3
 _known_hosts_lock = threading.Lock()
@@ -105,9 +108,42 @@ class Hop:
         if host.connection != "ssh":
             raise HostError(f"{host.source}: host '{host.name}' has ansible_connection={host.connection}; reprokit runs"
                             " kits over ssh or on the local machine only (Ansible can still provision it)")
-        return cls(host.name, str(host.address), host.port, host.user,
-                   str(Path(host.key_file).expanduser()) if host.key_file else None, host.known_hosts_files,
+        key_file = str(Path(host.key_file).expanduser()) if host.key_file else None
+        if key_file:
+            check_key_file(key_file, f"{host.source}: host '{host.name}': ansible_ssh_private_key_file {key_file}")
+        return cls(host.name, str(host.address), host.port, host.user, key_file, host.known_hosts_files,
                    host.connect_timeout_s)
+
+
+def check_key_file(path: str, where: str) -> None:
+    """A private key is a regular, readable text file under 64 KiB, or bad input (exit 2) in one line.
+
+    Paramiko read ``/dev/zero`` until the control process held 5.5 GB, blocked on a FIFO for ever, and called a
+    directory or a binary file a connection failure. The file is opened without blocking and read only up to the
+    cap. A file that does not exist is left to the SSH client (it may come from an agent's config).
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read the key ({exc.strerror}); give a private key file") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"{where}: not a regular file (a directory, FIFO or device?); give a private key file")
+    if info.st_size >= MAX_KEY_FILE_BYTES:
+        raise ConfigError(f"{where}: {info.st_size} bytes is too big for a private key (at most"
+                          f" {MAX_KEY_FILE_BYTES >> 10} KiB); give a private key file")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read the key ({exc.strerror}); give a readable private key file") from None
+    with os.fdopen(fd, "rb") as fh:
+        head = fh.read(MAX_KEY_FILE_BYTES)
+    try:
+        head.decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: not a private key (binary data at byte {exc.start}); give an OpenSSH or PEM private"
+                          " key file") from None
 
 
 @dataclass(frozen=True)

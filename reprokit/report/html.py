@@ -15,11 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
+from reprokit.hosttext import shown
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
 from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
+from reprokit.report.markdown import NOT_PULLED_NOTE, not_pulled_rows
 from reprokit.report.reasons import refer, shared_reasons
 from reprokit.report.svg import esc
 from reprokit.report.tables import html_bytes, html_table
@@ -87,7 +89,7 @@ def write_html_report(run_dir: Path, manifest: Manifest, verdict: Verdict, steps
     artifacts = manifest.artifacts or RunRecord(run_dir.parent, run_dir.name, manifest).hash_artifacts()
     artifacts = {rel: artifact for rel, artifact in artifacts.items() if rel != REPORT_HTML}
     path = run_dir / REPORT_HTML
-    write_text_atomic(path, render_html(manifest, verdict, steps, artifacts))
+    write_text_atomic(path, shown(render_html(manifest, verdict, steps, artifacts), multiline=True))  # a name's RLO shows
     return path
 
 
@@ -112,6 +114,7 @@ def render_html(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry
         *_environment(manifest, notes),
         *_steps_table(steps, notes),
         *drawn.html("details"),
+        *_not_pulled(steps),
         *_artifacts(artifacts),
     ]
     return (
@@ -197,6 +200,15 @@ def _steps_table(steps: dict[str, StepEntry], notes: list) -> list[str]:
     rows = [[e.name, e.uses, e.status, (e.duration_s, "num"), (refer(e.reason, notes, step=e.name), "wrap"), e.log]
             for e in steps.values()]
     return ["<h2>Steps</h2>", html_table(["step", "uses", "status", "duration (s)", "detail", "log"], rows, "steps")]
+
+
+def _not_pulled(steps: dict[str, StepEntry]) -> list[str]:
+    rows = not_pulled_rows(steps)
+    if not rows:
+        return []
+    return ['<h2 id="not-pulled">Not pulled back</h2>', f"<p>{esc(NOT_PULLED_NOTE)}</p>",
+            html_table(["step", "path on the host", "reason"], [[s, (p, "mono"), (r, "wrap")] for s, p, r in rows],
+                       "not-pulled-table")]
 
 
 def _artifacts(artifacts: dict[str, Artifact]) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reprokit.hosttext import shown
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Fingerprint, HostFacts
 from reprokit.records.models import Manifest, StepEntry, Verdict
@@ -26,6 +27,15 @@ def shorten(text: str, limit: int) -> str:
         return text
     cut = max(text.rfind(sep, 0, limit) for sep in (" ", ","))
     return (text[:cut] if cut > 0 else text[:limit]).rstrip(" ,") + " …"
+
+
+NOT_PULLED_NOTE = ("These entries stayed on the host (links, FIFOs, unreadable or oddly named files); `invoke collect"
+                   " --prune RUN` removes the host's copy once you have looked.")
+
+
+def not_pulled_rows(steps: dict[str, StepEntry]) -> list[list[str]]:
+    """Every entry a step left on the host, and why: no file is dropped from the record silently."""
+    return [[e.name, entry.get("path", ""), entry.get("reason", "")] for e in steps.values() for entry in e.not_pulled or []]
 
 
 def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) -> str:
@@ -94,6 +104,10 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
         [[e.name, e.uses, e.status, e.duration_s, refer(e.reason, notes, step=e.name), e.log] for e in steps.values()],
     )
     lines += drawn.markdown("details")
+    kept = not_pulled_rows(steps)
+    if kept:
+        lines += ["", "## Not pulled back", "", NOT_PULLED_NOTE, ""]
+        lines += md_table(["step", "path on the host", "reason"], kept)
     lines += ["", "## Artifacts", "", f"Every file of this record is listed with its sha256 in `{MANIFEST}`.", ""]
     return "\n".join(lines)
 
@@ -107,5 +121,5 @@ def _source(manifest: Manifest) -> str:
 
 def write_report(run_dir: Path, manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) -> Path:
     path = run_dir / "report.md"
-    write_text_atomic(path, render(manifest, verdict, steps))
+    write_text_atomic(path, shown(render(manifest, verdict, steps), multiline=True))  # host text is shown, never control
     return path

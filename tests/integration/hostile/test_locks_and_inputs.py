@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -54,6 +55,23 @@ def test_a_lock_without_owner_goes_stale_and_unlock_clears_it(rig):
     break_lock(lock, rig.messages.append)
     executor.close_connection()
     assert rig.messages[-1] == f"removed the lock without an owner on host '{HOST}'"
+    assert not (rig.work / "lock").exists()
+
+
+def test_an_ownerless_lock_dated_in_the_future_goes_stale(rig):
+    """The host's clock stepped back: the lock's age is negative, and before it never reached the stale age."""
+    inv, executor, lock = lock_fs(rig)
+    (rig.work / "lock").mkdir()
+    subprocess.run(["chown", "rkuser:rkuser", str(rig.work / "lock")], check=True)
+    future = time.time() + 3600
+    os.utime(rig.work / "lock", (future, future))
+    with pytest.raises(HostError) as stale:
+        run_kit(load_kit_file(KIT), KIT, inv.host(HOST), rig.runs, KIT.parent, say=rig.messages.append, inventory=inv,
+                options=rig.options())
+    assert str(stale.value) == (f"host '{HOST}' has a STALE lock: {rig.work}/lock has had no owner file for 60 s or more"
+                                f" (a run crashed while taking it); remove it with `invoke unlock --host {HOST}`")
+    break_lock(lock, rig.messages.append)
+    executor.close_connection()
     assert not (rig.work / "lock").exists()
 
 
@@ -200,3 +218,41 @@ def test_a_host_name_that_would_leave_runs_is_refused_at_its_line(tmp_path):
         load_inventory(path)
     assert str(bad.value) == (f"{path}:4: host name 'gpu/../../x' cannot name a run directory; use letters, digits,"
                               " '.', '_' and '-' (no '/', spaces or '..'), starting with a letter or digit")
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("/dev/zero", "not a regular file (a directory, FIFO or device?); give a private key file"),
+    ("fifo", "not a regular file (a directory, FIFO or device?); give a private key file"),
+    ("directory", "not a regular file (a directory, FIFO or device?); give a private key file"),
+    ("binary", "not a private key (binary data at byte 1); give an OpenSSH or PEM private key file"),
+    ("huge", "65536 bytes is too big for a private key (at most 64 KiB); give a private key file"),
+])
+def test_a_key_file_that_is_not_a_small_text_file_is_bad_input(rig, tmp_path, kind, message):
+    key = {"/dev/zero": Path("/dev/zero"), "fifo": tmp_path / "key.fifo", "directory": tmp_path / "key.d",
+           "binary": tmp_path / "key.bin", "huge": tmp_path / "key.huge"}[kind]
+    if kind == "fifo":
+        os.mkfifo(key)
+    elif kind == "directory":
+        key.mkdir()
+    elif kind == "binary":
+        key.write_bytes(b"-\xff\x00binary")
+    elif kind == "huge":
+        key.write_bytes(b"A" * 65536)
+    inventory_file(tmp_path / "inv.yml", rig.work, ansible_ssh_private_key_file=str(key))
+    proc = run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts",
+                      str(rig.known), "--runs-dir", str(rig.runs), timeout=60)
+    assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (f"error: {tmp_path / 'inv.yml'}:3: host '{HOST}':"
+                                                   f" ansible_ssh_private_key_file {key}: {message}")
+    assert not rig.runs.exists() or list(rig.runs.iterdir()) == []
+
+
+def test_an_image_the_kit_does_not_declare_is_refused_before_the_host(rig, tmp_path):
+    rig.inventory(RESULT_OK)
+    proc = run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts",
+                      str(tmp_path / "no-such-known-hosts"), "--runs-dir", str(rig.runs), "--image", "wokrload=reg/x:1",
+                      timeout=60)
+    assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == ("error: --image wokrload=reg/x:1: kit smem-probe declares no image"
+                                                   " 'wokrload' (its images: workload); name one of them")
+    assert not rig.runs.exists() and rig.remote_runs() == []

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+import threading
+import time
 
 import pytest
 
@@ -49,14 +51,16 @@ def test_a_planted_secret_is_masked_in_every_artifact_and_gone_from_the_host(rig
 
 
 @pytest.mark.skipif(DOCKER_REASON is not None, reason=DOCKER_REASON or "")
-def test_under_docker_the_secrets_file_is_gone_before_the_workload_starts(rig, tmp_path, monkeypatch):
-    image = "reprokit-test/secret-probe:1"
+def test_under_docker_the_secret_is_a_read_only_tmpfs_file_never_the_containers_environment(rig, tmp_path, monkeypatch):
+    image = "reprokit-test/secret-probe:2"
     context = tmp_path / "image"
     context.mkdir()
-    (context / "Dockerfile").write_text(
-        f"FROM {BASE}\nRUN printf '#!/bin/sh\\ncase \"$*\" in *smem_probe*) cd /out; ls -A /out > seen.txt;"
-        " echo \"$HF_TOKEN\" > token.txt; echo ok > result.json; exit 0;; esac\\nexec /usr/bin/python3 \"$@\"\\n'"
-        " > /usr/local/bin/python3 && chmod 755 /usr/local/bin/python3\n")
+    (context / "python3").write_text(
+        '#!/bin/sh\ncase "$*" in *smem_probe*) cd /out; ls -A /out > seen.txt; cat "$HF_TOKEN_PATH" > token.txt;'
+        ' env > env.txt; tr "\\0" "\\n" < /proc/1/environ > environ.txt; stat -c "%a %F" "$HF_TOKEN_PATH" > mode.txt;'
+        ' stat -f -c %T "$(dirname "$HF_TOKEN_PATH")" > fs.txt; sleep 4; echo ok > result.json; exit 0;; esac\n'
+        'exec /usr/bin/python3 "$@"\n')
+    (context / "Dockerfile").write_text(f"FROM {BASE}\nCOPY python3 /usr/local/bin/python3\nRUN chmod 755 /usr/local/bin/python3\n")
     subprocess.run(["docker", "build", "-q", "-t", image, str(context)], check=True, capture_output=True)
     monkeypatch.setenv("HF_TOKEN", SECRET)
     inv_path = inventory_file(tmp_path / "inv.yml", rig.work, runtime="docker", container_ulimits={})
@@ -64,12 +68,30 @@ def test_under_docker_the_secrets_file_is_gone_before_the_workload_starts(rig, t
 
     inv = load_inventory(inv_path)
     kit = secret_kit(tmp_path)
-    outcome = run_kit(load_kit_file(kit), kit, inv.host(HOST), rig.runs, kit.parent, say=rig.messages.append,
-                      inventory=inv, options=rig.options(images={"workload": image}))
-    out = outcome.run_dir / "steps" / "probe"
-    assert (out / "token.txt").read_text() == "***\n", rig.messages  # it reached the workload, and was masked
+    box: dict = {}
+
+    def run():
+        box["outcome"] = run_kit(load_kit_file(kit), kit, inv.host(HOST), rig.runs, kit.parent, say=rig.messages.append,
+                                 inventory=inv, options=rig.options(images={"workload": image}))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    inspected = b""
+    deadline = time.monotonic() + 60
+    while thread.is_alive() and time.monotonic() < deadline and not inspected:
+        ids = subprocess.run(["docker", "ps", "-q", "--filter", f"ancestor={image}"], capture_output=True).stdout.split()
+        if ids:
+            inspected = subprocess.run(["docker", "inspect", *[i.decode() for i in ids]], capture_output=True).stdout
+        time.sleep(0.2)
+    thread.join(120)
+    out = box["outcome"].run_dir / "steps" / "probe"
+    assert b'"Env"' in inspected and SECRET.encode() not in inspected  # docker inspect of the running container
+    assert (out / "token.txt").read_text() == "***", rig.messages  # it reached the workload as a file, and was masked
+    assert (out / "mode.txt").read_text() == "400 regular file\n" and (out / "fs.txt").read_text() == "tmpfs\n"
+    assert "HF_TOKEN_PATH=/run/reprokit-secrets/HF_TOKEN" in (out / "env.txt").read_text().splitlines()
+    assert "***" not in (out / "env.txt").read_text() + (out / "environ.txt").read_text()  # never in its environment
     assert (out / "seen.txt").read_text().split() == ["exit_code", "params.json", "pid", "run.sh", "seen.txt", "step.log"]
-    assert SECRET.encode() not in everything(outcome.run_dir) + everything(rig.work)
+    assert SECRET.encode() not in everything(box["outcome"].run_dir) + everything(rig.work)
 
 
 def test_redaction_streams_and_catches_a_secret_split_across_reads(tmp_path):
@@ -79,3 +101,42 @@ def test_redaction_streams_and_catches_a_secret_split_across_reads(tmp_path):
         path.write_bytes(data)
         assert Redactor([SECRET]).file(path, chunk_bytes=chunk_bytes) is True
         assert path.read_bytes() == b"a" * 1000 + b"***" + b"b" * 7 + SECRET.encode()[:-1]
+
+
+ODD_SECRET = "hf_Planted/0123+456789=abcdefXYZ"  # characters that URL-encoding and base64 both change
+VARIANTS = (  # the workload prints its token in every common encoding, to step.log and to a file
+    'for pre in "" a ab; do printf "%s%s" "$pre" "$HF_TOKEN" | base64 -w0; echo; done;'
+    ' (head -c 70 /dev/zero | tr "\\0" x; printf %s "$HF_TOKEN") | base64;'  # wrapped at 76: split across lines
+    ' printf %s "$HF_TOKEN" | od -An -tx1 | tr -d " \\n"; echo;'
+    ' printf %s "$HF_TOKEN" | od -An -tx1 | tr -d " \\n" | tr a-f A-F; echo;'
+    ' printf %s "$HF_TOKEN" | sed "s|/|%2F|g; s|+|%2B|g; s|=|%3D|g"; echo;'
+    ' printf %s "$HF_TOKEN" | tr a-z A-Z; echo; printf %s "$HF_TOKEN" | tr A-Z a-z; echo;'
+    ' printf "%s\\n%s\\n" "$(printf %s "$HF_TOKEN" | cut -c1-10)" "$(printf %s "$HF_TOKEN" | cut -c11-)";'
+    ' printf %s "$HF_TOKEN" | base64 -w0 | tr "+/" "-_" > urlsafe.txt;'
+    ' printf \'{"workload": "smem-probe", "schema_version": 1, "status": "ok", "devices": []}\' > result.json; exit 0'
+)
+
+
+def encodings(value: str) -> dict[str, bytes]:
+    import base64
+    import urllib.parse
+    raw = value.encode()
+    found = {f"base64+{n}": base64.b64encode(b"ab"[:n] + raw)[4 if n else 0:-4] for n in range(3)}
+    found.update(hex=raw.hex().encode(), HEX=raw.hex().upper().encode(), upper=value.upper().encode(),
+                 lower=value.lower().encode(), url=urllib.parse.quote(value, safe="").encode(),
+                 urlsafe=base64.urlsafe_b64encode(raw)[:-4])
+    return found
+
+
+def test_every_common_encoding_of_a_secret_is_masked_in_step_log_and_files(rig, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", ODD_SECRET)
+    outcome, manifest, _ = rig.run(VARIANTS, kit=secret_kit(tmp_path))
+    assert step(manifest)["status"] == "ok", rig.messages
+    log = (outcome.run_dir / "steps" / "probe" / "step.log").read_bytes()
+    record = everything(outcome.run_dir)
+    leaked = {name: needle for name, needle in encodings(ODD_SECRET).items() if needle in record}
+    assert leaked == {}
+    assert b"\n".join(line for line in log.splitlines() if b"***" not in line) == b"eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4"  # noqa: E501
+    assert log.count(b"***") == 10  # 3 alignments, wrapped base64, hex, HEX, URL-encoded, upper, lower, split
+    assert (outcome.run_dir / "steps" / "probe" / "urlsafe.txt").read_bytes().startswith(b"***")
+    assert verify_record(outcome.run_dir) == []

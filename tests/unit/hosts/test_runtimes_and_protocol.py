@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import shlex
 
 import pytest
 
@@ -11,7 +12,7 @@ from reprokit.errors import HostError
 from reprokit.hosts.executor import Executor, LocalNativeExecutor
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.remote import RemoteExecutor
-from reprokit.hosts.runtimes import DockerRuntime, NativeRuntime, StepPlace
+from reprokit.hosts.runtimes import SECRETS_ENTRY, DockerRuntime, NativeRuntime, StepPlace
 
 INVENTORY = """all:
   vars:
@@ -48,16 +49,24 @@ def test_native_command_runs_the_hosts_python_on_the_shipped_code(inventory):
 
 
 def test_docker_command_mounts_the_step_code_and_caches_and_reads_secrets_from_fd_3(inventory):
+    """The secrets reach the container on its stdin (descriptor 3, the deleted .secrets.env) and become read-only
+    files of a tmpfs: nothing of them is in the container's environment (docker inspect's Config.Env)."""
     runtime = DockerRuntime(inventory.host("docker"), {"sglang": "registry:5000/sglang@sha256:abc"})
-    assert runtime.command("reprokit.workloads.probe", "sglang", PLACE) == (
+    command = runtime.command("reprokit.workloads.probe", "sglang", PLACE)
+    inner = shlex.split(command)
+    assert inner[:2] == ["sh", "-c"] and len(inner) == 3
+    assert inner[2] == (
         "docker run --rm --name R1-probe --label reprokit.run=R1 --ipc=host --shm-size=8g --ulimit memlock=-1"
         " --ulimit stack=67108864 --user $(id -u):$(id -g) -v '/srv/rk work/runs/R1/probe:/out'"
         " -v '/srv/rk work/code/ab:/opt/reprokit:ro' -w /out -e PYTHONPATH=/opt/reprokit -e PYTHONUNBUFFERED=1"
         " -e HOME=/tmp -v '/srv/rk work/cache:/srv/rk work/cache' -v /models:/models:ro"
         " -e 'REPROKIT_CACHE=/srv/rk work/cache/reprokit' -e 'HF_HOME=/srv/rk work/cache/huggingface'"
         " -e 'TRITON_CACHE_DIR=/srv/rk work/cache/triton' -e 'FLASHINFER_WORKSPACE_BASE=/srv/rk work/cache/flashinfer'"
-        " --gpus all --env-file /dev/fd/3 registry:5000/sglang@sha256:abc python3 -m reprokit.workloads.probe"
-        " --params /out/params.json --out-dir /out")
+        " --gpus all -i --tmpfs /run/reprokit-secrets:rw,noexec,nosuid,size=1m,mode=0700,uid=$(id -u),gid=$(id -g)"
+        " -e HF_TOKEN_PATH=/run/reprokit-secrets/HF_TOKEN registry:5000/sglang@sha256:abc sh -c"
+        f" {shlex.quote(SECRETS_ENTRY)} /run/reprokit-secrets python3 -m reprokit.workloads.probe"
+        " --params /out/params.json --out-dir /out 0<&3")
+    assert "--env-file" not in command
     assert runtime.cleanup(PLACE) == "docker rm -f R1-probe >/dev/null 2>&1"
     assert (runtime.secrets_file, runtime.secrets_for_shell) == (".secrets.env", False)
 
