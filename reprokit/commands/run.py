@@ -26,8 +26,8 @@ from reprokit.dry_run import describe_plan, render_plan
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.executor import LocalFS
 from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.launch import STOP
 from reprokit.hosts.lock import HostLock, break_lock
-from reprokit.hosts.remote import STOP
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS
 from reprokit.program import task
 from reprokit.records.run import load_manifest, resolve_run_dir
@@ -217,7 +217,7 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
         executor = remote_executor(host, inventory, options, say)
         executor.connect()
         try:
-            break_lock(HostLock(executor.transport, host.name, f"{executor.workdir}/lock", run_id=""), say, force=force)
+            break_lock(executor.host_lock(run_id=""), say, force=force)
         finally:
             executor.close_connection()
     if as_json:

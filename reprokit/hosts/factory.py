@@ -1,4 +1,6 @@
-"""Pick the executor for a host: local native, or SSH (native or docker), its layers built from one configuration."""
+"""Pick the executor for a host, each axis by name from the inventory: the access (local, or SSH to the host or a
+Slurm login node), the launcher (``launcher``: a detached session, a Slurm job; ``launch.LAUNCHERS``) and the runtime
+(``runtime``: ``runtimes.runtime_for``), its layers built from one configuration."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.config.inventory import Host, Inventory
+from reprokit.errors import ConfigError
+from reprokit.hosts import detached, slurm  # noqa: F401 - each registers its launcher in LAUNCHERS
 from reprokit.hosts.executor import Executor, LocalNativeExecutor
+from reprokit.hosts.launch import LAUNCHERS
 from reprokit.hosts.pullback import MAX_PULL_BYTES, PullBack
 from reprokit.hosts.remote import RemoteExecutor
 from reprokit.hosts.runtimes import runtime_for
@@ -31,11 +36,16 @@ class ConnectOptions:
     max_pull_bytes: int = MAX_PULL_BYTES  # what one run may bring back from its host in all (--max-pull-bytes)
 
 
+ACCESS: dict[str, Callable[..., Executor]] = {}  # a host's connection -> how the executor reaches it
+
+
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,
                  say: Say = silent) -> Executor:
-    if host.is_local:
-        return LocalNativeExecutor(host, runs_dir)
-    return remote_executor(host, inventory, options, say)
+    access = ACCESS.get(host.connection)
+    if access is None:
+        raise ConfigError(f"{host.source}: host '{host.name}': connection {host.connection!r} is Ansible's only;"
+                          f" reprokit drives {', '.join(sorted(ACCESS))}")
+    return access(host, inventory, runs_dir, options, say)
 
 
 def transport_for(host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent) -> Transport:
@@ -50,4 +60,12 @@ def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, s
     pullback = PullBack(transport, max_pull_bytes=options.max_pull_bytes)
     if options.progress is not None:
         pullback.progress = options.progress
-    return RemoteExecutor(transport, runtime_for(transport.host, options.images), pullback)
+    if transport.host.launcher not in LAUNCHERS:
+        raise ConfigError(f"{host.source}: host '{host.name}': unknown launcher {host.launcher!r}; use one of"
+                          f" {', '.join(sorted(LAUNCHERS))}")
+    launcher = LAUNCHERS[transport.host.launcher](transport, pullback)
+    return RemoteExecutor(transport, runtime_for(transport.host, options.images), pullback, launcher)
+
+
+ACCESS["local"] = lambda host, inventory, runs_dir, options, say: LocalNativeExecutor(host, runs_dir)
+ACCESS["ssh"] = lambda host, inventory, runs_dir, options, say: remote_executor(host, inventory, options, say)

@@ -8,10 +8,13 @@ import pytest
 
 from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
+from reprokit.hosts.detached import SessionLauncher
 from reprokit.hosts.executor import Executor, LocalNativeExecutor
 from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.launch import LAUNCHERS, Launcher
 from reprokit.hosts.remote import RemoteExecutor
 from reprokit.hosts.runtimes import DockerRuntime, NativeRuntime, StepPlace
+from reprokit.hosts.slurm import SlurmLauncher
 
 INVENTORY = """all:
   vars:
@@ -80,6 +83,16 @@ def test_the_factory_composes_the_runtime_the_host_names(inventory, tmp_path):
     assert type(native.runtime) is NativeRuntime and type(docker.runtime) is DockerRuntime
     assert docker.runtime.images == {"sglang": "ref"}
     assert native.pullback.transport is native.transport  # one connection per host, shared by the layers
+    assert type(native.launcher) is SessionLauncher and native.launcher.transport is native.transport
+
+
+@pytest.mark.parametrize("launcher", [SessionLauncher, SlurmLauncher])
+def test_every_launcher_has_the_protocols_methods_with_its_signatures(launcher):
+    assert LAUNCHERS == {"session": SessionLauncher, "slurm": SlurmLauncher}
+    assert _members(Launcher) == ["collect", "follow", "launch", "lock_dir", "poll", "stop"]
+    for name in _members(Launcher):
+        assert list(inspect.signature(getattr(launcher, name)).parameters) == \
+            list(inspect.signature(getattr(Launcher, name)).parameters), name
 
 
 def _members(protocol) -> list[str]:
@@ -89,8 +102,8 @@ def _members(protocol) -> list[str]:
 
 @pytest.mark.parametrize("executor", [LocalNativeExecutor, RemoteExecutor])
 def test_every_executor_has_the_protocols_life_cycle_with_its_signatures(executor):
-    assert _members(Executor) == ["connect", "finish", "host", "host_path_exists", "prepare", "run_workload",
-                                  "stage_inputs"]
+    assert _members(Executor) == ["connect", "finish", "host", "host_lock", "host_path_exists", "pending", "prepare",
+                                  "run_step", "stage_inputs"]
     for name in _members(Executor):
         wanted = getattr(Executor, name)
         if isinstance(wanted, property):
