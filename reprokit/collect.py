@@ -17,7 +17,7 @@ from reprokit.config.inventory import Inventory
 from reprokit.config.kit import Kit, load_kit_file
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.executor import read_result
-from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.factory import ConnectOptions, fanned_out, remote_executor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
@@ -49,7 +49,7 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
     status = manifest.status
     if status not in COLLECTABLE:
         raise ConfigError(f"{run_dir}: run is '{status}'; only a detached, incomplete or killed run has files to collect")
-    host = inventory.host(manifest.host_name)
+    host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
     if host.is_local:
         raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
     if manifest.kit is None or manifest.kit.path is None:

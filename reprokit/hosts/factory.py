@@ -5,7 +5,7 @@ Slurm login node), the launcher (``launcher``: a detached session, a Slurm job; 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,37 @@ def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, s
                           f" {', '.join(sorted(LAUNCHERS))}")
     launcher = LAUNCHERS[transport.host.launcher](transport, pullback)
     return RemoteExecutor(transport, runtime_for(transport.host, options.images), pullback, launcher)
+
+
+def node_hosts(host: Host, inventory: Inventory, options: ConnectOptions, count: int, say: Say = silent) -> list[Host]:
+    """``--nodes N`` on a Slurm host: one host per node Slurm can use now, each run's jobs pinned to its node.
+
+    Each gets its own name (``cluster-c1``), so its record, its lock and the fan-out table are per node.
+    """
+    if host.launcher != "slurm" or host.slurm is None:
+        raise ConfigError(f"{host.source}: --nodes needs a Slurm host (launcher: slurm); '{host.name}' launches"
+                          f" {host.launcher} steps: use --group for several SSH hosts")
+    transport = transport_for(host, inventory, options, say)
+    transport.connect()
+    try:
+        nodes = slurm.SlurmLauncher(transport, PullBack(transport)).usable_nodes()
+    finally:
+        transport.close()
+    if len(nodes) < count:
+        raise ConfigError(f"--nodes {count}: host '{host.name}' has {len(nodes)} usable node(s) now"
+                          f" ({', '.join(nodes) or 'none'}); ask for at most {len(nodes)}")
+    return [replace(host, name=f"{host.name}-{node}", slurm=replace(host.slurm, node=node)) for node in nodes[:count]]
+
+
+def fanned_out(inventory: Inventory, described: dict[str, Any]) -> Host:
+    """The host a record names: an inventory host, or one node of a --nodes fan-out over a Slurm host."""
+    name = str(described.get("name"))
+    node = (described.get("slurm") or {}).get("node")
+    if name not in inventory.hosts and node and name.endswith(f"-{node}"):
+        base = inventory.host(name[: -len(node) - 1])
+        if base.slurm is not None:
+            return replace(base, name=name, slurm=replace(base.slurm, node=node))
+    return inventory.host(name)
 
 
 ACCESS["local"] = lambda host, inventory, runs_dir, options, say: LocalNativeExecutor(host, runs_dir)

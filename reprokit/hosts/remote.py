@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import posixpath
 import tarfile
 import time
 from collections.abc import Callable
@@ -124,6 +125,7 @@ class RemoteExecutor:
         sh(staging.cache_dirs_command(self.host))
         self.models_present = self.transport.path_exists(self.host.models_dir)
         self.lock = self.host_lock(run_id)
+        sh(f"mkdir -p -- {shell.quote(posixpath.dirname(self.lock.lock_dir))}")
         self.lock.acquire()
         try:
             self._ship_code()
@@ -139,14 +141,18 @@ class RemoteExecutor:
         code, _, _ = self.transport.sh(f"test -f {complete}", check=False)
         if code == 0:
             return
-        tmp = f"{self.workdir}/code/.{digest[:16]}.tar.gz"
+        # per run, then renamed into place: two runs of one workdir (a --nodes fan-out) may ship at the same time
+        tmp = f"{self.workdir}/code/.{digest[:16]}.{self.run_id}"
         try:
-            self.transport.write_bytes(tmp, data)
+            self.transport.write_bytes(f"{tmp}.tar.gz", data)
         except OSError as exc:
             problem = self.transport.explain("cannot upload the workload code", str(exc) or "Failure")
             raise HostError(self.transport.disk_problem(problem)) from None
-        self.transport.sh(f"rm -rf -- {code_dir} && mkdir -p -- {code_dir} && tar -xzf {shell.quote(tmp)} -C {code_dir}"
-                          f" && rm -f -- {shell.quote(tmp)} && touch -- {complete}")
+        staged = shell.quote(tmp)
+        self.transport.sh(f"rm -rf -- {staged} && mkdir -p -- {staged} && tar -xzf {shell.quote(tmp + '.tar.gz')} -C {staged}"
+                          f" && rm -f -- {shell.quote(tmp + '.tar.gz')} && touch -- {shell.path(tmp, '.complete')}"
+                          f" && {{ test -f {complete} || {{ rm -rf -- {code_dir} && mv -T -- {staged} {code_dir}; }}; }}"
+                          f"; rm -rf -- {staged}")
 
     def finish(self, keep_remote: bool = False) -> None:
         """Release the lock; remove the host's run directory only when every step's files are back and verified."""

@@ -197,6 +197,18 @@ class SlurmLauncher:
             check_stop()
             time.sleep(poll_s)
 
+    def usable_nodes(self) -> list[str]:
+        """The nodes of the host's partition that can take a job now (idle, mixed or allocated), as sinfo lists them."""
+        partition = slurm_settings(self.host).partition
+        where = f" -p {shell.quote(partition)}" if partition else ""
+        _, out, err = self.transport.sh(f"sinfo -h -N{where} -o '%N|%t'", check=False)
+        if not out.strip():
+            raise HostError(f"host '{self.host.name}': sinfo lists no nodes{where and ' in partition ' + str(partition)}:"
+                            f" {err.strip() or 'no output'}")
+        nodes = [n for n, _, state in (line.partition("|") for line in out.split())
+                 if state.rstrip("*~#!%$@^-") in ("idle", "mix", "alloc")]
+        return list(dict.fromkeys(nodes))
+
     # -- stop, collect ---------------------------------------------------------------------------
     def stop(self, handle: Handle) -> None:
         """``scancel`` the job and wait until Slurm has ended it (its processes on the node get TERM, then KILL)."""
