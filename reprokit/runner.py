@@ -149,7 +149,8 @@ def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: S
     fp_run = executor.run_step(StepSpec("reprokit.workloads.fingerprint", {}, fp_dir, fp_dir / "fingerprint.log",
                                         FINGERPRINT_TIMEOUT_S, "fingerprint", first_image, stream,
                                         on_launch=in_flight(record, "fingerprint", utc_now())))
-    fingerprint = Fingerprint.of_workload(fp_run.result, fp_run.result_problem, str(fp_dir / "result.json"))
+    fingerprint = Fingerprint.of_workload(fp_run.result, fp_run.end_reason or fp_run.result_problem,
+                                          str(fp_dir / "result.json"))
     drift = pin_drift(kit.pins, fingerprint.packages)
     record.update(fingerprint=fingerprint, pin_drift=drift, in_flight=None)
     for name, versions in drift.items():

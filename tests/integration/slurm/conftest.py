@@ -68,17 +68,18 @@ def fake_python(work: Path, body: str) -> Path:
     return script
 
 
-def squeue(name_part: str = "") -> list[dict[str, str]]:
-    """The cluster's live jobs (as root on this machine: the controller's view), those whose name holds ``name_part``."""
-    out = subprocess.run(["squeue", "-h", "-o", "%i|%j|%T|%N"], capture_output=True, text=True, check=True).stdout
-    jobs = [dict(zip(("id", "name", "state", "nodes"), line.split("|"))) for line in out.splitlines() if line]
-    return [j for j in jobs if name_part in j["name"]]
+def squeue(part: str = "") -> list[dict[str, str]]:
+    """The cluster's live jobs (the controller's view), those whose name or directory holds ``part``."""
+    out = subprocess.run(["squeue", "-h", "-o", "%i|%j|%T|%N|%Z"], capture_output=True, text=True, check=True).stdout
+    jobs = [dict(zip(("id", "name", "state", "nodes", "dir"), line.split("|"))) for line in out.splitlines() if line]
+    return [j for j in jobs if part in j["name"] or part in j["dir"]]
 
 
-def wait_for_job(name_part: str, state: str = "RUNNING", timeout_s: float = 60) -> dict[str, str]:
+def wait_for_job(name_part: str, state: str = "RUNNING", timeout_s: float = 60, step: str = "probe") -> dict[str, str]:
+    """The live job of ``step`` (its name ends with it) whose name or directory holds ``name_part``."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        jobs = [j for j in squeue(name_part) if j["state"] == state]
+        jobs = [j for j in squeue(name_part) if j["state"] == state and j["name"].endswith(f"-{step}")]
         if jobs:
             return jobs[0]
         time.sleep(0.3)
