@@ -249,7 +249,7 @@ def stage_inputs(planned: PlannedStep, executor: Executor, steps: dict[str, Step
 def image_entry(dockerfile: str, ref: str | None, host: Host) -> dict[str, Any]:
     """The manifest's record of an image: its reference and, when the reference pins one, its digest."""
     digest = ref.split("@", 1)[1] if ref and "@sha256:" in ref else None
-    if host.runtime != "docker":
+    if not host.in_container:
         return {"dockerfile": dockerfile, "ref": None, "digest": None, "note": "native runtime: no image ran"}
     return {"dockerfile": dockerfile, "ref": ref, "digest": digest}
 

@@ -66,7 +66,7 @@ class HostVars(pydantic.BaseModel):
     # reprokit's own host facts
     gpu_arch: str | None = None
     gpu_count: int | None = pydantic.Field(None, ge=0)
-    runtime: Literal["docker", "native"] = "docker"
+    runtime: Literal["docker", "native", "apptainer", "pyxis"] = "docker"  # pyxis: srun --container-image (Slurm only)
     cpu_only: bool = False
     proxy_jump: str | None = None
     workdir: str = "/var/lib/reprokit"
@@ -119,7 +119,7 @@ class Host:
     address: str | None
     port: int
     user: str | None
-    runtime: Literal["docker", "native"]
+    runtime: Literal["docker", "native", "apptainer", "pyxis"]
     gpu_arch: str | None
     gpu_count: int | None
     cpu_only: bool
@@ -142,6 +142,11 @@ class Host:
     def host_cache_dir(self) -> str:
         """The caches' directory on the host (``cache_dir``, or ``<workdir>/cache`` as the Ansible role makes it)."""
         return (self.cache_dir or f"{self.workdir.rstrip('/')}/cache").rstrip("/")
+
+    @property
+    def in_container(self) -> bool:
+        """Whether the workload runs in an image (docker, apptainer, pyxis), its step directory mounted at /out."""
+        return self.runtime != "native"
 
     @property
     def is_local(self) -> bool:

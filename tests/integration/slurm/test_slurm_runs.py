@@ -91,3 +91,19 @@ def test_a_bad_slurm_variable_is_one_line_and_sbatch_refusals_name_the_host(tmp_
     assert proc.stderr.strip().endswith(
         "sbatch refused step 'fingerprint': sbatch: error: Batch job submission failed: Invalid partition name"
         f" specified; check the slurm_* variables of cluster in the inventory ({unknown}:8)")
+
+
+@pytest.mark.parametrize(("runtime", "said"), [
+    ("pyxis", "error: host 'cluster': runtime is pyxis but this Slurm's srun has no --container-image (the Pyxis plugin"
+              " is not installed); ask the cluster's admins, or set `runtime: native`"),
+    ("apptainer", "error: host 'cluster': runtime is apptainer but `apptainer` is not on its PATH there; ask the"
+                  " cluster's admins (Apptainer is not packaged in Debian 12), or set `runtime: native`"),
+])
+def test_a_container_tool_the_cluster_lacks_is_refused_before_anything_runs(tmp_path, runtime, said):
+    work = workdir(f"no-{runtime}")
+    inv = inventory(tmp_path / "inv.yml", work, runtime=runtime)
+    proc = repro(tmp_path, inv, known_hosts(tmp_path / "known_hosts"), "--host", "cluster")
+    assert proc.returncode == ExitCode.HOST_ERROR
+    assert proc.stderr.strip() == said
+    assert not (tmp_path / "runs").exists() or list((tmp_path / "runs").iterdir()) == []
+    assert squeue(str(work)) == []
