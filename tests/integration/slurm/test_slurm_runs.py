@@ -55,7 +55,12 @@ def test_each_kit_runs_as_jobs_and_ends_as_on_an_ssh_host(tmp_path, kit):
         assert (job["UserId"].split("(")[0], job["NodeList"]) == ("rkuser", step.launch["nodes"])
         assert step.launch["state"] == job["JobState"] == ("COMPLETED" if step.exit_code == 0 else "FAILED")
         assert step.launch["exit_code"] == step.exit_code and step.launch["seen_by"] == "scontrol"
+    report = (Path(slurm_out["run_dir"]) / "report.md").read_text(encoding="utf-8")
+    for step in ran:  # the job of each step in the report, as in the manifest
+        assert f"| {step.name} | {step.launch['job_id']} | {step.launch['nodes']} | debug |" in report
+    assert '<table id="jobs">' in (Path(slurm_out["run_dir"]) / "report.html").read_text(encoding="utf-8")
     assert all(s.launch is None for s in load_manifest(ssh_out["run_dir"]).steps)
+    assert "Batch jobs" not in (Path(ssh_out["run_dir"]) / "report.md").read_text(encoding="utf-8")
     assert squeue(manifest.run_id) == []
 
 
