@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 from reprokit.errors import ExitCode
 from tests.conftest import run_invoke
 from tests.integration.slurm.conftest import inventory, known_hosts, workdir
@@ -29,3 +31,19 @@ def test_provision_of_a_partition_that_is_down_is_a_host_error(tmp_path):
                       str(known_hosts(tmp_path / "known_hosts")), timeout=120)
     assert proc.returncode == ExitCode.HOST_ERROR
     assert proc.stdout.splitlines()[1] == "cluster: failed: partition parked is down, 2 node(s), GPUs: gpu:4"
+
+
+def test_unlock_of_a_slurm_host_goes_through_its_launchers_lock(tmp_path):
+    work = workdir("unlock")
+    inv = inventory(tmp_path / "inv.yml", work)
+    known = known_hosts(tmp_path / "known_hosts")
+    lock = work / "locks" / "cluster"
+    lock.mkdir(parents=True)
+    (lock / "owner.json").write_text('{"run_id": "R-gone", "control_host": "elsewhere", "pid": 1, "since": "x"}\n')
+    for path in (lock.parent, lock, lock / "owner.json"):  # as a run of the login node's user left it
+        shutil.chown(path, "rkuser", "rkuser")
+    refused = run_invoke("unlock", "--host", "cluster", "--inventory", str(inv), "--known-hosts", str(known))
+    assert refused.returncode == ExitCode.HOST_ERROR and "locked by run R-gone of another control machine" in refused.stderr
+    forced = run_invoke("unlock", "--host", "cluster", "--force", "--inventory", str(inv), "--known-hosts", str(known))
+    assert forced.returncode == ExitCode.PASS, forced.stderr
+    assert forced.stderr.strip() == "removed the lock of run R-gone on host 'cluster'" and not lock.exists()
