@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from reprokit.errors import ExitCode
 from reprokit.records.run import load_manifest, verify_record
 from tests.conftest import REPO, run_invoke
@@ -52,12 +54,12 @@ def probe_of(run_dir: str):
     return next(s for s in load_manifest(run_dir).steps if s.name == "probe")
 
 
-def test_ctrl_c_cancels_the_job_and_leaves_none_in_squeue(tmp_path):
-    inv, work = slow_cluster(tmp_path, "ctrl-c", sleep_s=300)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_and_sigterm_cancel_the_job_and_leave_none_in_squeue(tmp_path, sig):
+    inv, work = slow_cluster(tmp_path, f"stop-{sig.name}", sleep_s=300)
     proc = start(tmp_path, inv)
     job = wait_for_job(f"{work}/", timeout_s=90)
-    assert job["name"].endswith("-probe")
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     code, out, err = finish(proc)
     assert code == ExitCode.INTERRUPTED, err
     assert squeue(str(work)) == []
