@@ -2,7 +2,8 @@
 
 A run is collectable when its record says so: ``detached`` (the connection was lost), ``incomplete`` (a
 pull-back stopped: disk full, byte cap, Ctrl-C) or ``killed`` (the control process died, e.g. SIGKILL; its
-manifest still says ``running``). The step still on the host is waited for, its files are pulled (what is
+manifest still says ``running``). The step still on the host is found through its handle in the record (a
+detached session, a Slurm job: ``hosts/launch.py``) and waited for through its launcher, its files are pulled (what is
 already here and verified is not moved again), the run is judged and reported, and only then is the host's
 copy removed. Any failure leaves the record as it was and the files on the host: collect again later.
 """
@@ -15,9 +16,9 @@ from pathlib import Path
 from reprokit.config.inventory import Inventory
 from reprokit.config.kit import Kit, load_kit_file
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.executor import WorkloadRun, read_result
-from reprokit.hosts.factory import ConnectOptions, remote_executor
-from reprokit.hosts.lock import HostLock
+from reprokit.hosts.executor import read_result
+from reprokit.hosts.factory import ConnectOptions, fanned_out, remote_executor
+from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
 from reprokit.plan.results import checked_result
@@ -60,7 +61,7 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     status = manifest.status
     if status not in COLLECTABLE:
         raise ConfigError(f"{run_dir}: run is '{status}'; only a detached, incomplete or killed run has files to collect")
-    host = inventory.host(manifest.host_name)
+    host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
     if host.is_local:
         raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
     if manifest.kit is None or manifest.kit.path is None:
@@ -69,23 +70,23 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     executor = remote_executor(host, inventory, options, say)
     executor.connect()
     executor.run_id = record.run_id
-    executor.lock = HostLock(executor.transport, host.name, f"{executor.workdir}/lock", record.run_id)
+    executor.lock = executor.host_lock(record.run_id)
     steps = {e.name: e for e in manifest.steps}
     pending = pending_steps(manifest)
     fingerprint = manifest.fingerprint
     try:
         for name in pending:
-            remote_dir = f"{executor.run_dir(record.run_id)}/{name}"
-            if executor.transport.read_text(f"{remote_dir}/exit_code") is None:
+            handle = step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
+            if not executor.launched(handle):
                 if name == FINGERPRINT or name in steps:
                     continue  # never started there, or already pulled and judged
-                raise HostError(f"host '{host.name}': {remote_dir} is gone; step '{name}' cannot be collected")
-            _wait(executor, remote_dir, name, wait_s, say)
-            say(f"pulling back {remote_dir} from {host.name} ...")
+                raise HostError(f"host '{host.name}': {handle.remote_dir} is gone; step '{name}' cannot be collected")
+            end = _wait(executor, handle, name, wait_s, say)
+            say(f"pulling back {handle.remote_dir} from {host.name} ...")
             if name == FINGERPRINT:
-                fingerprint = _collect_fingerprint(executor, remote_dir, record)
+                fingerprint = _collect_fingerprint(executor, handle, record)
             else:
-                steps[name] = _collect_step(executor, remote_dir, record, kit, name)
+                steps[name] = _collect_step(executor, handle, end, record, kit, name)
     except ConnectionLost as exc:
         raise HostError(f"{exc}; the record and the host's files are unchanged: collect again later") from None
     except PullStopped as exc:
@@ -106,37 +107,42 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     return outcome
 
 
-def _wait(executor: RemoteExecutor, remote_dir: str, name: str, wait_s: float, say: Say) -> None:
+def step_handle(manifest: Manifest, name: str, remote_dir: str, launcher: str) -> Handle:
+    """The record's handle of step ``name`` (a record without one: the host's launcher, found by directory)."""
+    for at in (manifest.detached, manifest.in_flight):
+        if at and at.step == name and at.handle:
+            return Handle.from_json(at.handle, remote_dir)
+    return Handle(launcher, "", remote_dir)
+
+
+def _wait(executor: RemoteExecutor, handle: Handle, name: str, wait_s: float, say: Say) -> StepEnd:
     deadline = time.monotonic() + wait_s
-    while executor.exit_code(remote_dir) is None:
+    while (end := executor.poll(handle)) is None:
         if time.monotonic() > deadline:
             raise HostError(f"host '{executor.host.name}': step '{name}' of run {executor.run_id} is still running after"
                             f" {wait_s:.0f} s; collect again later")
         say(f"waiting for step '{name}' to finish on {executor.host.name} ...")
         time.sleep(min(10.0, max(0.5, deadline - time.monotonic())))
+    return end
 
 
-def _collect_fingerprint(executor: RemoteExecutor, remote_dir: str, record: RunRecord) -> Fingerprint:
+def _collect_fingerprint(executor: RemoteExecutor, handle: Handle, record: RunRecord) -> Fingerprint:
     out_dir = record.dir / FINGERPRINT
     out_dir.mkdir(parents=True, exist_ok=True)
-    executor.pull(remote_dir, out_dir)
+    executor.pull(handle, out_dir)
     if (out_dir / "step.log").exists():
         (out_dir / "step.log").replace(out_dir / "fingerprint.log")
     result, problem = read_result(out_dir)
     return Fingerprint.of_workload(result, problem, str(out_dir / "result.json"))
 
 
-def _collect_step(executor: RemoteExecutor, remote_dir: str, record: RunRecord, kit: Kit, name: str) -> StepEntry:
+def _collect_step(executor: RemoteExecutor, handle: Handle, end: StepEnd, record: RunRecord, kit: Kit,
+                  name: str) -> StepEntry:
     out_dir = record.step_dir(name)
-    listing = executor.pull(remote_dir, out_dir)
+    listing = executor.pull(handle, out_dir)
     if listing.not_pulled:
         executor.kept_reasons.append(f"{len(listing.not_pulled)} entries of step '{name}' could not be pulled")
-    code = executor.exit_code(remote_dir)
-    code = -1 if code is None else code
-    result, problem = read_result(out_dir)
-    timed_out = code in (124, 137) and result is None
-    run = WorkloadRun(exit_code=None if timed_out else code, timed_out=timed_out, duration_s=0.0, result=result,
-                      result_problem=problem, not_pulled=listing.not_pulled)
+    run = executor.workload_run(end, out_dir, 0.0, listing)
     step = next((s for s in kit.steps if s.name == name), None)
     if step is None:
         raise ConfigError(f"{record.dir}: step '{name}' is not in {record.manifest.kit.path} any more; restore the kit")

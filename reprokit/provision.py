@@ -24,6 +24,7 @@ from pathlib import Path
 from reprokit.config import ansible_inventory
 from reprokit.config.inventory import Host, Inventory, load_inventory
 from reprokit.errors import ConfigError, HostError
+from reprokit.hosts.factory import ConnectOptions, transport_for
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS  # the file the SSH executor uses
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -233,3 +234,46 @@ def runs_by_gateway(targets: list[Host]) -> list[list[Host]]:
     for host in targets:
         runs.setdefault(host.proxy_jump, []).append(host)
     return list(runs.values())
+
+
+SLURM_TOOLS = ("sbatch", "squeue", "scancel", "scontrol", "sinfo")
+NOT_TOUCHED = ("will not touch: the compute nodes, their drivers, container tools and the Slurm configuration belong to"
+               " the cluster's admins; provision installs nothing on a Slurm host")
+
+
+def check_slurm_host(host: Host, inventory: Inventory, options: ConnectOptions) -> tuple[bool, list[str]]:
+    """``invoke provision`` on a Slurm host: check its login node over SSH (tools, partition, GPUs, workdir), change nothing.
+
+    The connection is the control plane's own (strict host keys, ProxyJump, the SSH config), as for a run.
+    """
+    transport = transport_for(host, inventory, options)
+    transport.connect()
+    lines, ok = [], True
+    try:
+        code, out, _ = transport.sh("for t in " + " ".join(SLURM_TOOLS) + "; do command -v $t >/dev/null || echo $t;"
+                                    " done", check=False)
+        missing = out.split()
+        ok &= not missing
+        lines.append(f"{'missing' if missing else 'ok'}: Slurm tools on the login node"
+                     + (f": {', '.join(missing)} not found; ask the admins, or name the login node" if missing else
+                        f" ({', '.join(SLURM_TOOLS)})"))
+        partition = host.slurm.partition if host.slurm else None
+        where = f" -p {shlex.quote(partition)}" if partition else ""
+        code, out, err = transport.sh(f"sinfo -h{where} -o '%P|%a|%D|%G'", check=False)
+        rows = [line.split("|") for line in out.split() if line.count("|") == 3]
+        if code != 0 or not rows:
+            ok = False
+            lines.append(f"failed: sinfo{where} lists no partition: {(err.strip() or 'no output').splitlines()[-1]}")
+        for name, avail, count, gres in rows:
+            gpus = [g for g in gres.split(",") if g.startswith("gpu")]
+            ok &= avail == "up"
+            lines.append(f"{'ok' if avail == 'up' and gpus else 'warning' if avail == 'up' else 'failed'}: partition"
+                         f" {name} is {avail}, {count} node(s), GPUs: {', '.join(gpus) or 'none declared (no gpu GRES)'}")
+        code, _, err = transport.sh(f"mkdir -p -- {shlex.quote(host.workdir)} && test -w {shlex.quote(host.workdir)}",
+                                    check=False)
+        ok &= code == 0
+        lines.append(f"{'ok' if code == 0 else 'failed'}: workdir {host.workdir} on the shared file system"
+                     + ("" if code == 0 else f" is not writable: {err.strip() or 'no output'}"))
+    finally:
+        transport.close()
+    return ok, [*lines, NOT_TOUCHED]

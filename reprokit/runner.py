@@ -18,9 +18,9 @@ from typing import Any, Literal
 from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit
 from reprokit.errors import ConfigError
-from reprokit.hosts.detached import Detached
 from reprokit.hosts.executor import Executor
 from reprokit.hosts.factory import ConnectOptions, executor_for
+from reprokit.hosts.launch import Detached, Handle, StepSpec
 from reprokit.images.build import built_images
 from reprokit.judge import judge
 from reprokit.plan.control_steps import run_control_step
@@ -116,25 +116,25 @@ def run_kit(
         return _run(kit, executor, record, kits_dir, say, stream)
     except Detached as exc:  # the host keeps the step's files: `invoke collect` brings them back
         detached = exc.status == "detached"  # an unreachable host cannot be cleaned up; an incomplete pull can
-        mark_unpulled(record, exc.status, str(exc), exc.step, exc.remote_dir)
+        mark_unpulled(record, exc.status, str(exc), exc.step, exc.handle)
         say(f"warning: {exc.status}: {exc}. Bring the run back later with `invoke collect {run_id}`")  # shown when quiet too
         return RunOutcome(record.dir, Verdict(exc.status.upper(), str(exc)), "host_kept")
     except KeyboardInterrupt:
-        pending = dict(getattr(executor, "unpulled", {}))
+        pending = executor.pending()
         if pending:
-            step, remote_dir = next(iter(pending.items()))
+            step, handle = next(iter(pending.items()))
             detail = f"stopped by Ctrl-C or SIGTERM; step '{step}' was ended, its files stay on the host"
-            mark_unpulled(record, "incomplete", detail, step, remote_dir)
+            mark_unpulled(record, "incomplete", detail, step, handle)
             say(f"warning: interrupted; {detail}: `invoke collect {run_id}` brings them back")
         else:
             record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
             say(f"warning: interrupted; partial record in {record.dir}")
         return RunOutcome(record.dir, Verdict("INTERRUPTED", ""), "interrupted")
     except BaseException as exc:
-        pending = dict(getattr(executor, "unpulled", {}))
+        pending = executor.pending()
         if pending:
-            step, remote_dir = next(iter(pending.items()))
-            mark_unpulled(record, "incomplete", f"{type(exc).__name__}: {exc}", step, remote_dir)
+            step, handle = next(iter(pending.items()))
+            mark_unpulled(record, "incomplete", f"{type(exc).__name__}: {exc}", step, handle)
         else:
             record.finish("failed", status_detail=f"{type(exc).__name__}: {exc}")
         raise
@@ -151,11 +151,13 @@ def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: S
     say(f"[1/{total}] fingerprint ...")
     first_image = next((s.image for s in kit.steps if s.image), None)
     fp_dir = record.dir / "fingerprint"
-    fp_run = executor.run_workload("reprokit.workloads.fingerprint", {}, fp_dir, fp_dir / "fingerprint.log",
-                                   FINGERPRINT_TIMEOUT_S, stream, image=first_image, step_name="fingerprint")
-    fingerprint = Fingerprint.of_workload(fp_run.result, fp_run.result_problem, str(fp_dir / "result.json"))
+    fp_run = executor.run_step(StepSpec("reprokit.workloads.fingerprint", {}, fp_dir, fp_dir / "fingerprint.log",
+                                        FINGERPRINT_TIMEOUT_S, "fingerprint", first_image, stream,
+                                        on_launch=in_flight(record, "fingerprint", utc_now())))
+    fingerprint = Fingerprint.of_workload(fp_run.result, fp_run.end_reason or fp_run.result_problem,
+                                          str(fp_dir / "result.json"))
     drift = pin_drift(kit.pins, fingerprint.packages)
-    record.update(fingerprint=fingerprint, pin_drift=drift)
+    record.update(fingerprint=fingerprint, pin_drift=drift, in_flight=None)
     for name, versions in drift.items():
         say(f"      note: {name} is pinned to {versions['pinned']} but {versions['installed'] or 'not installed'} on the host")
     gpus = fingerprint.devices
@@ -193,8 +195,9 @@ def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: S
             say(f"[{number}/{total}] {step.name} ({step.uses}) ...")
             record.update(in_flight=StepAt(step.name, entry.started))
             out_dir = record.step_dir(step.name)
-            run = executor.run_workload(planned.kind.module, planned.params, out_dir, out_dir / "step.log",
-                                        step.timeout, stream, image=step.image, step_name=step.name)
+            run = executor.run_step(StepSpec(planned.kind.module, planned.params, out_dir, out_dir / "step.log",
+                                             step.timeout, step.name, step.image, stream,
+                                             on_launch=in_flight(record, step.name, entry.started)))
             entry = checked_result(planned.kind, step_entry(run, entry, step.timeout, out_dir), record.dir)
             _prune(out_dir, step.keep)
             detail = entry.reason or ""
@@ -213,9 +216,17 @@ def check_images(kit: Kit, images: dict[str, str]) -> None:
                           " name one of them")
 
 
-def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, remote_dir: str) -> None:
+def in_flight(record: RunRecord, step: str, since: str | None):
+    """The record's ``in_flight`` with the step's handle, once launched: a killed run is collected through it."""
+    def launched(handle: Handle) -> None:
+        record.update(in_flight=StepAt(step, since, handle=handle.to_json()))
+    return launched
+
+
+def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, handle: Handle) -> None:
     """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``."""
-    record.update(status=status, status_detail=detail, in_flight=None, detached=StepAt(step, utc_now(), remote_dir))
+    record.update(status=status, status_detail=detail, in_flight=None,
+                  detached=StepAt(step, utc_now(), handle.remote_dir, handle.to_json()))
 
 
 def stage_inputs(planned: PlannedStep, executor: Executor, steps: dict[str, StepEntry], record_dir: Path,
@@ -251,7 +262,7 @@ def stage_inputs(planned: PlannedStep, executor: Executor, steps: dict[str, Step
 def image_entry(dockerfile: str, ref: str | None, host: Host) -> dict[str, Any]:
     """The manifest's record of an image: its reference and, when the reference pins one, its digest."""
     digest = ref.split("@", 1)[1] if ref and "@sha256:" in ref else None
-    if host.runtime != "docker":
+    if not host.in_container:
         return {"dockerfile": dockerfile, "ref": None, "digest": None, "note": "native runtime: no image ran"}
     return {"dockerfile": dockerfile, "ref": ref, "digest": digest}
 
@@ -262,7 +273,9 @@ def step_entry(run, started: StepEntry, timeout_s: int, out_dir: Path) -> StepEn
     entry = replace(started, ended=utc_now(), duration_s=run.duration_s, exit_code=run.exit_code,
                     log=f"steps/{name}/step.log", result=run.result)
     if run.timed_out:
-        entry.status, entry.reason = "timeout", f"timed out after {timeout_s} s; the process group was ended"
+        entry.status, entry.reason = "timeout", run.end_reason or f"timed out after {timeout_s} s; the process group was ended"
+    elif run.result is None and run.end_reason:
+        entry.status, entry.reason = "error", run.end_reason
     elif run.result is None:
         last = _last_line(out_dir / "step.log")
         entry.status = "error"
@@ -272,6 +285,7 @@ def step_entry(run, started: StepEntry, timeout_s: int, out_dir: Path) -> StepEn
         entry.result_file = f"steps/{name}/result.json"
     # left on the host (links, FIFOs, odd names), never dropped silently
     entry.not_pulled = getattr(run, "not_pulled", None) or None
+    entry.launch = getattr(run, "launch", None) or None
     return entry
 
 

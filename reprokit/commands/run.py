@@ -26,9 +26,9 @@ from reprokit.config.kit import apply_overrides, load_kit, select_steps
 from reprokit.dry_run import describe_plan, render_plan
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.executor import LocalFS
-from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.factory import ConnectOptions, node_hosts, remote_executor
+from reprokit.hosts.launch import STOP
 from reprokit.hosts.lock import HostLock, break_lock
-from reprokit.hosts.remote import STOP
 from reprokit.hosttext import shown
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS
 from reprokit.program import task
@@ -109,7 +109,8 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
 
 def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,
           group: str | None = None, options: ConnectOptions | None = None, only: list[str] | None = None,
-          skip: list[str] | None = None, sets: list[str] | None = None, dry: bool = False, limit: str | None = None) -> int:
+          skip: list[str] | None = None, sets: list[str] | None = None, dry: bool = False, limit: str | None = None,
+          nodes: int | None = None) -> int:
     """Run a kit on a host, a group or the hosts of an Ansible pattern (``limit``); ``only``/``skip``/``sets`` select
     steps and override parameters (recorded); ``dry`` only shows the plan."""
     kits = Path(kits_dir)
@@ -127,13 +128,17 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
         hosts = [inventory.host(name) for name in ansible_inventory.match(Path(inventory_path), limit)]
     else:
         hosts = inventory.group(group) if group else [inventory.host(host_name)]
+    if nodes is not None:
+        if nodes < 1 or group or limit:
+            raise ConfigError("--nodes N takes a count of 1 or more, with --host of a Slurm host")
+        hosts = node_hosts(hosts[0], inventory, options, nodes)
     if dry:
         plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection, inventory)
         print(json.dumps(plan, indent=2) if as_json else render_plan(plan))
         return ExitCode.PASS
     if options.progress is None and not (group or limit):
         options.progress = transfer_progress
-    if group or limit:
+    if group or limit or nodes:
         return _fan_out(kit, kit_path, hosts, inventory, Path(runs_dir), kits, as_json, options, selection)
     host = hosts[0]
     say, stream = printers(as_json)
@@ -224,7 +229,7 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
         executor = remote_executor(host, inventory, options, say)
         executor.connect()
         try:
-            break_lock(HostLock(executor.transport, host.name, f"{executor.workdir}/lock", run_id=""), say, force=force)
+            break_lock(executor.host_lock(run_id=""), say, force=force)
         finally:
             executor.close_connection()
     if as_json:
@@ -233,24 +238,27 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
 
 
 def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, image, keep_remote, known_hosts,
-           accept_new_host_key, ssh_config, only, skip, set_, limit=None):
+           accept_new_host_key, ssh_config, only, skip, set_, limit=None, nodes=None):
     given = program.paths(c, inventory=inventory, runs_dir=runs_dir, kits_dir=kits_dir, known_hosts=known_hosts,
                   ssh_config=ssh_config)
     program.call(lambda: repro(kit, host, given["inventory"], given["kits_dir"], given["runs_dir"], as_json=json, group=group,
                        options=connect_options(given, accept_new_host_key, image, keep_remote), only=list(only or []),
-                       skip=list(skip or []), sets=list(set_ or []), dry=program.is_dry(c), limit=limit))
+                       skip=list(skip or []), sets=list(set_ or []), dry=program.is_dry(c), limit=limit,
+                       nodes=int(nodes) if nodes is not None else None))
 
 
 @task(name="repro", positional=["kit"], iterable=["image", "only", "skip", "set_"],
       help={"kit": "kit name (a file <kits-dir>/<kit>.yml); `invoke kits` lists them",
             "image": "NAME=REFERENCE of a kit image on the host (repeatable)",
-            "keep-remote": "keep the run directory on the host after the pull-back is verified", **RUN_HELP})
+            "keep-remote": "keep the run directory on the host after the pull-back is verified",
+            "nodes": "on a Slurm host: run on N of its nodes, one record per node (each run's jobs pinned to its node)",
+            **RUN_HELP})
 def repro_task(c, kit, host=None, group=None, inventory=None, runs_dir=None, kits_dir=None, json=False,
                image=None, keep_remote=False, known_hosts=None, accept_new_host_key=False, ssh_config=None, only=None,
-               skip=None, set_=None, limit=None):
+               skip=None, set_=None, limit=None, nodes=None):
     """Run a kit on a host (or a group): fingerprint, steps, expectations, report. `invoke --dry repro KIT` shows the plan."""
     _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, image, keep_remote, known_hosts,
-           accept_new_host_key, ssh_config, only, skip, set_, limit)
+           accept_new_host_key, ssh_config, only, skip, set_, limit, nodes)
 
 
 @task(name="probe", iterable=["only", "skip", "set_"], help=RUN_HELP)

@@ -27,7 +27,7 @@ from reprokit.images.build import REPO_ROOT, build_image
 from reprokit.images.lock import lock_images
 from reprokit.images.lockfile import LOCK_PATH
 from reprokit.program import task
-from reprokit.provision import ProvisionResult, ansible_command, runs_by_gateway, target_hosts
+from reprokit.provision import ProvisionResult, ansible_command, check_slurm_host, runs_by_gateway, target_hosts
 from reprokit.provision import provision as run_playbook
 
 
@@ -113,6 +113,15 @@ def provision_hosts(
     flags["extra_args"] = flags.pop("extra_vars", None) or []
     codes: list[int] = []
     report: list[dict] = []
+    for host in [h for h in targets if h.launcher == "slurm"]:  # the cluster's admins provision its nodes
+        ok, lines = check_slurm_host(host, inventory, ConnectOptions(known_hosts=Path(known_hosts),
+                                     accept_new_host_key=accept_new_host_key, ssh_config=flags.get("ssh_config")))
+        code = ExitCode.PASS if ok else ExitCode.HOST_ERROR
+        codes.append(code)
+        report.append({"host": host.name, "exit_code": int(code), "slurm": lines})
+        for line in lines if not as_json else []:
+            say(f"{host.name}: {line}")
+    targets = [h for h in targets if h.launcher != "slurm"]
     for hosts in runs_by_gateway(targets):
         run_limit = ",".join(h.name for h in hosts)
         if dry:

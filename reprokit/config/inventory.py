@@ -28,6 +28,27 @@ from reprokit.errors import ConfigError
 from reprokit.workloads.facts.arch import GPU_ARCHES
 
 LOCAL_HOST = "local"
+SLURM_NAME = r"^[A-Za-z0-9_.+-]+$"  # a partition, account, QoS or reservation name
+SBATCH_OWN = ("--parsable", "--output", "--error", "--chdir", "--job-name", "--wrap", "--wait", "--array", "--nodelist",
+              "-o", "-e", "-D", "-J", "-W", "-a", "-w")  # set by reprokit for each job: not in slurm_extra_args
+
+
+@dataclass(frozen=True)
+class SlurmSettings:
+    """What each step's ``sbatch`` asks for on a Slurm host (the ``slurm_*`` variables); ``node`` pins one node."""
+
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    reservation: str | None = None
+    constraint: str | None = None
+    gres: str | None = None
+    gpus_per_node: int | None = None
+    time_limit: str | None = None  # sbatch --time; default: each step's timeout, rounded up to minutes
+    max_queue_wait_s: float | None = None  # a job pending longer is cancelled and the step says why
+    requeue: bool = False  # let Slurm requeue a job (node failure, preemption); default --no-requeue
+    extra_args: tuple[str, ...] = ()
+    node: str | None = None  # set by a --nodes fan-out, never by the inventory
 
 
 class HostVars(pydantic.BaseModel):
@@ -45,7 +66,7 @@ class HostVars(pydantic.BaseModel):
     # reprokit's own host facts
     gpu_arch: str | None = None
     gpu_count: int | None = pydantic.Field(None, ge=0)
-    runtime: Literal["docker", "native"] = "docker"
+    runtime: Literal["docker", "native", "apptainer", "pyxis"] = "docker"  # pyxis: srun --container-image (Slurm only)
     cpu_only: bool = False
     proxy_jump: str | None = None
     workdir: str = "/var/lib/reprokit"
@@ -57,6 +78,29 @@ class HostVars(pydantic.BaseModel):
     # docker runtime: what `docker run` asks for (NCCL and pinned host memory want memlock unlimited)
     container_ulimits: dict[str, int] = {"memlock": -1, "stack": 67108864}
     container_shm_size: str = pydantic.Field("16g", pattern=r"^[0-9]+[bkmg]?$")
+    # how steps are launched: a detached SSH session, or a batch job through the Slurm login node this host names
+    launcher: Literal["session", "slurm"] = "session"
+    slurm_partition: str | None = pydantic.Field(None, pattern=SLURM_NAME)
+    slurm_account: str | None = pydantic.Field(None, pattern=SLURM_NAME)
+    slurm_qos: str | None = pydantic.Field(None, pattern=SLURM_NAME)
+    slurm_reservation: str | None = pydantic.Field(None, pattern=SLURM_NAME)
+    slurm_constraint: str | None = pydantic.Field(None, pattern=r"^[A-Za-z0-9_.&|\[\]*:()!,-]+$")
+    slurm_gres: str | None = pydantic.Field(None, pattern=r"^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$")
+    slurm_gpus_per_node: int | None = pydantic.Field(None, ge=1)
+    slurm_time_limit: str | None = pydantic.Field(None, pattern=r"^([0-9]+-)?[0-9]+(:[0-9]{2}){0,2}$")
+    slurm_max_queue_wait_s: float | None = pydantic.Field(None, gt=0)
+    slurm_requeue: bool = False
+    slurm_extra_args: list[str] = []
+
+    @pydantic.field_validator("slurm_extra_args")
+    @classmethod
+    def _extra_args(cls, value: list[str]) -> list[str]:
+        for arg in value:
+            if not arg.startswith("-") or any(c.isspace() for c in arg):
+                raise ValueError(f"{arg!r} is not one sbatch option: write each as one item, e.g. --mem=64G")
+            if arg.split("=", 1)[0] in SBATCH_OWN:
+                raise ValueError(f"{arg.split('=', 1)[0]} is set by reprokit for each job; remove it from slurm_extra_args")
+        return value
 
     @pydantic.field_validator("gpu_arch")
     @classmethod
@@ -75,7 +119,7 @@ class Host:
     address: str | None
     port: int
     user: str | None
-    runtime: Literal["docker", "native"]
+    runtime: Literal["docker", "native", "apptainer", "pyxis"]
     gpu_arch: str | None
     gpu_count: int | None
     cpu_only: bool
@@ -91,11 +135,18 @@ class Host:
     known_hosts_files: tuple[str, ...] = ()  # the SSH config's UserKnownHostsFile, read besides reprokit's own file
     models_dir: str = "/models"
     cache_dir: str | None = None
+    launcher: str = "session"  # a key of hosts/launch.py's LAUNCHERS
+    slurm: SlurmSettings | None = None  # the sbatch options when launcher is slurm
 
     @property
     def host_cache_dir(self) -> str:
         """The caches' directory on the host (``cache_dir``, or ``<workdir>/cache`` as the Ansible role makes it)."""
         return (self.cache_dir or f"{self.workdir.rstrip('/')}/cache").rstrip("/")
+
+    @property
+    def in_container(self) -> bool:
+        """Whether the workload runs in an image (docker, apptainer, pyxis), its step directory mounted at /out."""
+        return self.runtime != "native"
 
     @property
     def is_local(self) -> bool:
@@ -115,6 +166,8 @@ class Host:
             "cpu_only": self.cpu_only,
             "groups": list(self.groups),
             "source": self.source,
+            **({"launcher": self.launcher, "slurm": {k: v for k, v in vars(self.slurm).items() if v not in (None, (), False)}}
+               if self.slurm else {}),
         }
 
 
@@ -267,7 +320,17 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         source=source,
         models_dir=hv.models_dir,
         cache_dir=hv.cache_dir,
+        launcher=hv.launcher,
+        slurm=slurm_settings(hv),
     )
+
+
+def slurm_settings(hv: HostVars) -> SlurmSettings | None:
+    if hv.launcher != "slurm":
+        return None
+    return SlurmSettings(hv.slurm_partition, hv.slurm_account, hv.slurm_qos, hv.slurm_reservation, hv.slurm_constraint,
+                         hv.slurm_gres, hv.slurm_gpus_per_node, hv.slurm_time_limit, hv.slurm_max_queue_wait_s,
+                         hv.slurm_requeue, tuple(hv.slurm_extra_args))
 
 
 def load_inventory(path: Path | str | None) -> Inventory:

@@ -40,8 +40,9 @@ class SSHCommandRunner:
         pending = b""
         while True:
             if deadline and time.monotonic() > deadline:
-                channel.close()
-                return CommandResult(124, "\n".join(lines + [f"timed out after {timeout_s:.0f} s on {self.transport.host.name}"]))
+                channel.close()  # as the local runner: a command past its time is an error, not an exit code
+                raise HostError(f"host '{self.transport.host.name}': `{' '.join(argv[:2])}` did not finish within"
+                                f" {timeout_s:.0f} s")
             try:
                 chunk = channel.recv(1 << 16)
             except TimeoutError:

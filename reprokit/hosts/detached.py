@@ -1,4 +1,6 @@
-"""One step running detached on an SSH host: launch, stream its log, its exit code, stop it, collect its files.
+"""The session launcher: one step running detached on an SSH host (launch, stream its log, its exit code, stop it,
+collect its files). The only module that knows how a session is started and ended (``setsid``, ``pgrep -s``,
+``pkill -s``) and what GNU ``timeout``'s exit codes mean; everything above speaks the ``Launcher`` protocol.
 
 The step runs under a wrapper (``setsid``, its own session, a remote ``timeout``), so a dropped connection
 never kills it: the control plane reconnects, or leaves the run ``detached`` for ``invoke collect``. When the
@@ -8,14 +10,16 @@ come back through ``pullback.py``, which trusts no path the host sends.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprokit.errors import HostError, ReprokitError
+from reprokit.config.inventory import Host
+from reprokit.errors import HostError
 from reprokit.hosts import shell
+from reprokit.hosts.launch import STOP, Detached, Handle, PullIncomplete, StepEnd, register
+from reprokit.hosts.logstream import stream_log
 from reprokit.hosts.pullback import Listing, PullBack, PullStopped
 from reprokit.hosts.ssh import is_dropped_link
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost, Transport
@@ -25,25 +29,7 @@ KILL_AFTER_S = 10
 REMOTE_GRACE_S = 30  # the remote `timeout` should end a step first; the control plane waits this much longer
 EXIT_PLACEHOLDER = b"running\n"  # the wrapper overwrites these 8 bytes with the exit code
 LIVENESS_EVERY_S = 5.0
-STREAM_READ_BYTES = 4 << 20  # the step log is followed at most this much per read
-STOP = threading.Event()  # set by a signal handler (e.g. of a --group fan-out): every executor ends its step
-
-
-class Detached(HostError):
-    """The connection was lost while a step ran on the host; the step goes on there."""
-
-    status = "detached"
-
-    def __init__(self, message: str, step: str, remote_dir: str):
-        super().__init__(message)
-        self.step = step
-        self.remote_dir = remote_dir
-
-
-class PullIncomplete(Detached):
-    """A finished step's pull-back stopped (disk full, byte cap, damaged data); the host keeps its copy."""
-
-    status = "incomplete"
+TIMEOUT_EXITS = (124, 137)  # GNU timeout: 124 when it ended the step at its limit, 137 (KILL) after --kill-after
 
 
 def wrapper_script(command: str, timeout_s: float, cleanup: str = "") -> str:
@@ -121,7 +107,7 @@ class DetachedStep:
                     return code
                 if time.monotonic() > deadline:
                     self.stop()
-                    return 124
+                    return TIMEOUT_EXITS[0]
                 if time.monotonic() > next_liveness:
                     next_liveness = time.monotonic() + LIVENESS_EVERY_S
                     if not self._session_alive() and self.exit_code() is None:
@@ -143,26 +129,7 @@ class DetachedStep:
         return code == 0
 
     def _stream(self, path: str, offset: int, pending: bytes, on_line) -> tuple[int, bytes]:
-        sftp = self.transport.sftp
-        try:
-            size = sftp.stat(path).st_size
-        except FileNotFoundError:
-            return offset, pending
-        if size <= offset:
-            return offset, pending
-        with sftp.open(path, "rb") as fh:
-            fh.seek(offset)
-            data = fh.read(min(size - offset, STREAM_READ_BYTES))  # a fast-growing log comes in bounded pieces
-        offset += len(data)
-        pending += data
-        *lines, pending = pending.split(b"\n")
-        if len(pending) > STREAM_READ_BYTES:  # a "line" without end is shown in pieces, never held whole
-            lines.append(pending)
-            pending = b""
-        if on_line:
-            for line in lines:
-                on_line(self.pullback.redactor(line.decode("utf-8", errors="replace")))
-        return offset, pending
+        return stream_log(self.transport, self.pullback.redactor, path, offset, pending, on_line)
 
     def stop(self) -> None:
         """End every process of the step's session on the host (TERM, then KILL) and what outlives it.
@@ -181,12 +148,6 @@ class DetachedStep:
         if self.exit_code() is None:
             transport.write_text(f"{remote_dir}/exit_code", "130\n")
 
-    def stop_quietly(self) -> None:
-        try:
-            self.stop()
-        except (ReprokitError, *LINK_ERRORS) as exc:
-            self.transport.say(f"      could not end step '{self.name}' on {self.transport.host.name}: {exc}")
-
     def collect(self, out_dir: Path) -> Listing:
         """Pull a finished step; a stop or a lost host leaves its files on the host for ``invoke collect``."""
         try:
@@ -196,14 +157,53 @@ class DetachedStep:
         except PullStopped as exc:
             raise PullIncomplete(str(exc), self.name, self.remote_dir) from None
 
-    def collect_quietly(self, out_dir: Path) -> bool:
-        """Bring back what a stopped step wrote; False (and the host keeps it for ``invoke collect``) on any failure."""
-        try:
-            self.pullback.pull(self.remote_dir, out_dir)
-            return True
-        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - best effort while stopping
-            self.transport.say(f"      could not bring back {self.remote_dir} ({type(exc).__name__}: {exc}); it stays on the host")
-            return False
+
+def session_end(code: int | None) -> StepEnd | None:
+    if code is None:
+        return None
+    return StepEnd(exit_code=code, timed_out=code in TIMEOUT_EXITS)
 
 
-__all__ = ["Detached", "DetachedStep", "PullIncomplete", "STOP", "read_exit_code", "wrapper_script"]
+@register("session")
+@dataclass
+class SessionLauncher:
+    """The ``Launcher`` of an SSH host: each step a ``DetachedStep``, its handle the step directory (and pid)."""
+
+    transport: Transport
+    pullback: PullBack
+    kind: str = "session"
+    steps: dict[str, DetachedStep] = field(default_factory=dict)  # remote dir -> the step launched from here
+
+    @staticmethod
+    def lock_dir(host: Host) -> str:
+        return f"{host.workdir.rstrip('/')}/lock"
+
+    def _step(self, handle: Handle, name: str = "") -> DetachedStep:
+        step = self.steps.get(handle.remote_dir)
+        return step or DetachedStep(self.transport, self.pullback, name or handle.remote_dir.rsplit("/", 1)[-1],
+                                    handle.remote_dir)
+
+    def launch(self, name: str, remote_dir: str, command: str, timeout_s: float, params: bytes,
+               secrets: tuple[str, str] | None = None, cleanup: str = "") -> Handle:
+        step = DetachedStep(self.transport, self.pullback, name, remote_dir, cleanup)
+        step.launch(command, timeout_s, params, secrets)
+        self.steps[remote_dir] = step
+        return Handle(self.kind, "", remote_dir)  # the session's pid is in its directory once the wrapper runs
+
+    def poll(self, handle: Handle) -> StepEnd | None:
+        return session_end(read_exit_code(self.transport, handle.remote_dir))
+
+    def follow(self, handle: Handle, name: str, timeout_s: float, on_line: Callable[[str], None] | None,
+               check_stop: Callable[[], None]) -> StepEnd:
+        end = session_end(self._step(handle, name).follow(timeout_s, time.monotonic(), on_line, check_stop))
+        assert end is not None
+        return end
+
+    def stop(self, handle: Handle) -> None:
+        self._step(handle).stop()
+
+    def collect(self, handle: Handle, out_dir: Path) -> Listing:
+        return self._step(handle).collect(out_dir)
+
+
+__all__ = ["Detached", "DetachedStep", "PullIncomplete", "STOP", "SessionLauncher", "read_exit_code", "wrapper_script"]

@@ -2,12 +2,12 @@
 
 Every executor implements ``Executor``, one life cycle: ``connect`` (fails before
 anything is written), ``prepare(run_id, secrets)`` (takes the host's lock), any
-number of ``stage_inputs`` / ``run_workload`` calls, and ``finish``. The local
+number of ``stage_inputs`` / ``run_step`` calls (each a ``StepSpec``, ``launch.py``), and ``finish``. The local
 native executor runs ``python -m <workload module>`` in a new process group with
 this package on its path, streams the output to the step log (and to the
 terminal through ``on_line``), and on a timeout or Ctrl-C ends the whole process
 group. The SSH executor (``remote.py``) does the same over SSH, natively or in
-Docker (``runtimes.py``).
+Docker (``runtimes.py``), each step through its host's launcher (a detached session, a Slurm job).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import reprokit
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
+from reprokit.hosts.launch import Handle, StepSpec
 from reprokit.hosts.lock import HostLock
 from reprokit.hosts.staging import stage_local
 from reprokit.records.atomic import write_json_atomic
@@ -49,6 +50,8 @@ class WorkloadRun:
     result: dict[str, Any] | None
     result_problem: str | None = None  # why result.json is missing or unreadable
     not_pulled: list[dict[str, str]] = field(default_factory=list)  # host entries left there, and why (remote runs)
+    end_reason: str | None = None  # why the launcher ended it other than by itself (a Slurm job's TIMEOUT, NODE_FAIL)
+    launch: dict[str, Any] | None = None  # what the manifest records of the launch (a job's id, nodes, queue wait)
 
 
 class Executor(Protocol):
@@ -68,10 +71,14 @@ class Executor(Protocol):
 
     def host_path_exists(self, path: str) -> bool: ...
 
-    def run_workload(self, module: str, params: dict[str, Any], out_dir: Path, log_path: Path, timeout_s: float,
-                     on_line: Callable[[str], None] | None = None, image: str | None = None,
-                     step_name: str | None = None) -> WorkloadRun:
-        """Run one workload to its end (or its timeout) and bring its files into ``out_dir``."""
+    def run_step(self, spec: StepSpec) -> WorkloadRun:
+        """Run one workload to its end (or its timeout) and bring its files into ``spec.out_dir``."""
+
+    def pending(self) -> dict[str, Handle]:
+        """The steps whose files are still on the host (after a failure or an interrupt), and their handles."""
+
+    def host_lock(self, run_id: str) -> HostLock:
+        """The host's lock, wherever it lives."""
 
     def finish(self, keep_remote: bool = False) -> None:
         """Release the host's lock and clean up what the run left there."""
@@ -148,8 +155,14 @@ class LocalNativeExecutor:
     def prepare(self, run_id: str, secrets: dict[str, str] | None = None) -> None:
         self.secrets = dict(secrets or {})
         self.redactor = Redactor(list(self.secrets.values()))
-        self.lock = HostLock(LocalFS(), self.host.name, str(self.runs_dir / ".locks" / self.host.name), run_id)
+        self.lock = self.host_lock(run_id)
         self.lock.acquire()
+
+    def host_lock(self, run_id: str) -> HostLock:
+        return HostLock(LocalFS(), self.host.name, str(self.runs_dir / ".locks" / self.host.name), run_id)
+
+    def pending(self) -> dict[str, Handle]:
+        return {}  # a local step's files are written where the record is
 
     def finish(self, keep_remote: bool = False) -> None:
         if self.lock:
@@ -162,18 +175,10 @@ class LocalNativeExecutor:
     def host_path_exists(self, path: str) -> bool:
         return Path(path).exists()
 
-    def run_workload(
-        self,
-        module: str,
-        params: dict[str, Any],
-        out_dir: Path,
-        log_path: Path,
-        timeout_s: float,
-        on_line: Callable[[str], None] | None = None,
-        image: str | None = None,
-        step_name: str | None = None,
-    ) -> WorkloadRun:
-        out_dir = out_dir.resolve()
+    def run_step(self, spec: StepSpec) -> WorkloadRun:
+        module, params, log_path, timeout_s, on_line = spec.module, spec.params, spec.log_path, spec.timeout_s, spec.on_line
+        step_name = spec.name
+        out_dir = spec.out_dir.resolve()
         out_dir.mkdir(parents=True, exist_ok=True)
         params_path = out_dir / "params.json"
         write_json_atomic(params_path, params)
@@ -181,7 +186,7 @@ class LocalNativeExecutor:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
         argv = workload_argv(self.host.python or sys.executable, module, str(params_path), str(out_dir))
-        LOG.debug("host %s: step %s: %s", self.host.name, step_name or out_dir.name, shlex.join(argv))  # --verbose
+        LOG.debug("host %s: step %s: %s", self.host.name, step_name, shlex.join(argv))  # --verbose
         started = time.monotonic()
         with open(log_path, "ab") as log:
             try:

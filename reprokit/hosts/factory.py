@@ -1,14 +1,19 @@
-"""Pick the executor for a host: local native, or SSH (native or docker), its layers built from one configuration."""
+"""Pick the executor for a host, each axis by name from the inventory: the access (local, or SSH to the host or a
+Slurm login node), the launcher (``launcher``: a detached session, a Slurm job; ``launch.LAUNCHERS``) and the runtime
+(``runtime``: ``runtimes.runtime_for``), its layers built from one configuration."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from reprokit.config.inventory import Host, Inventory
+from reprokit.errors import ConfigError
+from reprokit.hosts import detached, slurm  # noqa: F401 - each registers its launcher in LAUNCHERS
 from reprokit.hosts.executor import Executor, LocalNativeExecutor
+from reprokit.hosts.launch import LAUNCHERS
 from reprokit.hosts.pullback import MAX_PULL_BYTES, MAX_PULL_FILES, PullBack
 from reprokit.hosts.remote import RemoteExecutor
 from reprokit.hosts.runtimes import runtime_for
@@ -32,11 +37,16 @@ class ConnectOptions:
     max_pull_files: int = MAX_PULL_FILES  # how many entries one run may list and bring back (reprokit.max_pull_files)
 
 
+ACCESS: dict[str, Callable[..., Executor]] = {}  # a host's connection -> how the executor reaches it
+
+
 def executor_for(host: Host, inventory: Inventory, runs_dir: Path, options: ConnectOptions,
                  say: Say = silent) -> Executor:
-    if host.is_local:
-        return LocalNativeExecutor(host, runs_dir)
-    return remote_executor(host, inventory, options, say)
+    access = ACCESS.get(host.connection)
+    if access is None:
+        raise ConfigError(f"{host.source}: host '{host.name}': connection {host.connection!r} is Ansible's only;"
+                          f" reprokit drives {', '.join(sorted(ACCESS))}")
+    return access(host, inventory, runs_dir, options, say)
 
 
 def transport_for(host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent) -> Transport:
@@ -51,4 +61,43 @@ def remote_executor(host: Host, inventory: Inventory, options: ConnectOptions, s
     pullback = PullBack(transport, max_pull_bytes=options.max_pull_bytes, max_pull_files=options.max_pull_files)
     if options.progress is not None:
         pullback.progress = options.progress
-    return RemoteExecutor(transport, runtime_for(transport.host, options.images), pullback)
+    if transport.host.launcher not in LAUNCHERS:
+        raise ConfigError(f"{host.source}: host '{host.name}': unknown launcher {host.launcher!r}; use one of"
+                          f" {', '.join(sorted(LAUNCHERS))}")
+    launcher = LAUNCHERS[transport.host.launcher](transport, pullback)
+    return RemoteExecutor(transport, runtime_for(transport.host, options.images), pullback, launcher)
+
+
+def node_hosts(host: Host, inventory: Inventory, options: ConnectOptions, count: int, say: Say = silent) -> list[Host]:
+    """``--nodes N`` on a Slurm host: one host per node Slurm can use now, each run's jobs pinned to its node.
+
+    Each gets its own name (``cluster-c1``), so its record, its lock and the fan-out table are per node.
+    """
+    if host.launcher != "slurm" or host.slurm is None:
+        raise ConfigError(f"{host.source}: --nodes needs a Slurm host (launcher: slurm); '{host.name}' launches"
+                          f" {host.launcher} steps: use --group for several SSH hosts")
+    transport = transport_for(host, inventory, options, say)
+    transport.connect()
+    try:
+        nodes = slurm.SlurmLauncher(transport, PullBack(transport)).usable_nodes()
+    finally:
+        transport.close()
+    if len(nodes) < count:
+        raise ConfigError(f"--nodes {count}: host '{host.name}' has {len(nodes)} usable node(s) now"
+                          f" ({', '.join(nodes) or 'none'}); ask for at most {len(nodes)}")
+    return [replace(host, name=f"{host.name}-{node}", slurm=replace(host.slurm, node=node)) for node in nodes[:count]]
+
+
+def fanned_out(inventory: Inventory, described: dict[str, Any]) -> Host:
+    """The host a record names: an inventory host, or one node of a --nodes fan-out over a Slurm host."""
+    name = str(described.get("name"))
+    node = (described.get("slurm") or {}).get("node")
+    if name not in inventory.hosts and node and name.endswith(f"-{node}"):
+        base = inventory.host(name[: -len(node) - 1])
+        if base.slurm is not None:
+            return replace(base, name=name, slurm=replace(base.slurm, node=node))
+    return inventory.host(name)
+
+
+ACCESS["local"] = lambda host, inventory, runs_dir, options, say: LocalNativeExecutor(host, runs_dir)
+ACCESS["ssh"] = lambda host, inventory, runs_dir, options, say: remote_executor(host, inventory, options, say)

@@ -1,8 +1,9 @@
 """The SSH executor: workloads on a remote host over one transport, natively or in Docker.
 
 It composes the layers below it: the ``Transport`` (one connection, reconnects, ``sh``, files), the
-``Runtime`` (how the workload's command is built: ``runtimes.py``), a ``DetachedStep`` per workload
-(launch, follow, stop, collect: ``detached.py``) and the ``PullBack`` of the step's files. What is its own:
+``Runtime`` (how the workload's command is built: ``runtimes.py``), the ``Launcher`` that starts, follows,
+stops and collects each step (a detached session, ``detached.py``, or a Slurm job, ``slurm.py``: the
+protocol in ``launch.py``) and the ``PullBack`` of the step's files. What is its own:
 the run's life cycle on the host (the lock, the shipped code, the run directory) and the bookkeeping of
 what the host still holds. The host's run directory is removed only once every file of every step is back
 and verified: after any failure or interrupt during a pull-back the host keeps its copy and ``invoke
@@ -15,18 +16,18 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import posixpath
 import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError, ReprokitError
 from reprokit.hosts import shell, staging
-from reprokit.hosts.detached import STOP, Detached, DetachedStep, read_exit_code
 from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
+from reprokit.hosts.launch import STOP, Detached, Handle, Launcher, StepEnd, StepSpec
 from reprokit.hosts.lock import HostLock
 from reprokit.hosts.pullback import Listing, PullBack
 from reprokit.hosts.runtimes import Runtime, StepPlace
@@ -60,11 +61,12 @@ class RemoteExecutor:
     transport: Transport
     runtime: Runtime
     pullback: PullBack
+    launcher: Launcher
     lock: HostLock | None = None
     run_id: str | None = None
     code_dir: str | None = None
     secrets: dict[str, str] = field(default_factory=dict)
-    unpulled: dict[str, str] = field(default_factory=dict)  # step -> remote dir, until its files are back and verified
+    unpulled: dict[str, Handle] = field(default_factory=dict)  # step -> its handle, until its files are back and verified
     kept_reasons: list[str] = field(default_factory=list)  # why the host's run directory must stay
     stopping: bool = False  # a step is being ended after Ctrl-C/SIGTERM: STOP no longer interrupts the pull-back
     models_present: bool = False  # the host has its models_dir (then containers mount it read-only)
@@ -91,6 +93,14 @@ class RemoteExecutor:
     def connect(self) -> None:
         self.transport.connect()
 
+    def host_lock(self, run_id: str) -> HostLock:
+        """The host's lock (one place for its path: the run, ``invoke collect`` and ``invoke unlock`` use it)."""
+        return HostLock(self.transport, self.host.name, self.launcher.lock_dir(self.host), run_id)
+
+    def pending(self) -> dict[str, Handle]:
+        """The steps whose files are still on the host, and how to find each again."""
+        return dict(self.unpulled)
+
     def close_connection(self) -> None:
         self.transport.close()
 
@@ -114,7 +124,8 @@ class RemoteExecutor:
         self.runtime.check(self.transport)
         sh(staging.cache_dirs_command(self.host))
         self.models_present = self.transport.path_exists(self.host.models_dir)
-        self.lock = HostLock(self.transport, self.host.name, f"{self.workdir}/lock", run_id)
+        self.lock = self.host_lock(run_id)
+        sh(f"mkdir -p -- {shell.quote(posixpath.dirname(self.lock.lock_dir))}")
         self.lock.acquire()
         try:
             self._ship_code()
@@ -130,14 +141,18 @@ class RemoteExecutor:
         code, _, _ = self.transport.sh(f"test -f {complete}", check=False)
         if code == 0:
             return
-        tmp = f"{self.workdir}/code/.{digest[:16]}.tar.gz"
+        # per run, then renamed into place: two runs of one workdir (a --nodes fan-out) may ship at the same time
+        tmp = f"{self.workdir}/code/.{digest[:16]}.{self.run_id}"
         try:
-            self.transport.write_bytes(tmp, data)
+            self.transport.write_bytes(f"{tmp}.tar.gz", data)
         except OSError as exc:
             problem = self.transport.explain("cannot upload the workload code", str(exc) or "Failure")
             raise HostError(self.transport.disk_problem(problem)) from None
-        self.transport.sh(f"rm -rf -- {code_dir} && mkdir -p -- {code_dir} && tar -xzf {shell.quote(tmp)} -C {code_dir}"
-                          f" && rm -f -- {shell.quote(tmp)} && touch -- {complete}")
+        staged = shell.quote(tmp)
+        self.transport.sh(f"rm -rf -- {staged} && mkdir -p -- {staged} && tar -xzf {shell.quote(tmp + '.tar.gz')} -C {staged}"
+                          f" && rm -f -- {shell.quote(tmp + '.tar.gz')} && touch -- {shell.path(tmp, '.complete')}"
+                          f" && {{ test -f {complete} || {{ rm -rf -- {code_dir} && mv -T -- {staged} {code_dir}; }}; }}"
+                          f"; rm -rf -- {staged}")
 
     def finish(self, keep_remote: bool = False) -> None:
         """Release the lock; remove the host's run directory only when every step's files are back and verified."""
@@ -167,65 +182,82 @@ class RemoteExecutor:
     def host_path_exists(self, path: str) -> bool:
         return self.transport.path_exists(path)
 
-    def run_workload(
-        self,
-        module: str,
-        params: dict[str, Any],
-        out_dir: Path,
-        log_path: Path,
-        timeout_s: float,
-        on_line: Callable[[str], None] | None = None,
-        image: str | None = None,
-        step_name: str | None = None,
-    ) -> WorkloadRun:
+    def run_step(self, spec: StepSpec) -> WorkloadRun:
         assert self.run_id and self.code_dir
-        step_name = step_name or out_dir.name
+        step_name, out_dir = spec.name, spec.out_dir
         remote_dir = f"{self.run_dir(self.run_id)}/{step_name}"
         out_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(out_dir / "params.json", params)
+        write_json_atomic(out_dir / "params.json", spec.params)
         place = StepPlace(self.run_id, step_name, remote_dir, self.code_dir, self.models_present, bool(self.secrets))
-        command = self.runtime.command(module, image, place)
+        command = self.runtime.command(spec.module, spec.image, place)
         LOG.debug("host %s: step %s: %s", self.host.name, step_name, command)  # --verbose; secrets go by file, never here
-        step = DetachedStep(self.transport, self.pullback, step_name, remote_dir, self.runtime.cleanup(place))
         secrets_file = None
         if self.secrets:
             secrets_file = (self.runtime.secrets_file, env_file_text(self.secrets, for_shell=self.runtime.secrets_for_shell))
-        step.launch(command, timeout_s, (out_dir / "params.json").read_bytes(), secrets_file)
-        self.unpulled[step_name] = remote_dir  # from now on the host holds results until they are back
+        handle = self.launcher.launch(step_name, remote_dir, command, spec.timeout_s,
+                                      (out_dir / "params.json").read_bytes(), secrets_file, self.runtime.cleanup(place))
+        self.unpulled[step_name] = handle  # from now on the host holds results until they are back
+        if spec.on_launch:
+            spec.on_launch(handle)
         started = time.monotonic()
         try:
-            exit_code = step.follow(timeout_s, started, on_line, self.check_stop)
+            end = self.launcher.follow(handle, step_name, spec.timeout_s, spec.on_line, self.check_stop)
         except KeyboardInterrupt:
             self.stopping = True  # what the stopped step wrote still comes back
-            step.stop_quietly()
-            if step.collect_quietly(out_dir):
+            self._stop_quietly(handle, step_name)
+            if self._collect_quietly(handle, out_dir):
                 del self.unpulled[step_name]
             raise
         except ConnectionLost as exc:
-            raise Detached(f"{exc}; step '{step_name}' goes on on the host", step_name, remote_dir) from None
+            raise Detached(f"{exc}; step '{step_name}' goes on on the host", step_name, remote_dir, handle) from None
         duration = time.monotonic() - started
-        listing = step.collect(out_dir)
+        listing = self.launcher.collect(handle, out_dir)
         del self.unpulled[step_name]
         if listing.not_pulled:
             self.kept_reasons.append(f"{len(listing.not_pulled)} entries of step '{step_name}' could not be pulled"
                                      " (listed in the manifest)")
-        if log_path != out_dir / "step.log" and (out_dir / "step.log").exists():
-            (out_dir / "step.log").replace(log_path)
+        if spec.log_path != out_dir / "step.log" and (out_dir / "step.log").exists():
+            (out_dir / "step.log").replace(spec.log_path)
+        return self.workload_run(end, out_dir, duration, listing)
+
+    def workload_run(self, end: StepEnd, out_dir: Path, duration_s: float, listing: Listing) -> WorkloadRun:
+        """What a step did, from how its launcher saw it end and the files that came back."""
         result, problem = read_result(out_dir)
-        timed_out = exit_code in (124, 137) and result is None
-        if problem and not timed_out:
+        timed_out = end.timed_out and result is None
+        if problem and not timed_out and not end.reason:
             problem = self.transport.disk_problem(problem)
-        return WorkloadRun(exit_code=None if timed_out else exit_code, timed_out=timed_out,
-                           duration_s=round(duration, 3), result=result, result_problem=problem,
-                           not_pulled=listing.not_pulled)
+        code = -1 if end.exit_code is None and not timed_out else end.exit_code
+        return WorkloadRun(exit_code=None if timed_out else code, timed_out=timed_out,
+                           duration_s=round(duration_s, 3), result=result, result_problem=problem,
+                           not_pulled=listing.not_pulled, end_reason=end.reason, launch=end.facts or None)
+
+    def _stop_quietly(self, handle: Handle, name: str) -> None:
+        try:
+            self.launcher.stop(handle)
+        except (ReprokitError, *LINK_ERRORS) as exc:
+            self.transport.say(f"      could not end step '{name}' on {self.host.name}: {exc}")
+
+    def _collect_quietly(self, handle: Handle, out_dir: Path) -> bool:
+        """Bring back what a stopped step wrote; False (and the host keeps it for ``invoke collect``) on any failure."""
+        try:
+            self.launcher.collect(handle, out_dir)
+            return True
+        except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - best effort while stopping
+            self.transport.say(f"      could not bring back {handle.remote_dir} ({type(exc).__name__}: {exc}); it stays"
+                               " on the host")
+            return False
 
     # -- a run left on the host (``invoke collect``) ---------------------------------------------
-    def exit_code(self, remote_dir: str) -> int | None:
-        """The exit code of the step in ``remote_dir``, or None while it runs."""
-        return read_exit_code(self.transport, remote_dir)
+    def poll(self, handle: Handle) -> StepEnd | None:
+        """How the step of ``handle`` ended, or None while it is queued or runs."""
+        return self.launcher.poll(handle)
 
-    def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
-        return self.pullback.pull(remote_dir, out_dir, on_bytes)
+    def launched(self, handle: Handle) -> bool:
+        """Whether the step of ``handle`` was ever launched there (every launcher writes its exit_code placeholder)."""
+        return self.transport.read_text(f"{handle.remote_dir}/exit_code") is not None
+
+    def pull(self, handle: Handle, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
+        return self.pullback.pull(handle.remote_dir, out_dir, on_bytes)
 
 
 __all__ = ["ConnectionLost", "Detached", "RemoteExecutor", "STOP", "code_bundle"]

@@ -1,6 +1,7 @@
-"""How a workload's command is built on an SSH host: natively, or in a Docker container.
+"""How a workload's command is built on an SSH host: natively, in a Docker container, or in the cluster's container
+tool (Apptainer's ``apptainer exec --nv``, Pyxis's ``srun --container-image``), chosen by the host's ``runtime``.
 
-The one difference between the two runtimes is here: the command line, what must be checked on the host
+The one difference between the runtimes is here: the command line, what must be checked on the host
 before a run, how the secrets file is written, and what outlives a step's session and must be removed after
 it (a container). Launching, following and stopping the step are the same for both (``detached.py``).
 """
@@ -130,8 +131,93 @@ class DockerRuntime:
         return f"docker rm -f {shell.quote(self.container_name(place))} >/dev/null 2>&1"
 
 
-def runtime_for(host: Host, images: dict[str, str]) -> NativeRuntime | DockerRuntime:
-    return DockerRuntime(host, dict(images)) if host.runtime == "docker" else NativeRuntime(host)
+def image_ref(host: Host, images: dict[str, str], image: str | None, tool: str) -> str:
+    if not image:
+        raise HostError(f"host '{host.name}' runs workloads in {tool}, but the step names no image")
+    ref = images.get(image)
+    if not ref:
+        raise HostError(f"host '{host.name}': no image reference for '{image}'; pass --image {image}=REF of one the"
+                        f" cluster can pull ({tool})")
+    return ref
 
 
-__all__ = ["DockerRuntime", "NativeRuntime", "Runtime", "StepPlace", "runtime_for"]
+def cluster_mounts(host: Host, place: StepPlace) -> list[tuple[str, str, str]]:
+    """(host path, container path, mode) of a step in the cluster's container tool: as ``docker run`` mounts them."""
+    cache = host.host_cache_dir
+    mounts = [(place.remote_dir, staging.CONTAINER_STEP_DIR, "rw"), (place.code_dir, CONTAINER_CODE_DIR, "ro"),
+              (cache, cache, "rw")]
+    return mounts + ([(host.models_dir, host.models_dir, "ro")] if place.models_present else [])
+
+
+def container_env(host: Host) -> list[str]:
+    return [f"PYTHONPATH={CONTAINER_CODE_DIR}", "PYTHONUNBUFFERED=1", "HOME=/tmp", *staging.cache_env(host)]
+
+
+@dataclass
+class ApptainerRuntime:
+    """``apptainer exec`` of the step's image (a .sif path or docker:// reference), the GPUs with --nv."""
+
+    host: Host
+    images: dict[str, str] = field(default_factory=dict)
+    secrets_file: str = ".secrets.sh"  # sourced by the wrapper; apptainer passes the environment in
+    secrets_for_shell: bool = True
+
+    def check(self, transport: Transport) -> None:
+        code, _, _ = transport.sh("command -v apptainer >/dev/null", check=False)
+        if code != 0:
+            raise HostError(f"host '{self.host.name}': runtime is apptainer but `apptainer` is not on its PATH there; ask"
+                            " the cluster's admins (Apptainer is not packaged in Debian 12), or set `runtime: native`")
+
+    def command(self, module: str, image: str | None, place: StepPlace) -> str:
+        ref = image_ref(self.host, self.images, image, "Apptainer")
+        binds = ",".join(f"{src}:{dst}:{mode}" for src, dst, mode in cluster_mounts(self.host, place))
+        argv = ["apptainer", "exec", *([] if self.host.cpu_only else ["--nv"]), "--bind", binds,
+                "--pwd", staging.CONTAINER_STEP_DIR, *[a for e in container_env(self.host) for a in ("--env", e)], ref,
+                *workload_argv("python3", module, f"{staging.CONTAINER_STEP_DIR}/params.json", staging.CONTAINER_STEP_DIR)]
+        return shell.join(argv)
+
+    def cleanup(self, place: StepPlace) -> str:
+        return ""  # apptainer exec leaves no container behind
+
+
+@dataclass
+class PyxisRuntime:
+    """``srun --container-image`` inside the step's batch job (Pyxis/enroot): the job's GPUs, the step mounted."""
+
+    host: Host
+    images: dict[str, str] = field(default_factory=dict)
+    secrets_file: str = ".secrets.sh"  # sourced by the job script; srun passes the environment into the container
+    secrets_for_shell: bool = True
+
+    def check(self, transport: Transport) -> None:
+        if self.host.launcher != "slurm":
+            raise HostError(f"host '{self.host.name}': runtime pyxis runs `srun --container-image` in a Slurm job; set"
+                            " `launcher: slurm` for it in inventory.yml")
+        code, _, _ = transport.sh("srun --help 2>&1 | grep -q -- --container-image", check=False)
+        if code != 0:
+            raise HostError(f"host '{self.host.name}': runtime is pyxis but this Slurm's srun has no --container-image"
+                            " (the Pyxis plugin is not installed); ask the cluster's admins, or set `runtime: native`")
+
+    def command(self, module: str, image: str | None, place: StepPlace) -> str:
+        ref = image_ref(self.host, self.images, image, "Pyxis")
+        mounts = ",".join(f"{src}:{dst}:{mode}" for src, dst, mode in cluster_mounts(self.host, place))
+        argv = ["env", *container_env(self.host), "srun", "--ntasks=1", f"--container-image={ref}",
+                f"--container-mounts={mounts}", f"--container-workdir={staging.CONTAINER_STEP_DIR}",
+                *workload_argv("python3", module, f"{staging.CONTAINER_STEP_DIR}/params.json", staging.CONTAINER_STEP_DIR)]
+        return shell.join(argv)
+
+    def cleanup(self, place: StepPlace) -> str:
+        return ""  # the container ends with its job step
+
+
+RUNTIMES = {"native": lambda host, images: NativeRuntime(host), "docker": DockerRuntime, "apptainer": ApptainerRuntime,
+            "pyxis": PyxisRuntime}
+
+
+def runtime_for(host: Host, images: dict[str, str]) -> Runtime:
+    """The host's runtime, by the name the inventory gives it."""
+    return RUNTIMES[host.runtime](host, dict(images))
+
+
+__all__ = ["ApptainerRuntime", "DockerRuntime", "NativeRuntime", "PyxisRuntime", "RUNTIMES", "Runtime", "StepPlace",
+           "runtime_for"]

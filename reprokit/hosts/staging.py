@@ -74,7 +74,7 @@ def stage_remote(transport: Transport, remote_dir: str, files: list[InputFile]) 
         else:
             rel = f"inputs/{item.param}/{item.source.name}"
             target = f"{remote_dir}/{rel}"
-            seen = f"{CONTAINER_STEP_DIR}/{rel}" if transport.host.runtime == "docker" else target
+            seen = f"{CONTAINER_STEP_DIR}/{rel}" if transport.host.in_container else target
         if _remote_sha256(transport, target) != item.sha256:
             _upload(transport, item, target)
         staged.append((item, seen))

@@ -154,16 +154,18 @@ class StepAt:
     step: str
     since: str | None
     remote_dir: str | None = None
+    handle: dict[str, str] | None = None  # how its launcher finds it again (hosts/launch.py Handle: a session, a job id)
 
     @classmethod
     def from_json(cls, fields: Fields) -> StepAt:
         return cls(fields.take("step", str, required=True), fields.take("since", str, type(None)),
-                   fields.take("remote_dir", str))
+                   fields.take("remote_dir", str), fields.take("handle", dict))
 
     def to_json(self) -> dict[str, Any]:
-        if self.remote_dir is None:
-            return {"step": self.step, "since": self.since}
-        return {"step": self.step, "remote_dir": self.remote_dir, "since": self.since}
+        out: dict[str, Any] = {"step": self.step, "since": self.since}
+        if self.remote_dir is not None:
+            out = {"step": self.step, "remote_dir": self.remote_dir, "since": self.since}
+        return {**out, "handle": self.handle} if self.handle else out
 
 
 @dataclass
@@ -183,6 +185,7 @@ class StepEntry:
     inputs: list[dict[str, Any]] | None = None  # staged input files (param, origin, sha256, bytes, host_path)
     not_pulled: list[dict[str, str]] | None = None  # host entries left on the host, and why
     collected: bool | None = None  # pulled back by ``invoke collect``
+    launch: dict[str, Any] | None = None  # a batch job's facts: job id, node list, queue wait, state, exit code, signal
     result: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
@@ -199,7 +202,7 @@ class StepEntry:
             started=take("started", str, type(None)), ended=take("ended", str, type(None)),
             duration_s=take("duration_s", int, float, type(None)), exit_code=take("exit_code", int, type(None)),
             log=take("log", str), result_file=take("result_file", str), inputs=_objects(fields, "inputs"),
-            not_pulled=_objects(fields, "not_pulled"), collected=take("collected", bool))
+            not_pulled=_objects(fields, "not_pulled"), collected=take("collected", bool), launch=take("launch", dict))
 
     def to_json(self) -> dict[str, Any]:
         """Keys in the order the runner has always written them: a workload's (it has a log) or a control step's."""
@@ -209,7 +212,7 @@ class StepEntry:
             out["exit_code"] = self.exit_code  # null when the workload timed out
             out.update(log=self.log, status=self.status, reason=self.reason)
             return {**out, **_drop_none([("result_file", self.result_file), ("not_pulled", self.not_pulled),
-                                         ("collected", self.collected)])}
+                                         ("collected", self.collected), ("launch", self.launch)])}
         out = _drop_none(head)
         out.update(status=self.status, reason=self.reason)
         return {**out, **_drop_none([("ended", self.ended), ("duration_s", self.duration_s), ("exit_code", self.exit_code),

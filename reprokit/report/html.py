@@ -21,7 +21,7 @@ from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
 from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
-from reprokit.report.markdown import NOT_PULLED_NOTE, not_pulled_rows
+from reprokit.report.markdown import JOB_COLUMNS, NOT_PULLED_NOTE, job_rows, not_pulled_rows
 from reprokit.report.reasons import refer, shared_reasons
 from reprokit.report.svg import esc
 from reprokit.report.tables import html_bytes, html_table
@@ -199,7 +199,9 @@ def _environment(manifest: Manifest, notes: list) -> list[str]:
 def _steps_table(steps: dict[str, StepEntry], notes: list) -> list[str]:
     rows = [[e.name, e.uses, e.status, (e.duration_s, "num"), (refer(e.reason, notes, step=e.name), "wrap"), e.log]
             for e in steps.values()]
-    return ["<h2>Steps</h2>", html_table(["step", "uses", "status", "duration (s)", "detail", "log"], rows, "steps")]
+    out = ["<h2>Steps</h2>", html_table(["step", "uses", "status", "duration (s)", "detail", "log"], rows, "steps")]
+    jobs = job_rows(steps)
+    return out + (["<h3>Batch jobs</h3>", html_table(JOB_COLUMNS, jobs, "jobs")] if jobs else [])
 
 
 def _not_pulled(steps: dict[str, StepEntry]) -> list[str]:

@@ -103,6 +103,9 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
         ["step", "uses", "status", "duration (s)", "detail", "log"],
         [[e.name, e.uses, e.status, e.duration_s, refer(e.reason, notes, step=e.name), e.log] for e in steps.values()],
     )
+    if job_rows(steps):
+        lines += ["", "### Batch jobs", ""]
+        lines += md_table(JOB_COLUMNS, job_rows(steps))
     lines += drawn.markdown("details")
     kept = not_pulled_rows(steps)
     if kept:
@@ -110,6 +113,16 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
         lines += md_table(["step", "path on the host", "reason"], kept)
     lines += ["", "## Artifacts", "", f"Every file of this record is listed with its sha256 in `{MANIFEST}`.", ""]
     return "\n".join(lines)
+
+
+JOB_COLUMNS = ["step", "job", "nodes", "partition", "queue wait (s)", "state", "exit:signal", "restarts"]
+
+
+def job_rows(steps: dict[str, StepEntry]) -> list[list]:
+    """The Slurm job of each step that ran as one (its manifest entry's ``launch``); none for a session's steps."""
+    return [[e.name, j.get("job_id"), j.get("nodes"), j.get("partition"), j.get("queue_wait_s"), j.get("state"),
+             f"{j.get('exit_code', '')}:{j.get('signal', '')}", j.get("restarts")]
+            for e in steps.values() if (j := e.launch)]
 
 
 def _source(manifest: Manifest) -> str:

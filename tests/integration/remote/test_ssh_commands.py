@@ -3,7 +3,10 @@
 import io
 import tarfile
 
+import pytest
+
 from reprokit.config.inventory import load_inventory
+from reprokit.errors import HostError
 from reprokit.hosts.commands import SSHCommandRunner
 from reprokit.hosts.factory import ConnectOptions
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
@@ -27,14 +30,13 @@ def test_binary_stdin_env_streaming_and_exit_codes(tmp_path):
     lines = []
     assert run(["sh", "-c", "echo one; echo two >&2"], on_line=lines.append).returncode == 0
     assert lines == ["one", "two"]
-    slow = run(["sleep", "30"], timeout_s=1)
-    assert slow.returncode == 124 and slow.output.endswith("timed out after 1 s on h3")
+    with pytest.raises(HostError) as slow:
+        run(["sleep", "30"], timeout_s=1)
+    assert str(slow.value) == "host 'h3': `sleep 30` did not finish within 1 s"
     run.close()
 
 
 def test_docker_build_over_ssh_from_a_context_on_stdin(tmp_path):
-    import pytest
-
     if DOCKER_REASON:
         pytest.skip(DOCKER_REASON)
     buf = io.BytesIO()

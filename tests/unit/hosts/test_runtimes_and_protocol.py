@@ -9,10 +9,21 @@ import pytest
 
 from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
+from reprokit.hosts.detached import SessionLauncher
 from reprokit.hosts.executor import Executor, LocalNativeExecutor
 from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.launch import LAUNCHERS, Launcher
 from reprokit.hosts.remote import RemoteExecutor
-from reprokit.hosts.runtimes import SECRETS_ENTRY, DockerRuntime, NativeRuntime, StepPlace
+from reprokit.hosts.runtimes import (
+    SECRETS_ENTRY,
+    ApptainerRuntime,
+    DockerRuntime,
+    NativeRuntime,
+    PyxisRuntime,
+    StepPlace,
+    runtime_for,
+)
+from reprokit.hosts.slurm import SlurmLauncher
 
 INVENTORY = """all:
   vars:
@@ -89,6 +100,16 @@ def test_the_factory_composes_the_runtime_the_host_names(inventory, tmp_path):
     assert type(native.runtime) is NativeRuntime and type(docker.runtime) is DockerRuntime
     assert docker.runtime.images == {"sglang": "ref"}
     assert native.pullback.transport is native.transport  # one connection per host, shared by the layers
+    assert type(native.launcher) is SessionLauncher and native.launcher.transport is native.transport
+
+
+@pytest.mark.parametrize("launcher", [SessionLauncher, SlurmLauncher])
+def test_every_launcher_has_the_protocols_methods_with_its_signatures(launcher):
+    assert LAUNCHERS == {"session": SessionLauncher, "slurm": SlurmLauncher}
+    assert _members(Launcher) == ["collect", "follow", "launch", "lock_dir", "poll", "stop"]
+    for name in _members(Launcher):
+        assert list(inspect.signature(getattr(launcher, name)).parameters) == \
+            list(inspect.signature(getattr(Launcher, name)).parameters), name
 
 
 def _members(protocol) -> list[str]:
@@ -98,11 +119,52 @@ def _members(protocol) -> list[str]:
 
 @pytest.mark.parametrize("executor", [LocalNativeExecutor, RemoteExecutor])
 def test_every_executor_has_the_protocols_life_cycle_with_its_signatures(executor):
-    assert _members(Executor) == ["connect", "finish", "host", "host_path_exists", "prepare", "run_workload",
-                                  "stage_inputs"]
+    assert _members(Executor) == ["connect", "finish", "host", "host_lock", "host_path_exists", "pending", "prepare",
+                                  "run_step", "stage_inputs"]
     for name in _members(Executor):
         wanted = getattr(Executor, name)
         if isinstance(wanted, property):
             continue  # an attribute or a property: both read as `executor.host`
         assert list(inspect.signature(getattr(executor, name)).parameters) == \
             list(inspect.signature(wanted).parameters), name
+
+
+CLUSTER = """all:
+  hosts:
+    cluster:
+      ansible_host: 10.0.0.20
+      workdir: /scratch/rk
+      launcher: slurm
+      runtime: RUNTIME
+"""
+
+
+def _cluster_host(tmp_path, runtime):
+    (tmp_path / "inv.yml").write_text(CLUSTER.replace("RUNTIME", runtime), encoding="utf-8")
+    return load_inventory(tmp_path / "inv.yml").host("cluster")
+
+
+def test_the_cluster_container_tools_mount_the_step_code_and_caches_as_docker_does(tmp_path):
+    place = StepPlace("R1", "probe", "/scratch/rk/runs/R1/probe", "/scratch/rk/code/ab", models_present=True,
+                      with_secrets=False)
+    refs = {"sglang": "docker://registry:5000/sglang@sha256:abc"}
+    apptainer = runtime_for(_cluster_host(tmp_path, "apptainer"), refs)
+    assert type(apptainer) is ApptainerRuntime and apptainer.command("reprokit.workloads.probe", "sglang", place) == (
+        "apptainer exec --nv --bind /scratch/rk/runs/R1/probe:/out:rw,/scratch/rk/code/ab:/opt/reprokit:ro,"
+        "/scratch/rk/cache:/scratch/rk/cache:rw,/models:/models:ro --pwd /out --env PYTHONPATH=/opt/reprokit"
+        " --env PYTHONUNBUFFERED=1 --env HOME=/tmp --env REPROKIT_CACHE=/scratch/rk/cache/reprokit"
+        " --env HF_HOME=/scratch/rk/cache/huggingface --env TRITON_CACHE_DIR=/scratch/rk/cache/triton"
+        " --env FLASHINFER_WORKSPACE_BASE=/scratch/rk/cache/flashinfer docker://registry:5000/sglang@sha256:abc"
+        " python3 -m reprokit.workloads.probe --params /out/params.json --out-dir /out")
+    pyxis = runtime_for(_cluster_host(tmp_path, "pyxis"), refs)
+    assert type(pyxis) is PyxisRuntime and pyxis.command("reprokit.workloads.probe", "sglang", place) == (
+        "env PYTHONPATH=/opt/reprokit PYTHONUNBUFFERED=1 HOME=/tmp REPROKIT_CACHE=/scratch/rk/cache/reprokit"
+        " HF_HOME=/scratch/rk/cache/huggingface TRITON_CACHE_DIR=/scratch/rk/cache/triton"
+        " FLASHINFER_WORKSPACE_BASE=/scratch/rk/cache/flashinfer srun --ntasks=1"
+        " --container-image=docker://registry:5000/sglang@sha256:abc --container-mounts=/scratch/rk/runs/R1/probe:/out:rw,"
+        "/scratch/rk/code/ab:/opt/reprokit:ro,/scratch/rk/cache:/scratch/rk/cache:rw,/models:/models:ro"
+        " --container-workdir=/out python3 -m reprokit.workloads.probe --params /out/params.json --out-dir /out")
+    with pytest.raises(HostError) as no_ref:
+        pyxis.command("reprokit.workloads.probe", "other", place)
+    assert str(no_ref.value) == ("host 'cluster': no image reference for 'other'; pass --image other=REF of one the"
+                                 " cluster can pull (Pyxis)")

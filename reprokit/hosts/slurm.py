@@ -1,0 +1,241 @@
+"""The Slurm launcher: each step one batch job, submitted on the login node over SSH, watched until it ends.
+
+The login node is an SSH host like any other (``~/.ssh/config``, ``ProxyJump``, strict host keys: the transport
+below). The step's directory is under the host's ``workdir`` on the cluster's shared file system, so the compute
+node writes there and the control plane follows ``step.log`` and pulls the files back from the login node with
+the same verified, confined pull-back as a session. The job's id is the handle: ``invoke collect`` polls it again,
+Ctrl-C and SIGTERM ``scancel`` it. Slurm, not reprokit, decides where a job runs and when: the host lock here only
+keeps two runs under one inventory name apart.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from reprokit.config.inventory import Host, SlurmSettings
+from reprokit.errors import HostError
+from reprokit.hosts import shell
+from reprokit.hosts.launch import Detached, Handle, PullIncomplete, StepEnd, register
+from reprokit.hosts.logstream import stream_log
+from reprokit.hosts.pullback import Listing, PullBack, PullStopped
+from reprokit.hosts.slurm_jobs import (
+    SACCT_FIELDS,
+    SLURM_TIME,
+    SQUEUE_FORMAT,
+    JobInfo,
+    job_end,
+    parse_job_id,
+    parse_sacct,
+    parse_scontrol,
+    parse_squeue,
+    queue_wait_end,
+    sbatch_argv,
+)
+from reprokit.hosts.ssh import is_dropped_link
+from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost, Transport
+
+POLL_MIN_S, POLL_MAX_S = 0.5, 5.0  # a job tool call per poll: gentler on the controller than a session's file reads
+OVERRUN_GRACE_S = 120  # Slurm ends a job at its --time; the control plane cancels it itself only this much later
+CANCEL_WAIT_S = 30.0
+EXIT_PLACEHOLDER = "running"
+
+
+def job_script(remote_dir: str, command: str, cleanup: str = "") -> str:
+    """``job.sh``: the step in its directory, its log and its exit code there (sbatch copies the script away)."""
+    return (
+        "#!/bin/sh\n"
+        "# Written by reprokit: runs one step as a Slurm batch job.\n"
+        f"cd {shell.quote(remote_dir)} || exit 1\n"
+        f"printf '%-7s\\n' {EXIT_PLACEHOLDER} 1<> exit_code\n"  # a requeued job starts again from here
+        "if [ -f .secrets.sh ]; then set -a; . ./.secrets.sh; set +a; rm -f .secrets.sh; fi\n"
+        "if [ -f .secrets.env ]; then exec 3< .secrets.env; rm -f .secrets.env; fi\n"
+        f"{command} > step.log 2>&1 < /dev/null\n"
+        "rc=$?\n"
+        "exec 3<&-\n"
+        f"{cleanup + chr(10) if cleanup else ''}"
+        "printf '%-7s\\n' \"$rc\" 1<> exit_code\n"
+        "exit $rc\n"
+    )
+
+
+def slurm_settings(host: Host) -> SlurmSettings:
+    return host.slurm or SlurmSettings()
+
+
+@register("slurm")
+@dataclass
+class SlurmLauncher:
+    """The ``Launcher`` of a Slurm login node: ``sbatch``, ``squeue``/``sacct``/``scontrol``, ``scancel``."""
+
+    transport: Transport
+    pullback: PullBack
+    kind: str = "slurm"
+    cancelled: set[str] = field(default_factory=set)  # jobs this process cancelled (any other cancel is someone else's)
+    submitted: dict[str, float] = field(default_factory=dict)  # job id -> when it was submitted (monotonic)
+
+    @property
+    def host(self) -> Host:
+        return self.transport.host
+
+    @staticmethod
+    def lock_dir(host: Host) -> str:
+        return f"{host.workdir.rstrip('/')}/locks/{host.name}"
+
+    # -- launch ----------------------------------------------------------------------------------
+    def launch(self, name: str, remote_dir: str, command: str, timeout_s: float, params: bytes,
+               secrets: tuple[str, str] | None = None, cleanup: str = "") -> Handle:
+        transport = self.transport
+        try:
+            transport.sh(f"mkdir -p -- {shell.quote(remote_dir)}")
+            transport.write_bytes(f"{remote_dir}/params.json", params)
+            if secrets:
+                transport.write_private(f"{remote_dir}/{secrets[0]}", secrets[1])
+            transport.write_text(f"{remote_dir}/exit_code", f"{EXIT_PLACEHOLDER}\n")
+            transport.write_text(f"{remote_dir}/job.sh", job_script(remote_dir, command, cleanup))
+        except OSError as exc:
+            problem = transport.explain(f"cannot write step '{name}'", str(exc) or "Failure")
+            raise HostError(transport.disk_problem(problem)) from None
+        run_id = remote_dir.rstrip("/").rsplit("/", 2)[-2]
+        argv = sbatch_argv(slurm_settings(self.host), f"{run_id}-{name}", remote_dir, timeout_s)
+        code, out, err = transport.sh(f"cd -- {shell.quote(remote_dir)} && {shell.join(argv)}", check=False)
+        job_id = parse_job_id(out) if code == 0 else None
+        if job_id is None:
+            said = (err.strip() or out.strip() or "no output").splitlines()[-1]
+            transport.sh(f"rm -f -- {shell.path(remote_dir, '.secrets.sh')} {shell.path(remote_dir, '.secrets.env')}",
+                         check=False)
+            raise HostError(f"host '{self.host.name}': sbatch refused step '{name}': {said}; check the slurm_* variables"
+                            f" of {self.host.name} in the inventory ({self.host.source})")
+        self.submitted[job_id] = time.monotonic()
+        self.transport.say(f"      submitted Slurm job {job_id} for '{name}' on {self.host.name}")
+        return Handle(self.kind, job_id, remote_dir)
+
+    # -- watch -----------------------------------------------------------------------------------
+    def job(self, job_id: str) -> JobInfo | None:
+        """The job as squeue shows it while it lives; then sacct, or scontrol where there is no accounting."""
+        code, out, _ = self.transport.sh(f"squeue -h -j {shell.quote(job_id)} -o {shell.quote(SQUEUE_FORMAT)}",
+                                         check=False)
+        info = parse_squeue(out, job_id) if code == 0 else None
+        if info and info.live:
+            return info
+        code, out, _ = self.transport.sh(f"sacct -n -P -X -j {shell.quote(job_id)} -o {SACCT_FIELDS}", check=False)
+        done = parse_sacct(out, job_id) if code == 0 else None
+        if done is None or done.live:
+            code, out, _ = self.transport.sh(f"scontrol show job -o {shell.quote(job_id)}", check=False)
+            done = parse_scontrol(out, job_id) if code == 0 else done
+        return done or info
+
+    def workload_exit(self, remote_dir: str) -> int | None:
+        text = (self.transport.read_text(f"{remote_dir}/exit_code") or "").strip()
+        return int(text) if text.lstrip("-").isdigit() else None
+
+    def poll(self, handle: Handle) -> StepEnd | None:
+        if not handle.id:  # submitted, but the record has no job id: only the job's own files can tell
+            code = self.workload_exit(handle.remote_dir)
+            return None if code is None else StepEnd(exit_code=code)
+        info = self.job(handle.id)
+        if info is None:  # Slurm has forgotten the job (past MinJobAge, no accounting)
+            code = self.workload_exit(handle.remote_dir)
+            return StepEnd(exit_code=code, reason=None if code is not None else
+                           f"Slurm no longer knows job {handle.id} and it left no exit code",
+                           facts={"launcher": "slurm", "job_id": handle.id, "state": "UNKNOWN"})
+        if info.live:
+            return self._queue_wait(handle, info)
+        return job_end(info, self.workload_exit(handle.remote_dir), handle.id in self.cancelled)
+
+    def _queue_wait(self, handle: Handle, info: JobInfo) -> StepEnd | None:
+        """None while the job may go on; its end when it stayed pending past slurm_max_queue_wait_s."""
+        limit_s = slurm_settings(self.host).max_queue_wait_s
+        if info.state != "PENDING" or limit_s is None:
+            return None
+        waited_s = self._pending_s(handle.id, info)
+        if waited_s is None or waited_s < limit_s:
+            return None
+        self.stop(handle)
+        return queue_wait_end(info, waited_s, limit_s)
+
+    def _pending_s(self, job_id: str, info: JobInfo) -> float | None:
+        if job_id in self.submitted:
+            return time.monotonic() - self.submitted[job_id]
+        code, out, _ = self.transport.sh("date +%Y-%m-%dT%H:%M:%S", check=False)  # the login node's clock, as Slurm's
+        try:
+            now, submit = datetime.strptime(out.strip(), SLURM_TIME), datetime.strptime(info.submit, SLURM_TIME)
+        except ValueError:
+            return None
+        return (now - submit).total_seconds()
+
+    def follow(self, handle: Handle, name: str, timeout_s: float, on_line: Callable[[str], None] | None,
+               check_stop: Callable[[], None]) -> StepEnd:
+        """Stream the job's step.log until Slurm says it ended; reconnect on a dropped link."""
+        log_path = f"{handle.remote_dir}/step.log"
+        offset, pending, poll_s, running_since = 0, b"", POLL_MIN_S, None
+        while True:
+            try:
+                before = offset
+                offset, pending = stream_log(self.transport, self.pullback.redactor, log_path, offset, pending, on_line)
+                poll_s = POLL_MIN_S if offset != before else min(POLL_MAX_S, poll_s * 1.5)
+                end = self.poll(handle)
+                if end is not None:
+                    stream_log(self.transport, self.pullback.redactor, log_path, offset,
+                               pending + b"\n" if pending else b"", on_line)
+                    return end
+                running_since = running_since or (time.monotonic() if offset else None)
+                if running_since and time.monotonic() > running_since + timeout_s + OVERRUN_GRACE_S:
+                    self.stop(handle)
+                    return StepEnd(exit_code=None, timed_out=True, reason=(
+                        f"Slurm job {handle.id} ran {timeout_s:.0f} s + {OVERRUN_GRACE_S} s past its timeout; reprokit"
+                        " cancelled it"), facts={"launcher": "slurm", "job_id": handle.id})
+            except LINK_ERRORS as exc:
+                if not is_dropped_link(exc):
+                    raise
+                self.transport.say(f"      connection to {self.host.name} lost during '{name}' ({type(exc).__name__});"
+                                   f" reconnecting (Slurm job {handle.id} goes on)")
+                self.transport.reconnect()
+            check_stop()
+            time.sleep(poll_s)
+
+    def usable_nodes(self) -> list[str]:
+        """The nodes of the host's partition that can take a job now (idle, mixed or allocated), as sinfo lists them."""
+        partition = slurm_settings(self.host).partition
+        where = f" -p {shell.quote(partition)}" if partition else ""
+        _, out, err = self.transport.sh(f"sinfo -h -N{where} -o '%N|%t'", check=False)
+        if not out.strip():
+            raise HostError(f"host '{self.host.name}': sinfo lists no nodes{where and ' in partition ' + str(partition)}:"
+                            f" {err.strip() or 'no output'}")
+        nodes = [n for n, _, state in (line.partition("|") for line in out.split())
+                 if state.rstrip("*~#!%$@^-") in ("idle", "mix", "alloc")]
+        return list(dict.fromkeys(nodes))
+
+    # -- stop, collect ---------------------------------------------------------------------------
+    def stop(self, handle: Handle) -> None:
+        """``scancel`` the job and wait until Slurm has ended it (its processes on the node get TERM, then KILL)."""
+        transport = self.transport
+        if handle.id:
+            self.cancelled.add(handle.id)
+            transport.sh(f"scancel {shell.quote(handle.id)}", check=False)
+            deadline = time.monotonic() + CANCEL_WAIT_S
+            while time.monotonic() < deadline:
+                info = self.job(handle.id)
+                if info is None or not info.live:
+                    break
+                time.sleep(0.5)
+        transport.sh(f"rm -f -- {shell.path(handle.remote_dir, '.secrets.env')} "
+                     f"{shell.path(handle.remote_dir, '.secrets.sh')}", check=False)
+        if self.workload_exit(handle.remote_dir) is None:
+            transport.write_text(f"{handle.remote_dir}/exit_code", "130\n")
+
+    def collect(self, handle: Handle, out_dir: Path) -> Listing:
+        name = handle.remote_dir.rstrip("/").rsplit("/", 1)[-1]
+        try:
+            return self.pullback.pull(handle.remote_dir, out_dir)
+        except ConnectionLost as exc:
+            raise Detached(f"{exc}; job {handle.id} of step '{name}' ended, its files stay on the login node", name,
+                           handle.remote_dir, handle) from None
+        except PullStopped as exc:
+            raise PullIncomplete(str(exc), name, handle.remote_dir, handle) from None
+
+
+__all__ = ["SlurmLauncher", "job_script"]
