@@ -32,6 +32,7 @@ from invoke.tasks import Task
 from invoke.util import helpline
 
 from reprokit import __version__, verbosity
+from reprokit.config import layers
 from reprokit.errors import ReprokitError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 
@@ -46,9 +47,9 @@ SHORT_FLAGS = {
 # Where reprokit's files are, unless invoke.yaml / reprokit.yaml (project, user, system) or the environment
 # (INVOKE_REPROKIT_RUNS_DIR for `invoke`, REPROKIT_REPROKIT_RUNS_DIR for `reprokit`) say otherwise.
 CONFIG_DEFAULTS = {
-    "kits_dir": "kits",
+    "kits_dir": None,  # None: the layers alone (built-in, user, ./kits); a directory: one more layer on top
     "inventory": "inventory.yml",
-    "runs_dir": "runs",
+    "runs_dir": None,  # None: ./runs in a project, else $XDG_DATA_HOME/reprokit/runs (reprokit.config.layers)
     "known_hosts": str(DEFAULT_KNOWN_HOSTS),
     "ssh_config": None,  # None: ~/.ssh/config when it exists
     "max_pull_bytes": None,  # what one run may bring back from its host (e.g. 200G); None: 64 GiB
@@ -318,6 +319,9 @@ def paths(c: invoke.Context, **given: Any) -> dict[str, Any]:
     """The config's paths, with those flags that were given on the command line winning."""
     merged = settings(c)
     merged.update({key: value for key, value in given.items() if value is not None})
+    from_flag = given.get("kits_dir") is not None
+    merged["kits_dir"] = layers.kit_path(None, merged["kits_dir"], "-K" if from_flag else "config")
+    merged["runs_dir"] = str(merged["runs_dir"] or layers.default_runs_dir())
     inventory = given.get("inventory")
     if inventory is not None and not (Path(inventory).is_file() or Path(inventory).is_dir()):
         problem = "not found" if not Path(inventory).exists() else "not a regular file or directory (a FIFO?)"
