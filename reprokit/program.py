@@ -19,8 +19,10 @@ from __future__ import annotations
 import errno
 import inspect
 import os
+import shlex
 import sys
 from collections.abc import Callable
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,8 @@ from invoke.parser import parser as invoke_parser
 from invoke.tasks import Task
 from invoke.util import helpline
 
-from reprokit import __version__, verbosity
+from reprokit import __version__, completion, verbosity
+from reprokit.config import layers
 from reprokit.errors import ReprokitError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 
@@ -46,9 +49,9 @@ SHORT_FLAGS = {
 # Where reprokit's files are, unless invoke.yaml / reprokit.yaml (project, user, system) or the environment
 # (INVOKE_REPROKIT_RUNS_DIR for `invoke`, REPROKIT_REPROKIT_RUNS_DIR for `reprokit`) say otherwise.
 CONFIG_DEFAULTS = {
-    "kits_dir": "kits",
+    "kits_dir": None,  # None: the layers alone (built-in, user, ./kits); a directory: one more layer on top
     "inventory": "inventory.yml",
-    "runs_dir": "runs",
+    "runs_dir": None,  # None: ./runs in a project, else $XDG_DATA_HOME/reprokit/runs (reprokit.config.layers)
     "known_hosts": str(DEFAULT_KNOWN_HOSTS),
     "ssh_config": None,  # None: ~/.ssh/config when it exists
     "max_pull_bytes": None,  # what one run may bring back from its host (e.g. 200G); None: 64 GiB
@@ -260,6 +263,70 @@ class ReprokitProgram(Program):
         install_parser()
         return super()._make_parser()
 
+    def print_help(self) -> None:
+        """``reprokit --help``: the tasks by group, then the few of Invoke's core options that mean something here."""
+        print(f"Usage: {self.binary} [--dry] TASK [--options] [ARGUMENTS ...]   ({self.binary} TASK --help explains one)")
+        print("")
+        self.list_tasks()
+        print("Options before the task:")
+        print("")
+        self.print_columns([(self.initial_context.help_for(flag)[0], text) for flag, text in CORE_FLAGS_SHOWN.items()])
+        print(f"Shell completion (tasks, kits, hosts): eval \"$({self.binary} --print-completion-script bash)\""
+              " in ~/.bashrc (zsh: ... zsh, in ~/.zshrc)")
+
+    def print_version(self) -> None:
+        """``reprokit --version``: its version, the ansible-core it drives, and the pins of the built-in kits."""
+        print(version_text())
+
+    def parse_cleanup(self) -> None:
+        """``--complete``: kits, hosts and groups where the command line wants one (``reprokit.completion``); the rest
+        (task names, flags) as Invoke completes them."""
+        if self.args.complete.value:
+            found = completion.candidates(_completion_tokens(self.core.remainder, self.binary_names),
+                                          list(self.collection.task_names),
+                                          (self.config.get("reprokit") or {}).get("inventory") or "inventory.yml")
+            if found is not None:
+                print("\n".join(found))
+                raise Exit
+        super().parse_cleanup()
+
+
+# Invoke's core options that `reprokit --help` shows; the others (pty, echo, hide, sudo, ...) run shell commands
+# reprokit's tasks do not run through Invoke, and stay accepted only so that `invoke` and `reprokit` parse alike.
+CORE_FLAGS_SHOWN = {
+    "--help": "this help; with a task's name (or after it), that task's arguments",
+    "--list": "the tasks by group",
+    "--version": "reprokit's version, the ansible-core it drives, the pins of the built-in kits",
+    "--dry": "show what a task would do (a run's plan, provision's command), run nothing",
+    "--print-completion-script": "the shell's completion script (bash, zsh, fish): tasks, flags, kits, hosts",
+    "--complete": "the completion candidates for the words after `--` (what the completion script calls)",
+}
+
+
+def _completion_tokens(remainder: str, names: list[str]) -> list[str]:
+    try:
+        tokens = shlex.split(remainder)
+    except ValueError:  # an open quote: complete as if at its start
+        tokens = remainder.split()
+    return tokens[1:] if tokens and Path(tokens[0]).name in names else tokens
+
+
+def version_text() -> str:
+    from reprokit.config.kit import load_kit_file  # noqa: PLC0415 - the kit models import the step kinds
+
+    try:
+        ansible = f"ansible-core {metadata.version('ansible-core')}"
+    except metadata.PackageNotFoundError:
+        ansible = "ansible-core not installed"
+    builtin = layers.builtin_root() / "kits"
+    lines = [f"reprokit {__version__} ({ansible}; Python {sys.version.split()[0]})", f"built-in kits ({builtin}):"]
+    kits = layers.kit_path(builtin).kits()
+    width = max((len(name) for name in kits), default=0)
+    for name, (path, _) in kits.items():
+        pins = ", ".join(f"{k} {v}" for k, v in load_kit_file(path).pins.items())
+        lines.append(f"  {name.ljust(width)}  {pins or '(no pins)'}")
+    return "\n".join(lines)
+
 
 def main(argv: list[str] | None = None) -> None:
     """The ``reprokit`` console entry point (pyproject.toml: [project.scripts])."""
@@ -319,6 +386,9 @@ def paths(c: invoke.Context, **given: Any) -> dict[str, Any]:
     """The config's paths, with those flags that were given on the command line winning."""
     merged = settings(c)
     merged.update({key: value for key, value in given.items() if value is not None})
+    from_flag = given.get("kits_dir") is not None
+    merged["kits_dir"] = layers.kit_path(None, merged["kits_dir"], "-K" if from_flag else "config")
+    merged["runs_dir"] = str(merged["runs_dir"] or layers.default_runs_dir())
     inventory = given.get("inventory")
     if inventory is not None and not (Path(inventory).is_file() or Path(inventory).is_dir()):
         problem = "not found" if not Path(inventory).exists() else "not a regular file or directory (a FIFO?)"

@@ -14,21 +14,19 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reprokit.config import ansible_inventory
+from reprokit.config import ansible_inventory, layers
 from reprokit.config.inventory import Host, Inventory, load_inventory
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.factory import ConnectOptions, transport_for
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS  # the file the SSH executor uses
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-ANSIBLE_DIR = REPO_ROOT / "ansible"
+ANSIBLE_DIR = layers.ansible_dir()  # the checkout's ansible/, or the installed package's copy
 PLAYBOOK = ANSIBLE_DIR / "site.yml"
 _RECAP = re.compile(
     r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+unreachable=(?P<unreachable>\d+)\s+"
@@ -179,10 +177,9 @@ def provision(
                           " under its own name with `ansible_connection: local` to provision it")
     if host.name not in inventory.hosts:
         raise ConfigError(f"host '{host.name}' is not in {inventory_path}; ansible-playbook reads its hosts from there")
-    ansible_playbook = shutil.which("ansible-playbook")
+    ansible_playbook = ansible_inventory.tool("ansible-playbook")
     if not ansible_playbook:
-        raise HostError("ansible-playbook is not installed here; install ansible-core (apt-get install ansible-core,"
-                        " or pip install ansible-core)")
+        raise HostError("ansible-playbook is not installed here; reinstall reprokit (it depends on ansible-core)")
     known_hosts = Path(known_hosts)
     known_hosts.parent.mkdir(parents=True, exist_ok=True)
     known_hosts.touch(exist_ok=True)
@@ -197,7 +194,7 @@ def provision(
                ANSIBLE_SSH_CONTROL_PATH_DIR=str(Path.home() / ".ansible" / "cp" / f"reprokit-{trust}"))
     lines: list[str] = []
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env=env, text=True, cwd=REPO_ROOT)
+                            env=env, text=True, cwd=ANSIBLE_DIR.parent)
     try:
         assert proc.stdout is not None
         for line in proc.stdout:

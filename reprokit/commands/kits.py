@@ -7,14 +7,14 @@ kit's skeleton is ``reprokit.new_kit``'s. Here they are printed and the exit cod
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from rich.table import Table
 
 from reprokit import catalogue, kit_check, program
 from reprokit.commands.console import console
 from reprokit.commands.flags import JSON_HELP, KITS_DIR_HELP
-from reprokit.config.kit import kit_names, load_kit
+from reprokit.config.kit import kit_names, load_kit, load_kit_file
+from reprokit.config.layers import KitPath, kit_path
 from reprokit.errors import ExitCode
 from reprokit.new_kit import new_kit
 from reprokit.pins import check_kit
@@ -23,20 +23,23 @@ from reprokit.runner import step_kinds_table
 from reprokit.upstream_args import kit_flag_problems
 
 
-def list_kits(kits_dir: str, as_json: bool = False) -> int:
+def list_kits(kits_dir: KitPath | str | None, as_json: bool = False) -> int:
+    """Every kit of every layer, the winning one of each name, and the layer it came from (``source``)."""
+    found = kit_path(kits_dir).kits()
+    loaded = [(load_kit_file(path), path, source) for path, source in found.values()]
     if as_json:
-        loaded = [load_kit(name, kits_dir)[0] for name in kit_names(Path(kits_dir))]
-        print(json.dumps({"kits": [{"kit": k.kit, "steps": [{"name": s.name, "uses": s.uses} for s in k.steps],
-                                    "pins": dict(k.pins)} for k in loaded],
+        print(json.dumps({"kits": [{"kit": k.kit, "source": source, "path": str(path),
+                                    "steps": [{"name": s.name, "uses": s.uses} for s in k.steps],
+                                    "pins": dict(k.pins)} for k, path, source in loaded],
                           "step_kinds": [dict(zip(("kind", "runs_on", "implemented", "summary"), row))
                                          for row in step_kinds_table()]}, indent=2))
         return ExitCode.PASS
     table = Table(title="kits", title_justify="left")
-    for column in ("kit", "steps", "pins"):
+    for column in ("kit", "source", "steps", "pins"):
         table.add_column(column, overflow="fold")
-    for name in kit_names(Path(kits_dir)):
-        kit, _ = load_kit(name, kits_dir)
-        table.add_row(name, ", ".join(f"{s.name}" for s in kit.steps), ", ".join(f"{k} {v}" for k, v in kit.pins.items()))
+    for kit, path, source in loaded:
+        table.add_row(kit.kit, f"{source} ({path.parent})", ", ".join(f"{s.name}" for s in kit.steps),
+                      ", ".join(f"{k} {v}" for k, v in kit.pins.items()))
     console.print(table)
     steps = Table(title="step kinds", title_justify="left")
     for column in ("kind", "runs on", "implemented", "what it does"):
@@ -63,10 +66,10 @@ def write_cases(kits_dir: str, target: str) -> int:
     return ExitCode.PASS
 
 
-def check_kits(kits_dir: str) -> int:
+def check_kits(kits_dir: KitPath | str) -> int:
     """``invoke kits --check``: each kit's structure, and its sglang flags against its pinned release; 1 on a problem."""
     failed = 0
-    for name in kit_names(Path(kits_dir)):
+    for name in kit_names(kits_dir):
         kit, path = load_kit(name, kits_dir)
         structural, account = kit_check.structure(kit, path)
         for problem in structural:
@@ -82,9 +85,9 @@ def check_kits(kits_dir: str) -> int:
     return ExitCode.FAIL if failed else ExitCode.PASS
 
 
-def check_pins(kits_dir: str, kit_name: str | None, as_json: bool = False) -> int:
+def check_pins(kits_dir: KitPath | str, kit_name: str | None, as_json: bool = False) -> int:
     """Each kit's pins against the pinned wheels' metadata; 1 when a pinned package requires another version."""
-    names = [kit_name] if kit_name else kit_names(Path(kits_dir))
+    names = [kit_name] if kit_name else kit_names(kits_dir)
     failed = 0
     report = []
     for name in names:

@@ -20,7 +20,7 @@ from reprokit import program
 from reprokit.collect import collect_run
 from reprokit.commands.console import VERDICT_STYLE, cell, console, err_console, printers, transfer_progress, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
-from reprokit.config import ansible_inventory
+from reprokit.config import ansible_inventory, layers
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import apply_overrides, load_kit, select_steps
 from reprokit.dry_run import describe_plan, render_plan
@@ -113,7 +113,7 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
           nodes: int | None = None) -> int:
     """Run a kit on a host, a group or the hosts of an Ansible pattern (``limit``); ``only``/``skip``/``sets`` select
     steps and override parameters (recorded); ``dry`` only shows the plan."""
-    kits = Path(kits_dir)
+    kits = layers.kit_path(kits_dir)
     kit, kit_path = load_kit(kit_name, kits)
     kit = select_steps(kit, only or [], skip or [])
     kit, overrides = apply_overrides(kit, sets or [])
@@ -207,7 +207,8 @@ def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOp
             as_json: bool = False, runs_dir: str = "runs") -> int:
     say, _ = printers(as_json)
     run_dir = str(resolve_run_dir(run_dir, runs_dir))  # runs/<id>, or just <id>
-    outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, Path(kits_dir), say=say, wait_s=wait_s)
+    outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, layers.kit_path(kits_dir), say=say,
+                          wait_s=wait_s)
     manifest = load_manifest(run_dir)
     if as_json:
         print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(run_exit_code(outcome)), **outcome.to_json()}, indent=2))

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,17 @@ class AnsibleInventory:
 _cache: dict[tuple[str, tuple[tuple[str, int, int], ...]], AnsibleInventory] = {}
 
 
+def tool(name: str) -> str | None:
+    """An Ansible command: the one installed with reprokit (next to this Python, as in a venv or pipx's), else PATH's.
+
+    pipx puts only ``reprokit`` on the PATH; ansible-core's commands stay in its venv's bin, next to the interpreter.
+    """
+    beside = Path(sys.executable).parent / name
+    return str(beside) if os.access(beside, os.X_OK) else shutil.which(name)
+
+
 def available() -> bool:
-    return shutil.which("ansible-inventory") is not None
+    return tool("ansible-inventory") is not None
 
 
 def _sources(path: Path) -> tuple[tuple[str, int, int], ...]:
@@ -70,7 +80,7 @@ def read(path: Path) -> AnsibleInventory:
 
 
 def _disk_entry(key: tuple) -> Path:
-    binary = shutil.which("ansible-inventory") or ""
+    binary = tool("ansible-inventory") or ""
     settings: list = sorted((k, v) for k, v in os.environ.items() if k.startswith("ANSIBLE_"))
     for cfg in (Path("ansible.cfg"), Path.home() / ".ansible.cfg", Path("/etc/ansible/ansible.cfg")):  # Ansible's search
         if cfg.is_file():
@@ -99,10 +109,10 @@ def _run(path: Path) -> dict[str, Any]:
         # One plugin for a file that says what it is: its own error, not every plugin's guess.
         env["ANSIBLE_INVENTORY_ENABLED"] = _PLUGIN_BY_SUFFIX[path.suffix.lower()]
     try:
-        proc = subprocess.run(["ansible-inventory", "-i", str(path), "--list"], capture_output=True, text=True, env=env,
+        proc = subprocess.run([tool("ansible-inventory") or "ansible-inventory", "-i", str(path), "--list"], capture_output=True, text=True, env=env,
                               timeout=ANSIBLE_INVENTORY_TIMEOUT_S, stdin=subprocess.DEVNULL)
     except FileNotFoundError:
-        raise ConfigError(f"{path}: ansible-inventory is not installed; install ansible-core (apt-get install"
+        raise ConfigError(f"{path}: ansible-inventory is not installed; reinstall reprokit (it depends on"
                           " ansible-core) to read this inventory") from None
     if proc.returncode != 0:
         raise ConfigError(describe_error(path, proc.stderr))
@@ -112,7 +122,7 @@ def _run(path: Path) -> dict[str, Any]:
 def match(path: Path, pattern: str) -> list[str]:
     """The hosts an Ansible host pattern (``blackwell:!rtx-02``, ``rtx-0*``, ``a:&b``) selects, as Ansible selects them."""
     try:
-        proc = subprocess.run(["ansible", "-i", str(path), "--list-hosts", pattern], capture_output=True, text=True,
+        proc = subprocess.run([tool("ansible") or "ansible", "-i", str(path), "--list-hosts", pattern], capture_output=True, text=True,
                               timeout=ANSIBLE_INVENTORY_TIMEOUT_S, stdin=subprocess.DEVNULL,
                               env=dict(os.environ, ANSIBLE_NOCOLOR="1", ANSIBLE_LOCALHOST_WARNING="False"))
     except FileNotFoundError:

@@ -4,8 +4,7 @@ The same inventory drives ``ansible-playbook`` and reprokit's own SSH connection
 (``ansible-inventory --list``, ``reprokit.config.ansible_inventory``): YAML or INI, directories,
 ``group_vars/`` and ``host_vars/``; reprokit then validates only its own variables and the connection
 variables it uses, and leaves every other variable to Ansible (a name close to one of reprokit's is
-warned about). Where ansible-inventory is not installed, a YAML inventory is read by reprokit itself
-with the same merge order (``all.vars`` < parent group < child group < host).
+warned about). ansible-core is one of reprokit's dependencies: there is no second reader to disagree with it.
 
 A built-in host named ``local`` (the machine itself, native runtime) is always
 present and is the default target.
@@ -23,7 +22,7 @@ import pydantic
 
 from reprokit.config import ansible_inventory
 from reprokit.config.names import check_name
-from reprokit.config.yamlfile import LoadedYaml, PathKey, load_yaml
+from reprokit.config.yamlfile import LoadedYaml, load_yaml
 from reprokit.errors import ConfigError
 from reprokit.workloads.facts.arch import GPU_ARCHES
 
@@ -238,25 +237,6 @@ class Inventory:
         return [self.hosts[h] for h in self.groups[name]]
 
 
-_GROUP_KEYS = ("hosts", "vars", "children")
-
-
-def _check_group_keys(doc: LoadedYaml, node: Any, loc: PathKey) -> None:
-    if node is None:
-        return
-    if not isinstance(node, dict):
-        raise ConfigError(f"{doc.where(loc)}: group '{loc[-1]}' must be a mapping with hosts/vars/children")
-    for key in node:
-        if key not in _GROUP_KEYS:
-            raise ConfigError(
-                f"{doc.where(loc + (key,))}: unknown key '{key}' in group '{loc[-1]}'; known keys here: {', '.join(_GROUP_KEYS)}"
-            )
-    for key in ("hosts", "vars", "children"):
-        value = node.get(key)
-        if value is not None and not isinstance(value, dict):
-            raise ConfigError(f"{doc.where(loc + (key,))}: '{key}' of group '{loc[-1]}' must be a mapping")
-
-
 def misspelt_variables(host: str, variables: dict[str, Any], where) -> list[tuple[str, str, str, str]]:
     """(where, variable, closest reprokit name, host) for each variable close to one of reprokit's names (``gpu_cont``)."""
     known = [name for name in HostVars.model_fields if not name.startswith("ansible_")]
@@ -340,11 +320,9 @@ def load_inventory(path: Path | str | None) -> Inventory:
         inventory.hosts[LOCAL_HOST] = local_host()
         return inventory
     path = Path(path)
-    if ansible_inventory.available():
-        return _load_with_ansible(path)
-    if path.is_dir() or path.suffix.lower() not in (".yml", ".yaml"):
-        raise ConfigError(f"{path}: only a YAML inventory file can be read without ansible-inventory; install ansible-core")
-    return _load_yaml_inventory(path)
+    if not ansible_inventory.available():  # ansible-core is a dependency: only a broken install gets here
+        raise ConfigError(f"{path}: ansible-inventory is not installed; reinstall reprokit (it depends on ansible-core)")
+    return _load_with_ansible(path)
 
 
 def _load_with_ansible(path: Path) -> Inventory:
@@ -386,90 +364,3 @@ def _host_line(doc: LoadedYaml, name: str) -> str:
                 return doc.where(loc)
             listed = listed or doc.where(loc)
     return listed or str(doc.path)
-
-
-def _check_top_level(doc: LoadedYaml) -> None:
-    if not isinstance(doc.data, dict) or set(doc.data) != {"all"}:
-        extra = sorted(set(doc.data) - {"all"}) if isinstance(doc.data, dict) else []
-        detail = f"unknown top-level key '{extra[0]}'" if extra else "expected a mapping with the single key 'all'"
-        loc: PathKey = (extra[0],) if extra else ()
-        raise ConfigError(f"{doc.where(loc)}: {detail}; an Ansible YAML inventory starts with 'all:'")
-
-
-def _load_yaml_inventory(path: Path) -> Inventory:
-    """The inventory read without Ansible: a YAML inventory file (no group_vars/host_vars, no patterns)."""
-    inventory = Inventory(path=Path(path) if path else None)
-    inventory.hosts[LOCAL_HOST] = local_host()
-    if path is None or not Path(path).exists():
-        return inventory
-    doc = load_yaml(path)
-    if doc.data is None:
-        return inventory
-    _check_top_level(doc)
-    host_vars: dict[str, list[tuple[PathKey, dict[str, Any]]]] = {}
-    host_loc: dict[str, PathKey] = {}
-    host_groups: dict[str, list[str]] = {}
-
-    def walk(group: str, node: Any, loc: PathKey, inherited: list[tuple[PathKey, dict[str, Any]]]) -> list[str]:
-        _check_group_keys(doc, node, loc)
-        node = node or {}
-        layers = list(inherited)
-        if node.get("vars"):
-            layers.append((loc + ("vars",), node["vars"]))
-        members: list[str] = []
-        for host_name, own in (node.get("hosts") or {}).items():
-            hloc = loc + ("hosts", host_name)
-            if host_name == LOCAL_HOST:
-                raise ConfigError(f"{doc.where(hloc)}: host name '{LOCAL_HOST}' is reserved for this machine; rename it")
-            check_name("host", host_name, doc.where(hloc))
-            if own is not None and not isinstance(own, dict):
-                raise ConfigError(f"{doc.where(hloc)}: host '{host_name}' must map to its variables (or be empty)")
-            if host_name in host_loc and own:
-                first = doc.line_of(host_loc[host_name])
-                raise ConfigError(
-                    f"{doc.where(hloc)}: host '{host_name}' is given variables twice (first on line {first});"
-                    " define its variables once and list it without variables elsewhere"
-                )
-            chain = host_vars.setdefault(host_name, [])
-            if own or host_name not in host_loc:
-                host_loc[host_name] = hloc
-            chain.extend(layer for layer in layers if layer not in chain)
-            if own:
-                chain.append((hloc, own))
-            members.append(host_name)
-            host_groups.setdefault(host_name, [])
-            if group != "all" and group not in host_groups[host_name]:
-                host_groups[host_name].append(group)
-        for child, child_node in (node.get("children") or {}).items():
-            child_members = walk(child, child_node, loc + ("children", child), layers)
-            inventory.groups.setdefault(child, [])
-            for m in child_members:
-                if m not in inventory.groups[child]:
-                    inventory.groups[child].append(m)
-                if group != "all" and group not in host_groups[m]:
-                    host_groups[m].append(group)
-            members.extend(m for m in child_members if m not in members)
-        return members
-
-    all_members = walk("all", doc.data["all"], ("all",), [])
-    inventory.groups["all"] = [LOCAL_HOST] + all_members
-
-    misspelt: list[tuple[str, str, str, str]] = []
-    for name, chain in host_vars.items():
-        merged: dict[str, Any] = {}
-        origin: dict[str, PathKey] = {}
-        for loc, layer in chain:
-            for key, value in layer.items():
-                merged[key] = value
-                origin[key] = loc + (key,)
-
-        def where(key: str, name: str = name, origin: dict[str, PathKey] = origin) -> str:
-            return doc.where(origin.get(key, host_loc[name]))
-
-        misspelt += misspelt_variables(name, merged, where)
-        inventory.hosts[name] = make_host(name, merged, tuple(host_groups.get(name, ())), doc.where(host_loc[name]), where)
-    inventory.warnings = misspelling_warnings(misspelt)
-    for group in inventory.groups:
-        if group in inventory.hosts:
-            raise ConfigError(f"{path}: '{group}' is both a group and a host name; rename one")
-    return inventory

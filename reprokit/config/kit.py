@@ -14,6 +14,7 @@ from typing import Any
 
 import pydantic
 
+from reprokit.config.layers import KitPath, kit_path
 from reprokit.config.validation import validate
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
@@ -212,19 +213,25 @@ def load_kit_file(path: Path | str) -> Kit:
     return kit
 
 
-def kit_names(kits_dir: Path) -> list[str]:
-    return sorted(p.stem for p in kits_dir.glob("*.yml"))
+def kit_names(kits_dir: KitPath | Path | str | None = None) -> list[str]:
+    """The kits of a directory, or of every layer (``reprokit.config.layers``)."""
+    return list(kit_path(kits_dir).kits())
 
 
-def load_kit(name: str, kits_dir: Path | str = "kits") -> tuple[Kit, Path]:
-    """Load ``kits_dir/<name>.yml``; an unknown name lists the known kits."""
-    kits_dir = Path(kits_dir)
-    path = kits_dir / f"{name}.yml"
-    if not re.fullmatch(NAME_RE, name) or not path.is_file():
-        known = kit_names(kits_dir)
-        hint = difflib.get_close_matches(name, known, n=1)
+def find_kit(name: str, kits_dir: KitPath | Path | str | None = None) -> tuple[Path, str]:
+    """The file of kit ``name`` and the layer it comes from; an unknown name lists the known kits."""
+    kits = kit_path(kits_dir)
+    found = kits.kits()
+    if not re.fullmatch(NAME_RE, name) or name not in found:
+        hint = difflib.get_close_matches(name, list(found), n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
-        raise ConfigError(f"{kits_dir}: unknown kit '{name}'{did_you_mean}; known kits: {', '.join(known) or '(none)'}")
+        raise ConfigError(f"{kits}: unknown kit '{name}'{did_you_mean}; known kits: {', '.join(found) or '(none)'}")
+    return found[name]
+
+
+def load_kit(name: str, kits_dir: KitPath | Path | str | None = None) -> tuple[Kit, Path]:
+    """Load kit ``name`` from a directory (``kits_dir/<name>.yml``) or from the layers (``None``: the last that has it)."""
+    path, _ = find_kit(name, kits_dir)
     return load_kit_file(path), path
 
 

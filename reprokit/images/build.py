@@ -22,6 +22,7 @@ from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from reprokit.config import layers
 from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit
 from reprokit.errors import ConfigError, HostError
@@ -31,7 +32,7 @@ from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, BaseImage, load_lock
 from reprokit.records.atomic import write_json_atomic
 from reprokit.say import Say, silent
 
-REPO_ROOT = Path(__file__).resolve().parent.parent.parent
+REPO_ROOT = layers.builtin_root()  # docker/ of the checkout, or of the installed package (its Dockerfiles and locks)
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # Debian's and Ubuntu's; passed as the build secret `ca_bundle`
 STATE_DIR = Path(".reprokit/images")  # what `invoke build` built, per host: kit -> image -> reference
 BUILD_TIMEOUT_S = 3 * 3600  # a cold workload build downloads several GB of CUDA wheels

@@ -16,6 +16,7 @@ from typing import Any
 
 from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit, Step
+from reprokit.config.layers import KitPath, kit_path
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
 from reprokit.records.fingerprint import Fingerprint
@@ -36,18 +37,20 @@ class PlannedStep:
         return self.step.name
 
 
-def load_model_config(name: str, kits_dir: Path) -> dict[str, Any]:
-    path = kits_dir / "models" / f"{name}.yml"
-    if not path.is_file():
-        known = sorted(p.stem for p in (kits_dir / "models").glob("*.yml"))
-        raise ConfigError(f"{path}: unknown model '{name}'; known models: {', '.join(known) or '(none)'}")
+def load_model_config(name: str, kits_dir: KitPath | Path) -> dict[str, Any]:
+    """``models/<name>.yml`` of the kits' directory, or of their last layer that has it."""
+    kits = kit_path(kits_dir)
+    known = kits.model_files()
+    path = known.get(name)
+    if path is None:
+        raise ConfigError(f"{kits.models_dir() / f'{name}.yml'}: unknown model '{name}'; known models: {', '.join(known) or '(none)'}")
     doc = load_yaml(path)
     if not isinstance(doc.data, dict):
         raise ConfigError(f"{path}:1: a model file must be a mapping of config names to numbers")
     return doc.data
 
 
-def plan_step(step: Step, kit: Kit, kits_dir: Path, fingerprint: Fingerprint, results: dict[str, Any],
+def plan_step(step: Step, kit: Kit, kits_dir: KitPath | Path, fingerprint: Fingerprint, results: dict[str, Any],
               host_cpu_only: bool = False, host: Host | None = None) -> PlannedStep:
     """``host_cpu_only``: a host marked CPU-only for testing runs GPU steps anyway (against test doubles).
 

@@ -6,7 +6,7 @@
 #                      to the registry as 127.0.0.1:5000/reprokit-test/bookworm:base; the tests build the real
 #                      Dockerfiles with it in place of the CUDA and sglang bases (no registry can be pulled from in CI)
 #   test host image    the base plus systemd and sshd: a GPU-less "host" with its own filesystem for ansible-playbook
-# ansible-core and ansible-lint come from Debian. What the tests need is written to .cache/services/docker.env;
+# ansible-core and ansible-lint come from the dev lock (the venv). What the tests need is written to .cache/services/docker.env;
 # when something cannot work here the reason goes to .cache/services/docker.unavailable and the tests skip with it.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -21,7 +21,7 @@ BASE=reprokit-test/bookworm:base
 TESTHOST=reprokit-test/sshhost:latest-build
 # Changing this list rebuilds the base (its hash is a label of the image).
 BASE_PACKAGES=python3,python3-venv,python3-dev,g++,ca-certificates
-PACKAGES=(docker.io docker-registry debootstrap ansible-core ansible-lint openssh-client curl)
+PACKAGES=(docker.io docker-registry debootstrap openssh-client curl)
 
 mkdir -p "$STATE"
 rm -f "$UNAVAILABLE" "$ENV_FILE"

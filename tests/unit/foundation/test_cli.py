@@ -126,7 +126,10 @@ def test_user_config_file_names_the_kits_dir(tmp_path):
     (tmp_path / ".invoke.yaml").write_text(f"reprokit:\n  kits_dir: {kits}\n")
     proc = run_invoke("kits", "--json", env={"HOME": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr
-    assert [k["kit"] for k in json.loads(proc.stdout)["kits"]] == ["smem-probe"]
+    listed = {k["kit"]: (k["source"], k["path"]) for k in json.loads(proc.stdout)["kits"]}
+    assert listed["smem-probe"] == ("config", str(kits / "smem-probe.yml"))  # the config's layer wins over ./kits
+    shipped = sorted(p.stem for p in (REPO / "kits").glob("*.yml"))
+    assert sorted(listed) == shipped and {listed[k][0] for k in shipped if k != "smem-probe"} == {"project"}
 
 
 def test_reprokit_program_reads_the_project_file_where_it_runs(capsys, tmp_path, monkeypatch):
@@ -136,7 +139,9 @@ def test_reprokit_program_reads_the_project_file_where_it_runs(capsys, tmp_path,
     monkeypatch.chdir(tmp_path)
     program = ReprokitProgram(namespace=ns, name="reprokit", binary="reprokit", config_class=ReprokitConfig)
     code, out, _ = run_program(capsys, "kits", "--json", program=program)
-    assert code == 0 and [k["kit"] for k in json.loads(out)["kits"]] == ["tile-sweep"]
+    listed = {k["kit"]: (k["source"], k["path"]) for k in json.loads(out)["kits"]}
+    assert code == 0 and listed["tile-sweep"] == ("config", "kits/tile-sweep.yml")  # ./kits, named by the config key
+    assert {source for name, (source, _) in listed.items() if name != "tile-sweep"} == {"built-in"}
 
 
 @pytest.mark.network

@@ -1,0 +1,214 @@
+"""reprokit installed like a tool: the wheel built from this checkout, installed with Debian's pipx into a
+temporary home, run from an empty directory with no checkout on the path.
+
+The wheel is built offline (``pip wheel --no-deps --no-build-isolation``, with the dev lock's setuptools) from a
+copy of the build inputs, so the checkout gets no build/ folder. pipx installs it with no index, from a folder of
+the runtime lock's wheels (downloaded with their hashes checked): the same wheels as CI's, ansible-core included.
+Where pipx is missing and cannot be installed (not root, no apt-get), a fresh venv stands in for it, which is what
+pipx makes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.integration.docker_env import REASON, start_test_host
+
+pytestmark = pytest.mark.slow
+BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "reprokit", "kits", "docker", "ansible")
+SHIPPED = ("kits", "docker", "ansible")
+CHECKOUT_KITS = sorted(p.stem for p in (REPO / "kits").glob("*.yml"))
+
+
+def _pipx() -> str | None:
+    if shutil.which("pipx") is None and os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-q", "pipx"], env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
+                       capture_output=True, timeout=300)
+    return shutil.which("pipx")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    for name in BUILD_INPUTS:
+        copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy2
+        kwargs = {"ignore": shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")} if (REPO / name).is_dir() else {}
+        copy(REPO / name, src / name, **kwargs)
+    dist = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist),
+                           str(src)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (built,) = dist.glob("reprokit-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory):
+    """HOME, the environment and the ``reprokit`` command of the installed tool."""
+    home = tmp_path_factory.mktemp("home")
+    bin_dir = home / ".local" / "bin"
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("XDG_", "PYTHON", "VIRTUAL_ENV", "INVOKE_", "REPROKIT_", "ANSIBLE_", "PIPX_"))}
+    # The download cache stays this machine's (the FlashInfer release the static analysis reads, as every other test
+    # fills it); config and data are the empty home's.
+    env.update(XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"))
+    env.update(HOME=str(home), PIPX_HOME=str(home / ".local" / "pipx"), PIPX_BIN_DIR=str(bin_dir),
+               PATH=os.pathsep.join([str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin"]), NO_COLOR="1", COLUMNS="200")
+    wheels = tmp_path_factory.mktemp("wheels")  # the runtime lock's wheels, their hashes checked on the way in
+    proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--require-hashes",
+                           "--no-deps", "--only-binary=:all:", "-d", str(wheels), "-r", str(REPO / "requirements.lock")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    only_locked = ["--no-index", f"--find-links={wheels}"]  # nothing but those wheels can satisfy a dependency
+    pipx = _pipx()
+    if pipx:
+        # pipx's own shared pip comes from the index: through this machine's pip cache, not the empty home's
+        cached = dict(env, PIP_CACHE_DIR=str(Path.home() / ".cache" / "pip"))
+        proc = subprocess.run([pipx, "install", f"--pip-args={' '.join(only_locked)}", str(wheel)], env=cached,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        venv = home / ".local" / "pipx" / "venvs" / "reprokit"
+    else:
+        venv = home / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *only_locked, str(wheel)], check=True, timeout=600)
+        bin_dir.mkdir(parents=True)
+        (bin_dir / "reprokit").symlink_to(venv / "bin" / "reprokit")
+    work = home / "work"  # the empty directory every command runs in
+    work.mkdir()
+    return {"home": home, "env": env, "venv": venv, "work": work, "pipx": pipx,
+            "reprokit": str(bin_dir / "reprokit")}
+
+
+def reprokit(installed, *args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([installed["reprokit"], *args], cwd=cwd or installed["work"], env=installed["env"],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_the_wheel_ships_the_kits_roles_dockerfiles_and_tables_and_no_tests(wheel):
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for folder in SHIPPED:
+        files = sorted(str(p.relative_to(REPO)) for p in (REPO / folder).rglob("*") if p.is_file())
+        assert files and {f"reprokit/shipped/{f}" for f in files} <= names, folder  # whatever the folder holds
+    assert {"reprokit/shipped/ansible/site.yml", "reprokit/shipped/docker/workload.Dockerfile",
+            "reprokit/shipped/docker/serve.Dockerfile", "reprokit/data/fit-table.json"} <= names
+    tables = sorted(p.name for p in (REPO / "reprokit" / "data" / "tactics").glob("*.json"))
+    assert tables and {f"reprokit/data/tactics/{t}" for t in tables} <= names
+    roles = sorted(p.name for p in (REPO / "ansible" / "roles").iterdir() if p.is_dir())
+    assert {f"reprokit/shipped/ansible/roles/{r}/tasks/main.yml" for r in roles} <= names
+    assert [n for n in names if n.startswith("tests/") or "/tests/" in n or "doubles" in n or "/test_" in n] == []
+    assert [n for n in names if "__pycache__" in n or n.endswith(".pyc")] == []
+
+
+def test_kits_lists_every_built_in_kit_from_the_package(installed):
+    proc = reprokit(installed, "kits", "--json")
+    assert proc.returncode == 0, proc.stderr
+    kits = json.loads(proc.stdout)["kits"]
+    assert [k["kit"] for k in kits] == CHECKOUT_KITS
+    assert {k["source"] for k in kits} == {"built-in"}
+    assert {str(Path(k["path"]).parent.relative_to(installed["venv"]).as_posix()).split("/", 3)[-1] for k in kits} == {
+        "reprokit/shipped/kits"}
+    user = installed["home"] / ".config" / "reprokit" / "kits"  # the user's layer wins over the built-in one
+    user.mkdir(parents=True)
+    (user / "smem-probe.yml").write_text((REPO / "kits" / "smem-probe.yml").read_text())
+    try:
+        listed = {k["kit"]: k["source"] for k in json.loads(reprokit(installed, "kits", "--json").stdout)["kits"]}
+    finally:
+        shutil.rmtree(installed["home"] / ".config")
+    assert listed == {name: "user" if name == "smem-probe" else "built-in" for name in CHECKOUT_KITS}
+    assert list(installed["work"].iterdir()) == []
+
+
+def test_version_names_the_installed_ansible_core_and_the_kits_pins(installed):
+    proc = reprokit(installed, "--version")
+    lock = (REPO / "requirements.lock").read_text()
+    ansible = re.search(r"^ansible-core==(\S+)", lock, re.M).group(1)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"reprokit 0.1.0 (ansible-core {ansible}; Python ")
+    assert [line.split()[0] for line in lines[2:]] == CHECKOUT_KITS
+    assert "  smem-probe" in proc.stdout and "cuda 12.9.1, torch 2.9.1" in proc.stdout
+
+
+def test_help_starts_with_reprokits_tasks_and_hides_invokes_shell_options(installed):
+    out = reprokit(installed, "--help").stdout
+    assert out.splitlines()[0].startswith("Usage: reprokit [--dry] TASK")
+    assert out.index("repro ") < out.index("Options before the task:")
+    for hidden in ("--prompt-for-sudo-password", "--write-pyc", "--hide", "--pty", "--echo"):
+        assert hidden not in out
+    for shown in ("--list", "--version", "--complete", "--print-completion-script"):
+        assert shown in out
+
+
+def test_repro_from_an_empty_directory_is_inconclusive_with_the_record_in_the_data_dir(installed):
+    proc = reprokit(installed, "repro", "ep8-crash", "-q")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "INCONCLUSIVE: 7 of 9 expectations could not be judged here" in proc.stdout
+    runs = installed["home"] / ".local" / "share" / "reprokit" / "runs"
+    (record,) = [p for p in runs.iterdir() if (p / "manifest.json").is_file()]
+    manifest = json.loads((record / "manifest.json").read_text())
+    assert (manifest["kit"]["name"], manifest["verdict"]["verdict"]) == ("ep8-crash", "INCONCLUSIVE")
+    assert manifest["kit"]["path"].startswith(f"{installed['venv']}/lib/")  # the package's kit, not the checkout's
+    assert f"record: {record}" in proc.stdout
+    assert list(installed["work"].iterdir()) == []  # nothing written where it ran
+
+
+def test_hosts_reads_an_ini_inventory_with_group_vars(installed, tmp_path):
+    (tmp_path / "group_vars").mkdir()
+    (tmp_path / "hosts.ini").write_text("[gpu]\nrtx-[01:02] ansible_host=10.213.0.11\n[gpu:vars]\nruntime=native\n")
+    (tmp_path / "group_vars" / "gpu.yml").write_text("gpu_arch: sm120\ngpu_count: 8\n")
+    proc = reprokit(installed, "hosts", "-i", "hosts.ini", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    hosts = {h["name"]: (h["gpu_arch"], h["gpu_count"], h["runtime"], h["groups"]) for h in json.loads(proc.stdout)["hosts"]}
+    assert hosts == {"local": (None, None, "native", []), "rtx-01": ("sm120", 8, "native", ["gpu"]),
+                     "rtx-02": ("sm120", 8, "native", ["gpu"])}
+
+
+@pytest.mark.skipif(REASON is not None, reason=REASON or "")
+def test_provision_check_finds_site_yml_and_its_roles_in_the_package(installed, tmp_path):
+    key = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    host = start_test_host(key.with_suffix(".pub"), prefix="rk-install")
+    try:
+        (tmp_path / "hosts.ini").write_text(
+            f"[testhosts]\nh1 ansible_host=127.0.0.1 ansible_port={host.port} ansible_user=admin"
+            f" ansible_ssh_private_key_file={key} cpu_only=true\n[testhosts:vars]\nruntime=docker\ndocker_install_source=distro\n")
+        (tmp_path / "known_hosts").write_text(host.known_hosts_line())
+        flags = ("-i", "hosts.ini", "--known-hosts", "known_hosts", "--tags", "reprokit")
+        dry = reprokit(installed, "--dry", "provision", "-H", "h1", "--check", *flags, cwd=tmp_path)
+        site = next(installed["venv"].glob("lib/python3*/site-packages/reprokit/shipped/ansible/site.yml"))
+        assert dry.stdout.startswith("would run: ansible-playbook -i ") and f" {site} " in dry.stdout, dry.stdout + dry.stderr
+        proc = reprokit(installed, "provision", "-H", "h1", "--check", *flags, cwd=tmp_path, timeout=600)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+        assert "h1: provisioned (check mode, nothing was changed):" in proc.stdout
+    finally:
+        host.remove()
+
+
+def test_bash_completion_offers_tasks_kits_and_inventory_hosts(installed, tmp_path):
+    script = reprokit(installed, "--print-completion-script", "bash").stdout
+    (tmp_path / "inventory.yml").write_text("all:\n  hosts:\n    rtx-01:\n      ansible_host: 10.213.0.11\n")
+
+    def complete(line: str) -> list[str]:
+        words = line.split(" ")
+        program = (f'{script}\nCOMP_WORDS=({" ".join(repr(w) for w in words)}); COMP_CWORD={len(words) - 1}\n'
+                   f'_complete_reprokit reprokit {words[-1]!r}\nprintf "%s\\n" "${{COMPREPLY[@]}}"\n')
+        proc = subprocess.run(["bash", "-c", program], cwd=tmp_path, env=installed["env"], capture_output=True,
+                              text=True, timeout=120)
+        return sorted(proc.stdout.split())
+
+    assert complete("reprokit rep") == ["report", "repro"]
+    assert complete("reprokit repro ep8") == ["ep8-crash", "ep8-crash-fixed"]
+    assert complete("reprokit repro ep8-crash -H rt") == ["rtx-01"]
+    assert complete("reprokit probe --host ") == ["local", "rtx-01"]
+    assert complete("reprokit fix --kit smem") == ["smem-probe"]

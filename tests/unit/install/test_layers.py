@@ -1,0 +1,68 @@
+"""Kits in layers (built-in < user < ./kits < -K), their models, where records go, and what completion offers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reprokit import completion
+from reprokit.config import layers
+from reprokit.config.kit import find_kit
+from reprokit.errors import ConfigError
+from reprokit.plan.planner import load_model_config
+
+REPO = Path(__file__).resolve().parents[3]
+SMEM = (REPO / "kits" / "smem-probe.yml").read_text()
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return tmp_path
+
+
+def test_a_later_layer_replaces_a_kit_and_says_where_it_came_from(home):
+    user = home / "config" / "reprokit" / "kits"
+    user.mkdir(parents=True)
+    (user / "smem-probe.yml").write_text(SMEM)
+    assert {name: source for name, (_, source) in layers.kit_path().kits().items()} == {
+        name: "user" if name == "smem-probe" else "built-in" for name in sorted(p.stem for p in (REPO / "kits").glob("*.yml"))}
+    (home / "work" / "kits").mkdir()
+    (home / "work" / "kits" / "smem-probe.yml").write_text(SMEM)
+    assert find_kit("smem-probe", layers.kit_path())[1] == "project"
+    given = home / "given"
+    given.mkdir()
+    (given / "smem-probe.yml").write_text(SMEM)
+    assert find_kit("smem-probe", layers.kit_path(None, given)) == (given / "smem-probe.yml", "-K")
+
+
+def test_models_come_from_the_layers_and_an_unknown_one_lists_them(home):
+    models = home / "work" / "kits" / "models"
+    models.mkdir(parents=True)
+    (models / "tiny.yml").write_text("hidden_size: 64\n")
+    assert load_model_config("tiny", layers.kit_path()) == {"hidden_size": 64}
+    assert load_model_config("glm-5", layers.kit_path())["hidden_size"] > 0  # the built-in one
+    with pytest.raises(ConfigError, match=r"kits/models/nope.yml: unknown model 'nope'; known models: glm-5, tiny$"):
+        load_model_config("nope", layers.kit_path())
+
+
+def test_records_go_to_runs_in_a_project_and_to_the_data_dir_elsewhere(home):
+    assert layers.default_runs_dir() == home / "data" / "reprokit" / "runs"
+    (home / "work" / "inventory.yml").write_text("all: {}\n")
+    assert layers.default_runs_dir() == Path("runs")
+
+
+def test_completion_offers_kits_hosts_and_leaves_the_rest_to_invoke(home):
+    (home / "work" / "inventory.yml").write_text("all:\n  children:\n    gpu:\n      hosts:\n        rtx-01: {}\n")
+    tasks = ["repro", "report", "probe", "fix"]
+    assert "ep8-crash" in completion.candidates(["repro", "ep"], tasks, "inventory.yml")
+    assert completion.candidates(["repro"], tasks, "inventory.yml")[0] == "repro"
+    assert completion.candidates(["probe", "-H"], tasks, "inventory.yml") == ["local", "rtx-01"]
+    assert completion.candidates(["probe", "-g", "g"], tasks, "inventory.yml") == ["all", "gpu"]
+    assert completion.candidates(["rep"], tasks, "inventory.yml") is None  # a task name: Invoke's
+    assert completion.candidates(["repro", "ep8-crash", "--ho"], tasks, "inventory.yml") is None  # a flag: Invoke's
