@@ -102,6 +102,8 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
     options = server_options(sglang, cache_dir) if sglang else None
     knobs = plan["knobs"]
     knobs.append(_blocklist_knob(version, wheel, failing, counts, gpu, out_dir, lost, total))
+    if block is not None:
+        knobs[-1]["cost"] = knobs[-1]["cost"].replace("exactly the failing ones", "exactly the chosen ones")
     default_tactics = cell.get("default_tactics") or {}
     skipped_defaults = _defaults_text({op: d for op, d in default_tactics.items() if op in failing})
     knobs.append(_skip_ops_knob(version, wheel, failing, counts, options, skipped_defaults))
