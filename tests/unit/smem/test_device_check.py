@@ -143,3 +143,40 @@ def test_each_release_says_which_mechanism_its_autotuner_honours(fetch_wheel, ve
     assert len(summary_lines(found)) == 3
     if v2:
         assert found["autotune_v2"]["evidence"].startswith("flashinfer/autotune_cache.py:702 autotune_v2 opens autotune(")
+
+
+FAILING_0_6_3 = [  # the two SM120 kernels of 0.6.3 that cannot start (reprokit/data/fit-table.json)
+    {"op": GEMM2, "tactic": 14, "tile": "128x256x128", "fusion": "FINALIZE", "kernel_smem_bytes": 102400},
+    {"op": GEMM2, "tactic": 15, "tile": "256x128x128", "fusion": "FINALIZE", "kernel_smem_bytes": 102400}]
+
+
+def test_pr_2927s_figure_lets_the_102400_byte_kernels_through(fetch_wheel) -> None:
+    from reprokit.fix import upstream_guards
+
+    try:
+        wheel = fetch_wheel("0.6.3").path
+    except WorkloadError as exc:
+        pytest.skip(f"flashinfer 0.6.3: {exc}")
+    lines = upstream_guards.section("0.6.3", wheel, FAILING_0_6_3, 101376)
+    text = "\n".join(lines)
+    assert "FlashInfer 0.6.3 has no such filter (no tile_fits_smem in" in text
+    assert "get_candidate_configs_sm120 has no shared-memory filter" in text
+    assert "it lets through 2 of the 2 failing tactics: gemm2 tactic 14 (128x256x128 FINALIZE, 102400 B), " \
+           "gemm2 tactic 15 (256x128x128 FINALIZE, 102400 B)" in text
+    over = [{**FAILING_0_6_3[0], "kernel_smem_bytes": 111616}]
+    assert "it would reject all 1 failing tactics" in "\n".join(upstream_guards.section("0.6.3", wheel, over, 101376))
+
+
+def test_a_release_with_the_filter_is_read_for_its_limit(tmp_path: Path) -> None:
+    from reprokit.fix import upstream_guards
+
+    wheel = tmp_path / "flashinfer_python-9.9.9-py3-none-any.whl"
+    with __import__("zipfile").ZipFile(wheel, "w") as zf:
+        zf.writestr(upstream_guards.HEURISTIC, "// x\nbool tile_fits_smem(int sm, int m, int n, int k, Config c, int stages = 2) {\n"
+                                              "  int const limit = (sm == 86 || sm == 89 || sm >= 120) ? 102400 : 232448;\n"
+                                              "  return smem_bytes(m, n, k, stages) <= limit;\n}\n")
+    found = upstream_guards.release_filter(wheel)
+    assert found == {"present": True, "evidence": f"{upstream_guards.HEURISTIC}:2 tile_fits_smem", "limits": [102400, 232448]}
+    text = "\n".join(upstream_guards.section("9.9.9", wheel, FAILING_0_6_3, 101376))
+    assert "limit constants 102400, 232448); set against this table with 102400 B" in text
+    assert "it lets through 2 of the 2 failing tactics" in text
