@@ -4,7 +4,8 @@ On the GPU host (torch and the flashinfer wheel installed), within one deadline:
 
 1. build the reduced SM90 module (``reduced_module``: the release's JitSpec with one dtype's sources), timed, with
    ninja's progress when it does not finish; the build directory is FlashInfer's own JIT workspace
-   (``FLASHINFER_WORKSPACE_BASE``), so a second run straight after continues it;
+   (``FLASHINFER_WORKSPACE_BASE``; keep it outside a tree that is copied afresh per run), so a second run
+   straight after continues it;
 2. the tactics pass (``device_passes tactics``) under the CUPTI injection library ``cxx/smem_trace.cpp``, compiled
    here against the host's CUPTI: per tactic, launched or not and the dynamic shared memory the launch asked for;
 3. the autotuner passes (``device_passes autotune``): without a blocklist, with each given blocklist
