@@ -2,18 +2,44 @@
 
 ``invoke fit-table`` is the command people run; this program is what ``benchmarks/fit_table_bench.py`` times, one
 process per (arch, dtype), with ``--out`` pointing away from the table in ``reprokit/data/``.
+
+``--new`` (also ``invoke fit-table --new``) reads the package index's list of releases and computes only the cells
+the table lacks (``reprokit.fix.release_index``); with ``--check`` it exits 1 and prints the diff of the data and
+the page when a cell changed, which is what the scheduled workflow (``.github/workflows/fit-table.yml``) runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
 import sys
 from pathlib import Path
 
 from reprokit.bisect import available_versions
-from reprokit.fix import fit_table
+from reprokit.fix import fit_table, release_index
 from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.static_smem.targets import ARCHES
+
+
+def new_releases(index_url: str | None, arch: str, dtype: str, jobs: int | None, check: bool,
+                 table_path: Path = fit_table.DATA_FILE, docs_path: Path = fit_table.DOCS_PAGE) -> int:
+    """Only the missing cells of the index's releases; with ``check``, 1 and the diff when the data or page changed."""
+    index_url = index_url or os.environ.get("PIP_INDEX_URL") or release_index.DEFAULT_INDEX
+    if index_url != release_index.DEFAULT_INDEX:
+        os.environ["PIP_INDEX_URL"] = index_url  # the wheels come from the same index (pip download)
+    before = {p: p.read_text() if p.is_file() else "" for p in (table_path, docs_path)}
+    done = release_index.update(index_url, fit_table.cell_specs(arch, dtype), wheels.default_cache_dir(), jobs,
+                                table_path, docs_path, log=lambda line: print(line, file=sys.stderr, flush=True))
+    diff = "".join(line for path, text in before.items() for line in difflib.unified_diff(
+        text.splitlines(keepends=True), path.read_text().splitlines(keepends=True), f"a/{path.name}", f"b/{path.name}"))
+    print(f"fit-table --new: {len(done['releases'])} releases on the index, {len(done['computed'])} cells computed"
+          + (f": {', '.join(done['computed'])}" if done["computed"] else ""))
+    if check and diff:
+        print(diff, end="")
+        print("fit-table --new --check: the table changed; commit the data and docs/fit-table.md above", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -24,7 +50,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, help="parallel nvcc jobs")
     parser.add_argument("--refresh", action="store_true", help="recompute cells already in the table")
     parser.add_argument("--out", type=Path, default=fit_table.DATA_FILE, help=f"the table (default {fit_table.DATA_FILE})")
+    parser.add_argument("--new", action="store_true", help="only the cells of releases on the index that the table lacks")
+    parser.add_argument("--index-url", help=f"the Simple API to list releases from (default $PIP_INDEX_URL or {release_index.DEFAULT_INDEX})")
+    parser.add_argument("--docs", type=Path, default=fit_table.DOCS_PAGE, help="the page --new rewrites")
+    parser.add_argument("--check", action="store_true", help="with --new: exit 1 with the diff when a cell changed")
     args = parser.parse_args(argv)
+    if args.new:
+        dtype = "auto" if args.dtype == "nvfp4" and args.arch == ",".join(fit_table.TABLE_ARCHES) else args.dtype
+        return new_releases(args.index_url, args.arch, dtype, args.jobs, args.check, args.out, args.docs)
 
     versions = args.versions.split(",") if args.versions else fit_table.table_releases(available_versions())
     arches = args.arch.split(",")

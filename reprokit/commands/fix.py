@@ -15,6 +15,7 @@ from reprokit import program
 from reprokit.commands.flags import JSON_HELP
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.fix.mechanisms import summary_lines
 from reprokit.fix.plan import fix_plan, kit_stack
 from reprokit.fix.upstream_report import upstream_report
 from reprokit.program import task
@@ -22,7 +23,8 @@ from reprokit.workloads.static_smem.targets import ARCHES, DTYPES
 
 
 def fix(kit: str | None, flashinfer: str | None, arch: str | None, dtype: str, sglang: str | None,
-        gpu: str | None, out: str | None, as_json: bool, kits_dir: str = "kits", vllm: str | None = None) -> int:
+        gpu: str | None, out: str | None, as_json: bool, kits_dir: str = "kits", vllm: str | None = None,
+        block: str | None = None) -> int:
     """Print (and with ``out`` write) what keeps the failing tactics from being tried; 0 unless something failed."""
     if kit:
         loaded, path = load_kit(kit, kits_dir)
@@ -35,11 +37,16 @@ def fix(kit: str | None, flashinfer: str | None, arch: str | None, dtype: str, s
         raise ConfigError(f"--arch {arch!r}: not analysed; known: {', '.join(ARCHES)}")
     if dtype not in DTYPES:
         raise ConfigError(f"--dtype {dtype!r}: not analysed; known: {', '.join(DTYPES)}")
-    plan = fix_plan(flashinfer, arch, dtype, sglang, gpu, out_dir=Path(out) if out else None, vllm=vllm)
+    plan = fix_plan(flashinfer, arch, dtype, sglang, gpu, out_dir=Path(out) if out else None, vllm=vllm,
+                    block=parse_block(block) if block else None)
     if as_json:
         print(json.dumps(plan, indent=2))
         return ExitCode.PASS
     print(plan["summary"])
+    if plan.get("autotuner"):
+        print(f"what flashinfer {flashinfer}'s autotuner honours (read from its sources):")
+        for line in summary_lines(plan["autotuner"]):
+            print(f"  {line}")
     for knob in plan["knobs"]:
         mark = "use" if knob["name"] == plan["recommended"] else ("ok " if knob["applies"] else "no ")
         what = " ".join(knob.get("flags") or []) or " ".join(f"{k}={v}" for k, v in (knob.get("env") or {}).items())
@@ -59,6 +66,21 @@ def fix(kit: str | None, flashinfer: str | None, arch: str | None, dtype: str, s
     return ExitCode.PASS
 
 
+def parse_block(text: str) -> dict[str, list[int]]:
+    """``gemm1:0,5;gemm2:40`` -> {"gemm1": [0, 5], "gemm2": [40]}; a bad part is one line naming it."""
+    block: dict[str, list[int]] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        op, sep, numbers = part.rpartition(":")
+        try:
+            tactics = [int(n) for n in numbers.split(",") if n.strip()]
+        except ValueError:
+            tactics = []
+        if not sep or not op or not tactics:
+            raise ConfigError(f"--block {part!r}: give OP:TACTIC[,TACTIC...] (e.g. gemm1:0,5;gemm2:40)")
+        block.setdefault(op, []).extend(tactics)
+    return block
+
+
 def write_upstream_report(run_dir: str, out: str | None) -> int:
     """Print the draft (the record is left as it is), or write it to ``out``."""
     text = upstream_report(Path(run_dir))
@@ -76,11 +98,12 @@ def write_upstream_report(run_dir: str, out: str | None) -> int:
                         "gpu": "pin the blocklist to this GPU name (default: any, '*')",
                         "out": "write fix.json and tactics-blocklist.json into this directory",
                         "vllm": "also check vLLM's VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS in this vLLM release's envs.py",
+                        "block": "block these tactics instead of the failing ones: gemm1:0,5;gemm2:40",
                         **JSON_HELP})
 def fix_task(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None, gpu=None, out=None, json=False,
-             vllm=None):
+             vllm=None, block=None):
     """What keeps FlashInfer's failing tactics from being tried: blocklist, sglang/vLLM knobs or fallback, checked (no GPU)."""
-    program.call(fix, kit, flashinfer, arch, dtype, sglang, gpu, out, json, program.paths(c)["kits_dir"], vllm)
+    program.call(fix, kit, flashinfer, arch, dtype, sglang, gpu, out, json, program.paths(c)["kits_dir"], vllm, block)
 
 
 @task(name="report", positional=["run_dir"],

@@ -187,10 +187,18 @@ def bisect_task(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_d
             "arch": "comma-separated archs (default sm120,sm121,sm90,sm100)",
             "dtype": "'auto' (NVFP4 everywhere, FP8 and BF16 on sm90) or comma-separated dtypes",
             "jobs": "parallel nvcc jobs", "refresh": "recompute cells already in the table (from the cache)",
-            "docs-only": "only rewrite docs/fit-table.md from the data"})
+            "docs-only": "only rewrite docs/fit-table.md from the data",
+            "new": "only the cells of releases on the package index that the table lacks (post-releases too)",
+            "index-url": "with --new: the Simple API to read (default $PIP_INDEX_URL or PyPI)",
+            "check": "with --new: exit 1 with the diff when a cell changed"})
 def fit_table_task(c, versions=None, arch="sm120,sm121,sm90,sm100", dtype="auto", jobs=None, refresh=False,
-                   docs_only=False):
+                   docs_only=False, new=False, index_url=None, check=False):
     """The static analysis over every FlashInfer release and arch: failing tactics, tiles, bytes (cached; no GPU)."""
+    if new:
+        from reprokit.commands.fit_table import new_releases
+
+        program.call(new_releases, index_url, arch, dtype, int(jobs) if jobs else None, check)
+        return
     program.call(write_fit_table, versions, arch, dtype, int(jobs) if jobs else None, refresh, docs_only)
 
 

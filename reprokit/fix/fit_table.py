@@ -199,7 +199,10 @@ def render_markdown(table: dict[str, Any]) -> str:
              "analysis (`docs/static-smem.md`) of each release's own wheel, with nvcc and no GPU. A tactic fails when its",
              "kernel's `sizeof(SharedStorage)` exceeds the arch's capacity (CUTLASS's constant: 101376 B on sm120/sm121,",
              "232448 B on sm90/sm100). Tactic numbers are the autotuner's (gemm1 first, then gemm2); "
-             f"output type {OUTPUT_DTYPE}.", ""]
+             f"output type {OUTPUT_DTYPE}.", "",
+             "`invoke fit-table --new` reads the package index's release list (Simple API) and computes only the cells",
+             "the table lacks, post-releases included; the weekly workflow `.github/workflows/fit-table.yml` runs it with",
+             "`--check`, which fails with the diff when a release adds or changes a cell.", ""]
     generation = table.get("generation")
     if generation:
         lines += ["Last generation: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in generation.items()

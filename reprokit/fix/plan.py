@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError, StepError
-from reprokit.fix import blocklist, fit_table
+from reprokit.fix import blocklist, fit_table, mechanisms
 from reprokit.upstream_args import server_options
 from reprokit.workloads.contract import WorkloadError, write_json_atomic
 from reprokit.workloads.static_smem import wheel as wheels
@@ -66,8 +66,12 @@ def _tactic_word(count: int) -> str:
 
 def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None = None, gpu: str | None = None,
              cache_dir: Path | None = None, table_path: Path = fit_table.DATA_FILE, out_dir: Path | None = None,
-             vllm: str | None = None) -> dict[str, Any]:
-    """The knobs for ``version`` on ``arch``: which apply, what each costs, the files and flags to use, verified."""
+             vllm: str | None = None, block: dict[str, list[int]] | None = None) -> dict[str, Any]:
+    """The knobs for ``version`` on ``arch``: which apply, what each costs, the files and flags to use, verified.
+
+    ``block`` ({op: [tactic, ...]}) names the tactics to block instead of the failing ones: to see on a GPU where
+    none fails (sm90) that the release's autotuner really never profiles a blocked tactic.
+    """
     cache_dir = cache_dir or wheels.default_cache_dir()
     cell = failing_cell(version, arch, dtype, cache_dir, table_path)
     plan: dict[str, Any] = {"flashinfer": version, "arch": arch, "dtype": dtype, "sglang": sglang, "vllm": vllm,
@@ -78,9 +82,11 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
     rejected = cell.get("dispatch_rejected_by_op") or {}
     failing = {op: sorted(set(t) | set(rejected.get(op, []))) for op, t in (cell.get("failing_tactics") or {}).items()}
     failing = {op: t for op, t in failing.items() if t}
-    plan["blocked"] = {"over_capacity": cell.get("failing_tactics"), "dispatch_rejected": rejected,
+    if block is not None:
+        failing = chosen_tactics(block, cell["tactic_counts"], version, arch, dtype)
+    plan["blocked"] = {"chosen": failing if block is not None else None,"over_capacity": cell.get("failing_tactics"), "dispatch_rejected": rejected,
                        "dispatch_error": cell.get("dispatch_error")}
-    if cell["status"] == "no_kernels" or not failing:
+    if block is None and (cell["status"] == "no_kernels" or not failing):
         plan["summary"] = (f"nothing to block: {cell.get('reason')}" if cell["status"] == "no_kernels" else
                            f"nothing to block: no tactic of flashinfer {version} exceeds {arch}'s "
                            f"{cell['capacity_bytes']} B")
@@ -89,12 +95,15 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
         wheel = wheels.fetch(version, cache_dir).path
     except WorkloadError as exc:
         raise StepError(f"flashinfer {version}: {exc}") from None
+    plan["autotuner"] = mechanisms.mechanisms(wheel)
     counts = cell["tactic_counts"]
     lost = sum(len(t) for t in failing.values())
     total = sum(counts.values())
     options = server_options(sglang, cache_dir) if sglang else None
     knobs = plan["knobs"]
     knobs.append(_blocklist_knob(version, wheel, failing, counts, gpu, out_dir, lost, total))
+    if block is not None:
+        knobs[-1]["cost"] = knobs[-1]["cost"].replace("exactly the failing ones", "exactly the chosen ones")
     default_tactics = cell.get("default_tactics") or {}
     skipped_defaults = _defaults_text({op: d for op, d in default_tactics.items() if op in failing})
     knobs.append(_skip_ops_knob(version, wheel, failing, counts, options, skipped_defaults))
@@ -103,13 +112,31 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
         knobs.append(_vllm_knob(vllm, version, wheel, failing, counts, skipped_defaults))
     usable = [k for k in knobs if k["applies"]]
     plan["recommended"] = usable[0]["name"] if usable else None
-    plan["summary"] = (f"flashinfer {version} on {arch}: {lost} of {total} {dtype} tactics cannot run "
+    what = "are chosen to be blocked" if block is not None else "cannot run"
+    plan["summary"] = (f"flashinfer {version} on {arch}: {lost} of {total} {dtype} tactics {what} "
                        f"({', '.join(f'{op} {t}' for op, t in failing.items())}); "
                        + (f"use {usable[0]['name']}: {usable[0]['cost']}" if usable else
                           "no knob of this stack keeps them from being tried"))
     if out_dir is not None:
         write_json_atomic(out_dir / "fix.json", plan)
     return plan
+
+
+def chosen_tactics(block: dict[str, list[int]], counts: dict[str, int], version: str, arch: str,
+                   dtype: str) -> dict[str, list[int]]:
+    """``block`` checked against the release's tactic numbering (gemm1 0..n1-1, gemm2 n1..): one line when it is off."""
+    chosen: dict[str, list[int]] = {}
+    for op, tactics in block.items():
+        full = next((o for o in counts if o == op or o.rsplit("::", 1)[-1] == op), None)
+        if full is None:
+            raise ConfigError(f"--block {op}: flashinfer {version} ({arch}, {dtype}) tunes {', '.join(counts)}")
+        offered = _op_range(full, counts)
+        outside = sorted(set(tactics) - set(offered))
+        if outside:
+            raise ConfigError(f"--block {op}:{','.join(map(str, outside))}: flashinfer {version} ({arch}, {dtype}) "
+                              f"numbers {full}'s tactics {offered[0]}-{offered[-1]}")
+        chosen[full] = sorted(set(tactics))
+    return {op: t for op, t in chosen.items() if t}
 
 
 def _blocklist_knob(version: str, wheel: Path, failing: dict[str, list[int]], counts: dict[str, int],

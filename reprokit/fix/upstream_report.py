@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError, ReprokitError
+from reprokit.fix import upstream_guards
 from reprokit.fix.plan import fix_plan
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest
@@ -86,6 +87,22 @@ def _said(part: Any, name: str) -> Any:
     return getattr(part, name) if part is not None and part.written(name) else "?"
 
 
+def _cached_wheel(version: str) -> Path | None:
+    """The release's wheel from reprokit's cache or the index; None (said in the section) when neither has it."""
+    from reprokit.workloads.contract import WorkloadError
+    from reprokit.workloads.static_smem import wheel as wheels
+
+    try:
+        return wheels.fetch(version, wheels.default_cache_dir()).path
+    except WorkloadError:
+        return None
+
+
+def _brief(row: SmemRow) -> dict[str, Any]:
+    return {"op": row.op, "tactic": row.tactic, "tile": row.tile, "fusion": row.fusion,
+            "kernel_smem_bytes": row.kernel_smem_bytes}
+
+
 def upstream_report(run_dir: Path) -> str:
     manifest = load_manifest(run_dir)  # validated, or a one-line error naming the field
     static = _read(run_dir / "steps" / "static-smem" / "result.json", STATIC_SMEM)
@@ -138,6 +155,7 @@ def upstream_report(run_dir: Path) -> str:
                   "the sglang release's own options; blocklists loaded by the release's own loader.)", ""]
     except ReprokitError as exc:
         lines += [f"`invoke fix` could not derive one here: {exc}", ""]
+    lines += upstream_guards.section(version, _cached_wheel(version), [_brief(r) for r in unique], limit)
     lines += ["## The guard that would prevent it", "", GUARD, ""]
     return "\n".join(lines)
 

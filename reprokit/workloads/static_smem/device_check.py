@@ -1,13 +1,22 @@
-"""The static prediction checked on a real GPU: FlashInfer's CUTLASS fused MoE, every tactic forced.
+"""The static prediction checked on a real GPU: FlashInfer's CUTLASS fused MoE, every tactic forced, then its autotuner.
 
-On the GPU host (torch and the flashinfer wheel installed): build FlashInfer's fused-MoE module for the device's
-arch (its JIT: ninja + nvcc, timed, and how far it got when it does not finish), then force each tactic of
-``trtllm::fused_moe::gemm1`` / ``gemm2`` through ``MoERunner.forward(..., gemm_idx, tactic, do_preparation)``
-as the autotuner profiles it, and set each outcome beside the static analysis' prediction for that tactic
-(``predicted``: a static-smem result.json of the same release, arch and dtype). A tactic predicted to fit must
-launch; one predicted to exceed must fail at initialisation.
+On the GPU host (torch and the flashinfer wheel installed), within one deadline:
 
-    python -m reprokit.workloads.static_smem.device_check --predicted R.json --out-dir DIR [--jit-timeout-s 420]
+1. build the reduced SM90 module (``reduced_module``: the release's JitSpec with one dtype's sources), timed, with
+   ninja's progress when it does not finish; the build directory is FlashInfer's own JIT workspace
+   (``FLASHINFER_WORKSPACE_BASE``; keep it outside a tree that is copied afresh per run), so a second run
+   straight after continues it;
+2. the tactics pass (``device_passes tactics``) under the CUPTI injection library ``cxx/smem_trace.cpp``, compiled
+   here against the host's CUPTI: per tactic, launched or not and the dynamic shared memory the launch asked for;
+3. the autotuner passes (``device_passes autotune``): without a blocklist, with each given blocklist
+   (``FLASHINFER_TACTICS_BLOCKLIST``), and with ``skip_ops``; each pass's DEBUG log is kept and read for the
+   tactics the autotuner profiled.
+
+With ``--predicted`` (a static-smem result.json of the same release, arch and dtype) each tactic is set beside its
+prediction (``cross_check``); the same function runs on the control plane over a device-check.json brought back.
+
+    python -m reprokit.workloads.static_smem.device_check --dtype bf16 --out-dir DIR [--deadline-s 560]
+        [--blocklist NAME=FILE ...] [--skip-op OP] [--predicted R.json]
 
 Standard library, torch and flashinfer only (no control plane).
 """
@@ -18,154 +27,236 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-DTYPES = {"fp8": "float8_e4m3fn", "bf16": "bfloat16"}
+HERE = Path(__file__).resolve().parent
+TRACE_SOURCE = HERE / "cxx" / "smem_trace.cpp"
+PROFILED = re.compile(r"\[Autotuner\]: profiling (.+?) (-?\d+), shapes=")
+SKIPPED = re.compile(r"\[Autotuner\]: Skipping tactic (.+?) (-?\d+), due to failure")
 BUILD_SNIPPET = """
 import json, sys, time
+from reprokit.workloads.static_smem import reduced_module
+facts = reduced_module.install(sys.argv[1])
+print(json.dumps({"facts": facts}), flush=True)
 started = time.monotonic()
 from flashinfer.fused_moe import core
-arch = sys.argv[1]
-try:
-    core.get_cutlass_fused_moe_module(arch)
-    print(json.dumps({"built": True, "build_s": round(time.monotonic() - started, 1)}))
-except Exception as exc:
-    print(json.dumps({"built": False, "build_s": round(time.monotonic() - started, 1), "error": str(exc)[-2000:]}))
+spec = core.gen_cutlass_fused_moe_sm90_module()
+spec.build()
+print(json.dumps({"built": True, "build_s": round(time.monotonic() - started, 1)}), flush=True)
 """
 
 
-def ninja_progress(workspace: Path) -> dict[str, Any]:
-    """What the JIT's ninja build finished: targets in build.ninja against entries of .ninja_log (with their times)."""
-    found: dict[str, Any] = {}
-    for ninja_file in workspace.rglob("build.ninja"):
-        if "fused_moe" not in str(ninja_file.parent):
-            continue
-        targets = [line for line in ninja_file.read_text(errors="replace").splitlines()
-                   if re.match(r"build \S+\.o:", line)]
-        log = ninja_file.parent / ".ninja_log"
-        done, longest_ms, total_ms = 0, 0, 0
-        if log.is_file():
-            for line in log.read_text(errors="replace").splitlines()[1:]:
-                parts = line.split("\t")
-                if len(parts) >= 4 and parts[3].endswith(".o"):
-                    done += 1
-                    took = int(parts[1]) - int(parts[0])
-                    longest_ms, total_ms = max(longest_ms, took), total_ms + took
-        found[ninja_file.parent.name] = {"objects": len(targets), "objects_built": done,
-                                         "longest_object_s": round(longest_ms / 1000, 1),
-                                         "compile_cpu_s": round(total_ms / 1000, 1)}
-    return found
+def ninja_progress(build_dir: Path) -> dict[str, Any]:
+    """What ninja finished: targets in build.ninja against entries of .ninja_log, with their compile times."""
+    ninja_file = build_dir / "build.ninja"
+    if not ninja_file.is_file():
+        return {"objects": None, "objects_built": 0}
+    targets = [line for line in ninja_file.read_text(errors="replace").splitlines() if re.match(r"build \S+\.o:", line)]
+    log = build_dir / ".ninja_log"
+    times: dict[str, float] = {}
+    if log.is_file():
+        for line in log.read_text(errors="replace").splitlines()[1:]:
+            parts = line.split("\t")
+            if len(parts) >= 4 and parts[3].endswith(".o"):
+                times[Path(parts[3]).name] = round((int(parts[1]) - int(parts[0])) / 1000, 1)
+    return {"objects": len(targets), "objects_built": len(times), "compile_cpu_s": round(sum(times.values()), 1),
+            "longest_object_s": max(times.values(), default=0), "object_s": dict(sorted(times.items()))}
 
 
-def build(arch: str, timeout_s: float, workspace: Path) -> dict[str, Any]:
-    started = time.monotonic()
+def _start(argv: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen, Any]:
+    fh = open(log, "w")  # noqa: SIM115 - closed by _finish
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=fh, text=True, env=env, start_new_session=True), fh
+
+
+def _finish(proc: subprocess.Popen, fh: Any, deadline: float) -> tuple[int | None, str]:
+    """Wait until the deadline; then the whole process group (ninja, nvcc) gets SIGTERM, then SIGKILL."""
     try:
-        done = subprocess.run([sys.executable, "-c", BUILD_SNIPPET, arch], capture_output=True, text=True,
-                              timeout=timeout_s)
-        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-        result = json.loads(lines[-1]) if lines else {"built": False, "error": done.stderr[-2000:]}
+        out, _ = proc.communicate(timeout=max(deadline - time.monotonic(), 1))
+        rc: int | None = proc.returncode
     except subprocess.TimeoutExpired:
-        result = {"built": False, "error": f"the JIT build did not finish in {timeout_s:.0f} s"}
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            out, _ = proc.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+        rc = None
+    fh.close()
+    return rc, out
+
+
+def _run_group(argv: list[str], timeout_s: float, env: dict[str, str], log: Path) -> tuple[int | None, str]:
+    proc, fh = _start(argv, env, log)
+    return _finish(proc, fh, time.monotonic() + timeout_s)
+
+
+def build(dtype: str, timeout_s: float, out_dir: Path) -> dict[str, Any]:
+    started = time.monotonic()
+    env = dict(os.environ, MAX_JOBS=os.environ.get("MAX_JOBS", "16"))
+    rc, out = _run_group([sys.executable, "-c", BUILD_SNIPPET, dtype], timeout_s, env, out_dir / "build-log.txt")
+    result: dict[str, Any] = {"built": False}
+    for line in out.splitlines():
+        if line.startswith("{"):
+            result.update(json.loads(line))
+    if rc is None:
+        result["error"] = f"the build did not finish in {timeout_s:.0f} s (stopped; a run straight after continues it)"
+    elif not result.get("built"):
+        tail = (out_dir / "build-log.txt").read_text(errors="replace")[-3000:]
+        result["error"] = f"exit {rc}: {tail}"
     result["wall_s"] = round(time.monotonic() - started, 1)
-    result["ninja"] = ninja_progress(workspace)
+    if "facts" in result:
+        result["ninja"] = ninja_progress(Path(result["facts"]["build_dir"]))
+    if result.get("built"):
+        from reprokit.workloads.static_smem.reduced_module import undefined_symbols  # noqa: PLC0415
+
+        library = Path(result["facts"]["library"])
+        result["library_bytes"] = library.stat().st_size if library.is_file() else None
+        result["undefined"] = undefined_symbols(library)
     return result
 
 
-def force_tactics(arch: str, dtype: str, tokens: int, hidden: int, intermediate: int, experts: int,
-                  top_k: int) -> dict[str, Any]:
-    import torch  # noqa: PLC0415
-    from flashinfer.fused_moe import core  # noqa: PLC0415
+def trace_library(out_dir: Path) -> tuple[Path | None, str]:
+    """The CUPTI injection library, compiled on this host against its CUDA toolkit's CUPTI."""
+    cuda = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda")
+    target = cuda / "targets" / "x86_64-linux"
+    lib = Path("/tmp/reprokit-smem-trace/libsmem_trace.so")
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    argv = ["g++", "-shared", "-fPIC", "-O2", f"-I{target / 'include'}", str(TRACE_SOURCE), f"-L{target / 'lib'}",
+            "-lcupti", "-ldl", f"-Wl,-rpath,{target / 'lib'}", "-o", str(lib)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    return (lib if done.returncode == 0 else None), " ".join(argv) + ("" if done.returncode == 0 else done.stderr[-1500:])
 
-    module = core.get_cutlass_fused_moe_module(arch)
-    element = getattr(torch, DTYPES[dtype])
-    known = dict(x_dtype=element, weight_dtype=element, output_dtype=torch.bfloat16, top_k=top_k, tp_size=1,
-                 tp_rank=0, ep_size=1, ep_rank=0, cluster_size=1, cluster_rank=0, enable_alltoall=False,
-                 use_deepseek_fp8_block_scale=False, use_w4_group_scaling=False, use_mxfp8_act_scaling=False,
-                 min_latency_mode=False, enable_pdl=False, activation_type=core.ActivationType.Swiglu,
-                 use_packed_weights=False, use_fused_finalize=True)
-    import inspect  # noqa: PLC0415
 
-    accepted = inspect.signature(module.MoERunner.__init__).parameters
-    runner = module.MoERunner(**{k: v for k, v in known.items() if k in accepted})
-    x = torch.randn(tokens, hidden, device="cuda").to(element)
-    fc1 = (torch.randn(experts, 2 * intermediate, hidden, device="cuda") * 0.05).to(element)
-    fc2 = (torch.randn(experts, hidden, intermediate, device="cuda") * 0.05).to(element)
-    inputs = [x, fc1, None, fc2, None]
-    inner = runner.fused_moe_runner
-    first, second = int(inner.get_gemm1_tactic_count()), int(inner.get_gemm2_tactic_count())
-    rows = []
-    for gemm_idx, tactics in ((1, range(first)), (2, range(first, first + second))):
-        for tactic in tactics:
-            row: dict[str, Any] = {"gemm_idx": gemm_idx, "tactic": tactic}
-            try:
-                runner.forward(inputs, gemm_idx=gemm_idx, tactic=tactic, do_preparation=True)
-                started = time.perf_counter()
-                runner.forward(inputs, gemm_idx=gemm_idx, tactic=tactic)
-                torch.cuda.synchronize()
-                row.update(outcome="ok", time_s=round(time.perf_counter() - started, 6))
-            except Exception as exc:  # noqa: BLE001 - the failure is the finding
-                text = str(exc)
-                row.update(outcome="failed", error=text.splitlines()[0][:400] if text else type(exc).__name__,
-                           error_internal="Error Internal" in text,
-                           unsupported=bool(re.search(r"Unsupported tile|not supported|FAST_BUILD", text)))
-            rows.append(row)
-    return {"tactic_counts": {"gemm1": first, "gemm2": second}, "rows": rows,
-            "problem": {"tokens": tokens, "hidden": hidden, "intermediate": intermediate, "experts": experts,
-                        "top_k": top_k, "dtype": dtype}}
+def profiled_tactics(log_text: str) -> dict[str, Any]:
+    """The tactics FlashInfer's autotuner profiled and those that failed while profiling, from its DEBUG log."""
+    profiled = sorted({int(m.group(2)) for m in PROFILED.finditer(log_text)})
+    failed = sorted({int(m.group(2)) for m in SKIPPED.finditer(log_text)})
+    return {"profiled": profiled, "failed_while_profiling": failed,
+            "profile_lines": len(PROFILED.findall(log_text)),
+            "blocklist_lines": [line.strip()[:300] for line in log_text.splitlines() if "TacticsBlocklist" in line][:6],
+            "skip_ops_lines": [line.strip()[:300] for line in log_text.splitlines() if "skip_ops" in line][:6]}
+
+
+def _pass_argv(args: list[str], out_dir: Path, name: str) -> list[str]:
+    return [sys.executable, "-m", "reprokit.workloads.static_smem.device_passes", *args,
+            "--out", str(out_dir / f"{name}.json")]
+
+
+def _pass_result(name: str, out_dir: Path, rc: int | None, started: float) -> dict[str, Any]:
+    out_json, log = out_dir / f"{name}.json", out_dir / f"{name}.log"
+    result: dict[str, Any] = json.loads(out_json.read_text()) if out_json.is_file() else {}
+    result.update(rc=rc, wall_s=round(time.monotonic() - started, 1))
+    if rc != 0:
+        result["error"] = log.read_text(errors="replace")[-2000:] if rc is not None else "stopped at the deadline"
+    return result
 
 
 def cross_check(predicted: dict[str, Any], forced: dict[str, Any]) -> dict[str, Any]:
-    """Per tactic: the predicted SharedStorage and fit beside what the launch did."""
-    by_tactic: dict[int, dict[str, Any]] = {}
-    for row in predicted["rows"]:
-        by_tactic.setdefault(row["tactic"], row)
-    out, disagreements = [], []
+    """Per tactic: predicted SharedStorage and fit beside the bytes the launch asked for and whether it launched."""
+    by_tactic = {row["tactic"]: row for row in predicted["rows"]}
+    rows, differences = [], []
     for row in forced["rows"]:
         guess = by_tactic.get(row["tactic"])
-        expected = None if guess is None else {"fits": "ok", "exceeds": "failed", "unsupported": "failed"}[guess["verdict"]]
-        agrees = expected == row["outcome"]
-        entry = {**row, "predicted_verdict": guess and guess["verdict"], "tile": guess and guess["tile"],
-                 "fusion": guess and guess["fusion"], "swap_ab": guess and guess["swap_ab"],
-                 "predicted_smem_bytes": guess and guess.get("kernel_smem_bytes"), "agrees": agrees}
-        out.append(entry)
-        if not agrees:
-            disagreements.append(entry)
-    return {"tactics": len(out), "agree": len(out) - len(disagreements), "disagreements": disagreements, "rows": out}
+        requested = row.get("requested_smem_bytes") or []
+        entry = {"gemm_idx": row["gemm_idx"], "tactic": row["tactic"], "launched": row.get("launched"),
+                 "requested_smem_bytes": requested[0] if len(requested) == 1 else (requested or None),
+                 "occupancy": row.get("occupancy")}
+        if guess is not None:
+            entry.update(tile=guess.get("tile"), fusion=guess.get("fusion"), swap_ab=guess.get("swap_ab"),
+                         stages=guess.get("stages"), predicted_smem_bytes=guess.get("kernel_smem_bytes"),
+                         predicted_verdict=guess.get("verdict"))
+        why = []
+        if guess is None:
+            why.append("no prediction for this tactic")
+        else:
+            if (guess["verdict"] == "fits") != bool(row.get("launched")):
+                why.append(f"predicted {guess['verdict']}, launched={row.get('launched')}")
+            if guess.get("kernel_smem_bytes") is not None and requested != [guess["kernel_smem_bytes"]]:
+                why.append(f"predicted {guess['kernel_smem_bytes']} B, requested {requested}")
+        entry["agrees"] = not why
+        if why:
+            entry["difference"] = "; ".join(why)
+            differences.append(entry)
+        rows.append(entry)
+    return {"tactics": len(rows), "agree": len(rows) - len(differences), "differences": differences, "rows": rows}
+
+
+def passes(args: argparse.Namespace, deadline: float, out_dir: Path, trace_lib: Path | None) -> dict[str, Any]:
+    """The tactics pass and the autotuner passes, run side by side (each its own process and log)."""
+    trace = out_dir / "smem-trace.jsonl"
+    tactics_env = dict(os.environ)
+    if trace_lib:
+        tactics_env.update(CUDA_INJECTION64_PATH=str(trace_lib), SMEM_TRACE_OUT=str(trace))
+    scenarios: list[tuple[str, list[str], dict[str, str]]] = [
+        ("tactics", ["tactics", "--dtype", args.dtype, "--trace", str(trace)], tactics_env)]
+    tune = ["autotune", "--dtype", args.dtype, "--batch-sizes", args.batch_sizes, "--tune-max", str(args.tune_max)]
+    plain = {k: v for k, v in os.environ.items() if k != "CUDA_INJECTION64_PATH"}
+    plain["FLASHINFER_LOGGING_LEVEL"] = "debug"
+    scenarios.append(("autotune-plain", tune, plain))
+    for item in args.blocklist:
+        name, _, path = item.partition("=")
+        scenarios.append((f"autotune-{name}", tune, {**plain, "FLASHINFER_TACTICS_BLOCKLIST": str(Path(path).resolve())}))
+    for op in args.skip_op:
+        scenarios.append((f"autotune-skip-{op.rsplit(':', 1)[-1]}", [*tune, "--skip-op", op], plain))
+    started = time.monotonic()
+    running = [(name, env, *_start(_pass_argv(argv, out_dir, name), env, out_dir / f"{name}.log"))
+               for name, argv, env in scenarios]
+    results: dict[str, Any] = {}
+    for name, env, proc, fh in running:
+        rc, _ = _finish(proc, fh, deadline)
+        result = _pass_result(name, out_dir, rc, started)
+        if name != "tactics":
+            result["environment"] = {k: env[k] for k in ("FLASHINFER_TACTICS_BLOCKLIST",) if k in env}
+            result["log_read"] = profiled_tactics((out_dir / f"{name}.log").read_text(errors="replace"))
+        results[name] = result
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reprokit.workloads.static_smem.device_check")
-    parser.add_argument("--predicted", type=Path, required=True, help="static-smem result.json (same release/arch/dtype)")
+    parser.add_argument("--dtype", default="bf16", choices=("bf16", "fp8"))
     parser.add_argument("--out-dir", type=Path, required=True)
-    parser.add_argument("--jit-timeout-s", type=float, default=420)
-    parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--deadline-s", type=float, default=560, help="everything ends within this many seconds")
+    parser.add_argument("--predicted", type=Path, help="static-smem result.json (same release/arch/dtype)")
+    parser.add_argument("--blocklist", action="append", default=[], help="NAME=FILE: one autotuner pass with it")
+    parser.add_argument("--skip-op", action="append", default=[], help="one autotuner pass with autotune(skip_ops={OP})")
+    parser.add_argument("--batch-sizes", default="4,16")
+    parser.add_argument("--tune-max", type=int, default=16, help="the autotuner's largest token bucket")
     args = parser.parse_args(argv)
-    predicted = json.loads(args.predicted.read_text())
+    deadline = time.monotonic() + args.deadline_s
+    out_dir = args.out_dir
+    out_dir.mkdir(parents=True, exist_ok=True)
     import torch  # noqa: PLC0415
 
     major, minor = torch.cuda.get_device_capability()
-    arch = f"{major}{minor}"
-    workspace = Path(os.environ.get("FLASHINFER_WORKSPACE_BASE", Path.home())) / ".cache" / "flashinfer"
     result: dict[str, Any] = {"device": torch.cuda.get_device_name(), "capability": f"{major}.{minor}",
-                              "torch": torch.__version__, "predicted_from": predicted.get("sources", {}).get("wheel"),
-                              "flashinfer": predicted["flashinfer"], "dtype": predicted["dtype"],
-                              "max_jobs": os.environ.get("MAX_JOBS")}
-    result["jit"] = build(arch, args.jit_timeout_s, workspace)
-    if result["jit"]["built"]:
-        forced = force_tactics(arch, predicted["dtype"], args.tokens, hidden=6144, intermediate=2048, experts=32, top_k=8)
-        result["forced"] = {k: v for k, v in forced.items() if k != "rows"}
-        result["cross_check"] = cross_check(predicted, forced)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
-    (args.out_dir / "device-check.json").write_text(json.dumps(result, indent=1) + "\n")
-    summary = {k: result[k] for k in ("device", "flashinfer", "dtype")} | {"jit": {k: v for k, v in result["jit"].items()
-                                                                                   if k != "error"}}
-    if "cross_check" in result:
-        summary["agree"] = f"{result['cross_check']['agree']}/{result['cross_check']['tactics']}"
-    print(json.dumps(summary))
+                              "torch": torch.__version__, "dtype": args.dtype, "max_jobs": os.environ.get("MAX_JOBS"),
+                              "workspace": os.environ.get("FLASHINFER_WORKSPACE_BASE")}
+    result["build"] = build(args.dtype, deadline - time.monotonic() - 10, out_dir)
+    if result["build"].get("built"):
+        lib, how = trace_library(out_dir)
+        result["trace_library"] = {"path": str(lib) if lib else None, "build": how}
+        ran = passes(args, deadline - 5, out_dir, lib)
+        result["tactics"] = ran.pop("tactics")
+        result["autotune"] = ran
+        if args.predicted and result["tactics"].get("rows"):
+            result["cross_check"] = cross_check(json.loads(args.predicted.read_text()), result["tactics"])
+    (out_dir / "device-check.json").write_text(json.dumps(result, indent=1) + "\n")
+    summary = {"build": {k: v for k, v in result["build"].items() if k in ("built", "build_s", "wall_s", "error")},
+               "ninja": {k: v for k, v in result["build"].get("ninja", {}).items() if k != "object_s"}}
+    if "tactics" in result:
+        rows = result["tactics"].get("rows", [])
+        summary["tactics"] = {"rows": len(rows), "launched": sum(bool(r.get("launched")) for r in rows),
+                              "with_requested_bytes": sum(bool(r.get("requested_smem_bytes")) for r in rows),
+                              "error": result["tactics"].get("error", "")[-600:]}
+        summary["autotune"] = {k: {"profiled": len(v.get("log_read", {}).get("profiled", [])), "rc": v.get("rc"),
+                                   "error": v.get("error", "")[-300:]} for k, v in result["autotune"].items()}
+    print(json.dumps(summary, indent=1))
     return 0
 
 

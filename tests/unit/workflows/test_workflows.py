@@ -20,7 +20,7 @@ def load(path: Path) -> dict:
 
 
 def test_both_workflows_exist():
-    assert [p.name for p in WORKFLOWS] == ["ci.yml", "repro.yml"]
+    assert [p.name for p in WORKFLOWS] == ["ci.yml", "fit-table.yml", "repro.yml"]
 
 
 def test_schema_valid_offline():

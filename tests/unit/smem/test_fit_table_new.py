@@ -1,0 +1,100 @@
+"""``invoke fit-table --new`` against a package index served on 127.0.0.1: the index's release list (PEP 691 JSON and
+PEP 503 HTML), only the missing cells computed, the data and the page rewritten, ``--check`` failing with the diff."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from reprokit.commands.fit_table import new_releases
+from reprokit.errors import HostError
+from reprokit.fix import fit_table, release_index
+
+FILES = [  # (file name, yanked)
+    ("flashinfer_python-0.4.0-py3-none-any.whl", False),   # older than the table's first release
+    ("flashinfer_python-0.6.3-py3-none-any.whl", False),
+    ("flashinfer_python-0.6.18-py3-none-any.whl", False),
+    ("flashinfer_python-0.6.18.tar.gz", False),
+    ("flashinfer_python-0.6.99.post1-py3-none-any.whl", False),  # a post-release the table lacks
+    ("flashinfer_python-0.7.5rc1-py3-none-any.whl", False),  # pre-release: no row
+    ("flashinfer_python-0.7.6.dev2-py3-none-any.whl", False),  # dev release: no row
+    ("flashinfer_python-0.7.7-py3-none-any.whl", True),  # every file yanked: no row
+    ("not-a-distribution.txt", False),
+]
+
+
+class Index(BaseHTTPRequestHandler):
+    html_only = False
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        if self.path.rstrip("/") != "/simple/flashinfer-python":
+            self.send_error(404)
+            return
+        if not self.html_only and release_index.JSON_TYPE in self.headers.get("Accept", ""):
+            body = json.dumps({"meta": {"api-version": "1.1"}, "name": "flashinfer-python",
+                               "files": [{"filename": n, "url": f"/files/{n}", "hashes": {}, "yanked": y}
+                                         for n, y in FILES]}).encode()
+            kind = release_index.JSON_TYPE
+        else:
+            yanked = ' data-yanked=""'
+            links = "".join(f'<a href="/files/{n}"{yanked if y else ""}>{n}</a><br>' for n, y in FILES)
+            body = f"<!DOCTYPE html><html><body>{links}</body></html>".encode()
+            kind = "text/html"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(params=[False, True], ids=["pep691-json", "pep503-html"])
+def index(request) -> Iterator[str]:
+    handler = type("Handler", (Index,), {"html_only": request.param})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/simple"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_index_lists_finals_and_post_releases(index: str) -> None:
+    versions = release_index.release_versions(release_index.project_files(index))
+    assert versions == ["0.4.0", "0.6.3", "0.6.18", "0.6.99.post1"]
+
+
+def test_an_index_that_does_not_answer_is_one_line() -> None:
+    with pytest.raises(HostError, match=r"^package index http://127.0.0.1:9/flashinfer-python/: .*check --index-url"):
+        release_index.project_files("http://127.0.0.1:9")
+
+
+def test_new_computes_only_the_missing_cells_and_check_fails_with_the_diff(index: str, tmp_path: Path, monkeypatch,
+                                                                           capsys) -> None:
+    monkeypatch.setenv("PIP_INDEX_URL", index)  # restored after the test; the wheel is fetched from this index
+    monkeypatch.setenv("REPROKIT_CACHE", str(tmp_path / "cache"))
+    table, page = tmp_path / "fit-table.json", tmp_path / "fit-table.md"
+    shutil.copy(fit_table.DATA_FILE, table)
+    page.write_text(fit_table.render_markdown(fit_table.load(table)))
+    cells_before = set(fit_table.load(table)["cells"])
+
+    assert new_releases(index, "sm120", "nvfp4", None, True, table, page) == 1
+    out = capsys.readouterr().out
+    assert "3 releases on the index, 1 cells computed: 0.6.99.post1/sm120/nvfp4" in out.splitlines()[0]
+    cells = fit_table.load(table)["cells"]
+    assert set(cells) - cells_before == {"0.6.99.post1/sm120/nvfp4"}  # 0.6.3 and 0.6.18 were there: not recomputed
+    new = cells["0.6.99.post1/sm120/nvfp4"]
+    assert new["status"] == "unreadable" and "flashinfer-python==0.6.99.post1" in new["reason"]
+    assert "+| 0.6.99.post1 | unreadable:" in out and "b/fit-table.md" in out
+    assert "| 0.6.99.post1 | unreadable:" in page.read_text()
+
+    assert new_releases(index, "sm120", "nvfp4", None, True, table, page) == 0  # nothing new: no diff, exit 0
+    assert "3 releases on the index, 0 cells computed" in capsys.readouterr().out
