@@ -214,6 +214,8 @@ class ProcessTracker:
         proc = self.process(key)
         proc.lines += 1
         proc.last_line = line_no
+        if text.strip():
+            proc.last_text = text.strip()[:MAX_TEXT_CHARS]
         if severity in ("error", "fatal") and text.strip():
             if not self._exception_line(proc, line_no, None, text, text.strip()) and proc.exception is not None:
                 proc.exception.last_line = line_no
