@@ -98,6 +98,7 @@ class Process:
     alive_line: int | None = None  # the first line after ``exception`` that shows the process alive
     alive_why: str | None = None
     last_alive_line: int = 0  # its last line that is neither part of an exception nor teardown
+    suspect: bool = False  # it wrote a fatal-looking line: whether it lives on will be asked
     previous_error: tuple[int, str] | None = None  # its last record, when logged at ERROR (a traceback may follow)
 
     @property
@@ -233,12 +234,18 @@ class ProcessTracker:
     def _alive(self, proc: Process, line_no: int, text: str, level: str | None) -> None:
         """A line of ``proc`` that is not part of an exception: alive, unless it is teardown."""
         proc.previous_error = None
-        if level in ERROR_LEVELS or _TEARDOWN.search(text):  # an error after an error shows no health
+        if level in ERROR_LEVELS:  # an error after an error shows no health
+            return
+        if (proc.exception is not None or proc.suspect) and _TEARDOWN.search(text):  # nobody asks otherwise
             return
         proc.last_alive_line = line_no
         if proc.exception is None or proc.alive_line is not None:
             return
         proc.alive_line, proc.alive_why = line_no, f"its own {'record' if level is None else level + ' record'}"
+
+    def suspect(self, key: str) -> None:
+        """Process ``key`` wrote a fatal-looking line: from now on its teardown lines are told from signs of life."""
+        self.process(key).suspect = True
 
     def served(self, line_no: int) -> None:
         """A request was served at ``line_no``: the server lived on past every exception before it."""
