@@ -14,7 +14,7 @@ from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP
 from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.program import task
-from reprokit.triage import render_table, triage_files
+from reprokit.triage import render_explain, render_table, triage_files
 
 
 def expand_log_paths(specs: list[str]) -> list[Path]:
@@ -34,10 +34,12 @@ def expand_log_paths(specs: list[str]) -> list[Path]:
     return paths
 
 
-def triage(specs: list[str], flashinfer: str | None, as_json: bool) -> int:
+def triage(specs: list[str], flashinfer: str | None, as_json: bool, explain: bool = False) -> int:
     report = triage_files(expand_log_paths(specs), flashinfer_version=flashinfer)
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
+    elif explain:
+        console.print(render_explain(report), markup=False)
     else:
         console.print(render_table(report), markup=False)
     return report.exit_code
@@ -72,10 +74,12 @@ def list_hosts(inventory_path: str, as_json: bool = False) -> int:
 @task(name="triage", positional=["paths"], iterable=["paths", "also"],
       help={"paths": "server logs (plain or .gz), directories of logs, or globs such as 'logs/rank*.log' (one or more)",
             "also": "another log, directory or glob (repeatable; ranks may be separate files)",
-            "flashinfer": "FlashInfer version, for the tactic -> tile table (e.g. 0.6.3)", **JSON_HELP})
-def triage_task(c, paths, also=None, flashinfer=None, json=False):
+            "flashinfer": "FlashInfer version, for the tactic -> tile table (e.g. 0.6.3)",
+            "explain": "print the chain behind the verdict: the deciding rule and line, the process, its last record, "
+                       "why it is dead or alive", **JSON_HELP})
+def triage_task(c, paths, also=None, flashinfer=None, json=False, explain=False):
     """Triage server logs: readiness, autotune failures by tile, fatal errors; exit code per verdict (docs/triage.md)."""
-    program.call(triage, [*paths, *(also or [])], flashinfer, json)
+    program.call(triage, [*paths, *(also or [])], flashinfer, json, explain)
 
 
 @task(name="hosts", help={**INVENTORY_HELP, **JSON_HELP})

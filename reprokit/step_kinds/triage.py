@@ -65,6 +65,11 @@ class TriageResult(Result):
     notes: list[str] | None = None
     autotune_skipped_summaries: list[Any] | None = None
     fatal: Fatal | None = None
+    decided_by: dict[str, Any] | None = None  # the rule of the triage's table that decided, its line, the process
+    readiness: dict[str, Any] | None = None
+    other_autotune_failures: list[dict[str, Any]] | None = None
+    processes: list[dict[str, Any]] | None = None
+    survived: list[str] | None = None
     errors: list[dict[str, Any]] | None = None
     timeline: list[TimelineEvent] | None = None
     counts: dict[str, Any] | None = None

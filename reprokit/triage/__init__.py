@@ -14,7 +14,7 @@ types in ``kinds``), ``reader`` (bytes to lines), ``parser`` (lines to events), 
 """
 
 from reprokit.triage.api import TriageReport, current_phase, triage_files
-from reprokit.triage.render import render_table
+from reprokit.triage.render import render_explain, render_table
 from reprokit.triage.verdict import EXIT_CODES, Verdict
 
-__all__ = ["EXIT_CODES", "TriageReport", "Verdict", "current_phase", "render_table", "triage_files"]
+__all__ = ["EXIT_CODES", "TriageReport", "Verdict", "current_phase", "render_explain", "render_table", "triage_files"]

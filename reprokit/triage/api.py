@@ -8,12 +8,14 @@ from typing import Any
 
 from reprokit.errors import ConfigError
 from reprokit.triage.parser import FileStats, parse_file
+from reprokit.triage.processes import Process
 from reprokit.triage.summary import FailureRow, FatalInfo, Span, Summarizer, TriageSummary
 from reprokit.triage.tactics import TableChoice, TacticTable, choose_table
 from reprokit.triage.verdict import Decision, Verdict, decide
 
 SCHEMA_VERSION = 1
 _TEXT_IN_JSON_CHARS = 16 * 1024
+_PROCESSES_IN_JSON = 32
 
 
 @dataclass
@@ -68,6 +70,11 @@ class TriageReport:
                 for op, span in sorted(s.skipped_by_op.items())
             ],
             "fatal": None if s.fatal is None else _fatal_json(s.fatal),
+            "decided_by": _decided_json(self.decision),
+            "readiness": _readiness_json(s),
+            "other_autotune_failures": s.other_autotune.to_json(),
+            "processes": _processes_json(s),
+            "survived": s.survived,
             "errors": [
                 {"kind": kind, "message": message, **_span_json(span)}
                 for kind, (span, message) in sorted(s.errors.items())
@@ -111,10 +118,47 @@ def _failure_json(row: FailureRow) -> dict[str, Any]:
     }
 
 
+def _process_json(proc: Process) -> dict[str, Any]:
+    exc = proc.exception
+    return {
+        "process": proc.key, "role": proc.role, "stack": sorted(proc.stack), "serving": proc.serving,
+        "state": "dead" if proc.dead else "alive", "why": proc.why(), "lines": proc.lines,
+        "first_line": proc.first_line, "last_line": proc.last_line, "last_text": proc.last_text,
+        "exception": None if exc is None else {"line": exc.line, "text": exc.text, "how": exc.how,
+                                               "exception": exc.exception, "last_line": exc.last_line,
+                                               "request_handler": exc.request_handler},
+    }
+
+
+def _processes_json(s: TriageSummary) -> list[dict[str, Any]]:
+    """Each file's processes, the dead first, at most ``_PROCESSES_IN_JSON`` of them."""
+    rows = [{"file": f.path, **_process_json(p)} for f in s.files for p in f.processes.processes.values()]
+    rows.sort(key=lambda r: (r["state"] != "dead", r["file"], r["first_line"]))
+    return rows[:_PROCESSES_IN_JSON]
+
+
+def _decided_json(decision: Decision) -> dict[str, Any] | None:
+    d = decision.decided_by
+    if d is None:
+        return None
+    return {"rule": d.rule, "verdict": decision.verdict.value, "location": d.location, "text": d.text, "why": d.why,
+            "process": None if d.process is None else _process_json(d.process)}
+
+
+def _readiness_json(s: TriageSummary) -> dict[str, Any] | None:
+    best = s.readiness.best()
+    if best is None:
+        return None
+    how, seen = best
+    return {"by": how, "first_location": seen.first, "first_text": seen.first_text, "last_location": seen.last,
+            "count": seen.count, "seen": sorted(s.readiness.by)}
+
+
 def _fatal_json(fatal: FatalInfo) -> dict[str, Any]:
     return {
         "kind": fatal.kind,
         "family": fatal.family,
+        "process": fatal.process,
         "cause": fatal.cause,
         "message": fatal.message,
         "exception": fatal.exception,

@@ -39,10 +39,10 @@ SGLANG_RANK_TAG = re.compile(r"([A-Z]+(?:_[A-Z]+)*)(\d+)")
 LINE_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
         "vllm_worker",
-        r"\((?P<worker>[A-Za-z][A-Za-z0-9_]*)(?: rank=(?P<rank>\d+))? pid=\d+(?:, ip=[0-9.]+)?\) ?",
+        r"\((?:(?P<worker>[A-Za-z][A-Za-z0-9_]*)(?: rank=(?P<rank>\d+))? )?pid=\d+(?:, ip=[0-9.]+)?\) ?",
         "(Worker_DP0_EP0 pid=5825) INFO 08-18 06:59:59 [gpu_model_runner.py:4213] Model loading took 168.89 GiB memory",
         "vllm/utils/system_utils.py _add_prefix: f'({worker_name} pid={pid}) ' before every line of a worker "
-        "(also Ray's '(RayWorkerWrapper pid=N, ip=A)')",
+        "(also Ray's '(RayWorkerWrapper pid=N, ip=A)' and an unnamed actor's '(pid=N, ip=A)')",
     ),
     LineFormat(
         "torch_rank",
@@ -95,6 +95,23 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600081 "
         "milliseconds before timing out.",
         "c10/util/Logging glog-style prefix '[<E|W|I|F><MMDD> <HH:MM:SS.us> <file>:<line>] '",
+    ),
+    LineFormat(
+        "logger_named",
+        r"(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) \[(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL)\] "
+        r"(?P<logger>[A-Za-z_][\w.]*): ",
+        "2026-06-07 10:59:31,659 [INFO] sglang.srt.managers.scheduler_metrics_mixin: Decode batch, #running-req: 1, "
+        "#token: 227, token usage: 0.00, cuda graph: True, gen throughput (token/s): 126.29, #queue-req: 0,",
+        "Python logging '%(asctime)s [%(levelname)s] %(name)s: %(message)s' (sglang-omni #712): the logger names "
+        "the framework",
+    ),
+    LineFormat(
+        "triton_server",
+        r"(?P<level>[IWEF])(?P<ts>\d{4} \d\d:\d\d:\d\d)\.\d+ +\d+ [a-z_]+\.cc:\d+\] ",
+        "I0304 23:43:40.717369 1 python_be.cc:2381] TRITONBACKEND_ModelInstanceInitialize: vllm_model_0_0 (MODEL "
+        "device 0)",
+        "Triton Inference Server's glog prefix '<I|W|E|F><MMDD> <time> <pid> <file>.cc:<line>] ' "
+        "(triton-inference-server/server #6944)",
     ),
     LineFormat(
         "uvicorn",
@@ -189,6 +206,14 @@ WRAPPER_FORMATS: tuple[LineFormat, ...] = (
         "2024-11-20 14:37:16 DEBUG:filelock:Lock 140341412642880 acquired on "
         "/root/.triton/autotune/Fp16Matmul_2d_kernel.pickle.lock",
         "a launcher's date in front of torchrun's '[rank<N>]:' or Python's basicConfig (QwenLM/Qwen3-Coder #174)",
+    ),
+    LineFormat(
+        "python_logging",
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} - [A-Za-z_][\w.]* - (?:DEBUG|INFO|WARNING|ERROR|CRITICAL) - ",
+        "2025-03-08 02:04:48,693 - __main__ - INFO - [2025-03-08 02:04:48 TP0] Scheduler hit an exception: "
+        "Traceback (most recent call last):",
+        "a calling program's Python logger re-logging a server's output: '%(asctime)s - %(name)s - %(levelname)s - ' "
+        "(allenai/olmocr #105)",
     ),
     LineFormat(
         "ray_logging",

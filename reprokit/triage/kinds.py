@@ -25,6 +25,8 @@ class LogPattern:
     lead: str = ""  # server patterns: how every match starts, for the parser's fast scan of sglang lines
     fatal_family: str = ""  # what kind of death a fatal match means, e.g. 'signal' (default: the kind)
     on_sglang_lines: bool = True  # server patterns: sglang can print it (else the fast scan need not look)
+    readiness: str = ""  # server patterns: what this line shows of a server that is up ('request_served', 'traffic')
+    autotuner: str = ""  # another autotuner's non-fatal failure ('inductor', 'tensorrt'): counted, never fatal
     compiled: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

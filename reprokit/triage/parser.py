@@ -33,7 +33,9 @@ from pathlib import Path
 
 from reprokit.triage import formats
 from reprokit.triage.formats import LINE_FORMATS_BY_NAME, LogPattern
+from reprokit.triage.processes import ProcessTracker
 from reprokit.triage.reader import ReadStats, iter_regions, open_log
+from reprokit.triage.scan import _count_newlines, _trigger_regex
 from reprokit.triage.versions import VersionsSeen
 
 MAX_RECORD_TEXT_CHARS = 64 * 1024  # text kept per record; the first traceback is what people read
@@ -49,45 +51,21 @@ _SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 _SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 
 
-def _count_newlines(buffer: bytes, start: int, end: int) -> int:
-    """``buffer.count(b"\\n", start, end)``, three times faster on a region that is most of its buffer.
-
-    ``bytes.count`` of one byte compares byte by byte; ``bytes.replace`` of one byte counts with
-    ``memchr`` first (2.4 against 7.5 GB/s here), so the newlines of the whole buffer are its length
-    less the length without them, and those outside the region are counted the slow way.
-    """
-    if (end - start) * 2 < len(buffer):
-        return buffer.count(b"\n", start, end)
-    return (len(buffer) - len(buffer.replace(b"\n", b""))) - buffer.count(b"\n", 0, start) - buffer.count(b"\n", end)
-
-
-def _trigger_regex(leads: list[bytes]) -> re.Pattern[bytes]:
-    """']' + ' ' + any lead: an sglang line whose message starts like a server pattern ('[ ]' keeps the
-    regex's literal prefix one character long, the engine's fastest scan); leads sharing a first letter
-    are grouped, so most messages fail after one comparison. A run of spaces before a letter is matched
-    possessively (Python 3.11+): giving spaces back cannot make the letter match, and uvicorn's access
-    lines ('] INFO:     10.1...') stop backtracking through them (5% of the scan)."""
-    by_letter: dict[bytes, list[bytes]] = {}
-    generic = []
-    alternatives = [re.sub(rb" \+(?=[A-Za-z])", rb" ++", part)
-                    for lead in leads for part in (lead.split(b"|") if b"(" not in lead else [lead])]
-    for lead in dict.fromkeys(alternatives):
-        if lead[:1].isalpha():
-            by_letter.setdefault(lead[:1], []).append(lead[1:])
-        else:
-            generic.append(lead)
-    grouped = [letter + b"(?:" + b"|".join(rest) + b")" for letter, rest in sorted(by_letter.items())]
-    return re.compile(rb"\][ ](?:" + b"|".join(grouped + generic) + rb")")
-
-
 _SGLANG_TRIGGER = _trigger_regex([p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines])
+# once sglang said it is ready, what its traffic looks like (batches, access lines) no longer needs reading
+_SGLANG_TRIGGER_READY = _trigger_regex(
+    [p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines and not p.readiness])
+# the framework a line format belongs to: the stack of the process that writes it
+_STACK_OF_FORMAT = {"vllm": "vllm", "tensorrt_llm": "tensorrt_llm", "tensorrt_llm_python": "tensorrt_llm",
+                    "flashinfer": "flashinfer", "torch_c10": "torch", "sglang_untimed": "sglang"}
+_STACK_OF_LOGGER = {"sglang": "sglang", "vllm": "vllm", "tensorrt_llm": "tensorrt_llm"}
 _SGLANG = LINE_FORMATS_BY_NAME["sglang"].compiled
 _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
 _HEADED_FORMATS = tuple(
     LINE_FORMATS_BY_NAME[name]
-    for name in ("flashinfer", "vllm", "torch_c10", "uvicorn", "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed",
-                 "progress")
+    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "uvicorn", "tensorrt_llm",
+                 "tensorrt_llm_python", "sglang_untimed", "progress")
 )
 _WRAPPERS = formats.WRAPPER_FORMATS
 _ANY_WRAPPER = re.compile("|".join(f"(?:{fmt.regex})" for fmt in _WRAPPERS))  # one match call, same order
@@ -105,6 +83,8 @@ _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "tensorrt_llm_python": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
     "sglang_untimed": formats.SERVER_PATTERNS,
     "progress": formats.AUTOTUNER_PATTERNS + formats.PROGRESS_PATTERNS,
+    "logger_named": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
+    "triton_server": formats.ERROR_PATTERNS,
     "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
 }
 
@@ -127,6 +107,7 @@ class Event:
     continuation_lines: int = 0
     text_truncated: bool = False
     ended_by_eof: bool = False  # the record was still open when the file ended
+    process: str = "main"  # the process that wrote it (``processes.ProcessTracker`` key)
 
 
 @dataclass
@@ -144,6 +125,7 @@ class FileStats:
     records_mid_line: int = 0  # other records that start in the middle of a line (after a test id, ...)
     versions: VersionsSeen = field(default_factory=VersionsSeen)
     last_line: str = ""  # where the file ends: the evidence of a log that never became ready
+    processes: ProcessTracker = field(default_factory=ProcessTracker)
 
     @property
     def unknown_lines(self) -> int:
@@ -154,6 +136,7 @@ class FileStats:
 class _Record:
     event: Event
     chars: int  # length of event.text, kept to cap it without measuring it again
+    key: str  # the process that wrote it
 
 
 def _time_key(fmt: str, ts: str | None) -> str | None:
@@ -174,9 +157,11 @@ def _time_key(fmt: str, ts: str | None) -> str | None:
     return f"{date_time}.{millis or '000'}"
 
 
-def _worker_rank(worker: str, rank: str | None) -> str | None:
+def _worker_rank(worker: str | None, rank: str | None) -> str | None:
     if rank is not None:
         return f"rank{rank}"
+    if worker is None:  # Ray's unnamed actor '(pid=N, ip=A)'
+        return None
     tags = [part for part in worker.split("_")[1:] if formats.SGLANG_RANK_TAG.fullmatch(part)]
     return " ".join(tags) or None
 
@@ -200,6 +185,8 @@ class FileParser:
         self._counting = True  # False for the second record of a physical line: lines are counted once
         self._stream_last: OrderedDict[str, str] = OrderedDict()  # each worker stream's last line
         self._stream_before = ""  # the line before the current one, in the current line's stream
+        self._tracker = stats.processes
+        self._sglang_ready = False  # sglang's banner was seen: its traffic lines need no reading
 
     def feed(self, region: bytes, start: int, end: int) -> list[Event]:
         """Parse the whole lines ``region[start:end]``; return the events that completed."""
@@ -212,7 +199,7 @@ class FileParser:
             self._stats.lines_by_format["sglang"] += line_count - len(starts)
         triggered = [
             max(region.rfind(b"\n", start, m.start()) + 1, start)
-            for m in _SGLANG_TRIGGER.finditer(region, start, end)
+            for m in (_SGLANG_TRIGGER_READY if self._sglang_ready else _SGLANG_TRIGGER).finditer(region, start, end)
         ]
         if triggered:
             starts = sorted(set(starts).union(triggered))
@@ -248,7 +235,8 @@ class FileParser:
         self._stats.versions.scan(text)
         if _SGLANG_SHAPED.match(raw):  # counted as sglang in feed()
             self._close(None)
-            self._sglang(text, offset, None)
+            if not self._sglang(text, offset, None):
+                self._bare(text, offset, None, None, "main")
             return
         self._text_line(text, offset, 0)
 
@@ -258,7 +246,10 @@ class FileParser:
             return False
         ranks = match["ranks"].strip() or None
         self._note_rank(ranks)
-        self._message("sglang", text[match.end():], offset, match["ts"], None, ranks, stream)
+        key = f"sglang {ranks}" if ranks else "sglang"
+        message = text[match.end():]
+        self._tracker.note(key, self._line_no(offset), None, message, "sglang")
+        self._message("sglang", message, offset, match["ts"], None, ranks, stream, key)
         return True
 
     def _strip_wrappers(self, text: str) -> str:
@@ -280,15 +271,24 @@ class FileParser:
                 return
         stream: str | None = None
         rank: str | None = None
+        key = "main"
         prefix = _VLLM_WORKER.match(text) or _TORCH_RANK.match(text)
+        if prefix is not None and prefix.re is _VLLM_WORKER and (inner := _VLLM_WORKER.match(text, prefix.end())):
+            prefix = inner  # '(EngineCore_DP1 pid=N) (Worker_DP1_TP1_EP3 pid=M)': the worker wrote it
         if prefix is not None:
             stream = prefix.group(0).strip()
             groups = prefix.groupdict()
             rank = _worker_rank(groups["worker"], groups["rank"]) if "worker" in groups else f"rank{groups['rank']}"
+            key = stream.strip("()[]:") if "worker" in groups else f"rank{groups['rank']}"
             self._note_rank(rank)
             text = self._strip_wrappers(text[prefix.end():])
             if prefix.re is _VLLM_WORKER and (inner := _TORCH_RANK.match(text)) is not None:
                 text = text[inner.end():]
+            if _SGLANG_SHAPED_TEXT.match(text):  # sglang in a Ray actor: '(SGLangEngine pid=N) [date TP0] ...'
+                self._close(stream)
+                if self._sglang(text, offset, stream):
+                    self._count("sglang_wrapped")
+                    return
         if glued < MAX_RECORDS_PER_LINE and self._split_glued(text, offset, stream, rank, glued):
             return
         if stream is not None:
@@ -308,9 +308,12 @@ class FileParser:
                 elif groups.get("rank"):
                     line_rank = f"rank{groups['rank']}"
                 self._note_rank(line_rank)
-                self._message(fmt.name, text[start:], offset, groups.get("ts"), level, line_rank, stream)
+                message = text[start:]
+                stack = _STACK_OF_FORMAT.get(fmt.name) or _STACK_OF_LOGGER.get((groups.get("logger") or "").split(".")[0])
+                self._tracker.note(key, self._line_no(offset), level, message, stack)
+                self._message(fmt.name, message, offset, groups.get("ts"), level, line_rank, stream, key)
                 return
-        self._bare(text, offset, stream, rank)
+        self._bare(text, offset, stream, rank, key)
 
     def _split_glued(self, text: str, offset: int, stream: str | None, rank: str | None, glued: int) -> bool:
         """A record written on the same line after a tqdm bar or another program's output: two records."""
@@ -332,16 +335,21 @@ class FileParser:
             self._counting = counting
         return True
 
-    def _bare(self, text: str, offset: int, stream: str | None, rank: str | None) -> None:
+    def _bare(self, text: str, offset: int, stream: str | None, rank: str | None, key: str) -> None:
         record = self._open.get(stream)
         if record is not None:
             self._count("continuation")
             self._append(record, text)
+            self._tracker.continuation(record.key, self._line_no(offset), text, record.event.severity)
             return
         if not text.strip():
             self._count("blank")
             return
-        if self._message("bare", text, offset, None, None, rank, stream):
+        self._tracker.note(key, self._line_no(offset), None, text)
+        if text.lstrip().startswith("raise "):  # a traceback's source line is code, not a message
+            self._count("python_frame")
+            return
+        if self._message("bare", text, offset, None, None, rank, stream, key):
             self._count("event")
             return
         for fmt in _CONTINUATION_FORMATS:
@@ -372,7 +380,7 @@ class FileParser:
 
     def _message(
         self, fmt: str, message: str, offset: int, ts: str | None, level: str | None, rank: str | None,
-        stream: str | None,
+        stream: str | None, key: str,
     ) -> bool:
         """Match ``message`` against the patterns of its format; emit or open a record. True if one matched."""
         for pattern in _PATTERNS_FOR_FORMAT[fmt]:
@@ -380,8 +388,14 @@ class FileParser:
             if found is None:
                 continue
             severity = pattern.severity
+            if severity == "fatal" or pattern.kind == "python_traceback":
+                self._tracker.suspect(key)
             if pattern.kind == "python_traceback" and fmt == "bare" and self._uncaught(offset, stream):
                 severity, found["uncaught"] = "fatal", "true"
+            if pattern.kind == "ready":
+                self._sglang_ready = True
+            elif pattern.kind == "http_request" and (found.get("status") or "").startswith("2"):
+                self._tracker.served(self._line_no(offset))
             if pattern.kind == "autotune_progress":
                 self._last_progress_op = found["op"]
             elif pattern.kind in ("autotune_skip", "autotune_failure_detail"):
@@ -390,9 +404,10 @@ class FileParser:
                 kind=pattern.kind, severity=severity, fmt=fmt, file=self._path, line_no=self._line_no(offset),
                 at=ts, at_key=_time_key(fmt, ts), rank=rank, level=level, fields=found,
                 text=message[:MAX_RECORD_TEXT_CHARS], text_truncated=len(message) > MAX_RECORD_TEXT_CHARS,
+                process=key,
             )
             if pattern.multiline:
-                self._open_record(event, stream)
+                self._open_record(event, stream, key)
             else:
                 self._events.append(event)
             return True
@@ -400,11 +415,11 @@ class FileParser:
 
     # --- records
 
-    def _open_record(self, event: Event, stream: str | None) -> None:
+    def _open_record(self, event: Event, stream: str | None, key: str) -> None:
         self._close(stream)
         if len(self._open) >= MAX_OPEN_RECORDS:
             self._close(next(iter(self._open)))
-        self._open[stream] = _Record(event, len(event.text))
+        self._open[stream] = _Record(event, len(event.text), key)
 
     def _append(self, record: _Record, text: str) -> None:
         event = record.event

@@ -7,6 +7,7 @@ table is read (families, severities, the regex subset shared with ``grep -E``).
 from __future__ import annotations
 
 from reprokit.triage.kinds import LogPattern
+from reprokit.triage.patterns_behaviour import BEHAVIOUR_PATTERNS, OTHER_AUTOTUNER_PATTERNS
 from reprokit.workloads.facts import errors
 
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics
@@ -225,12 +226,20 @@ PATTERNS: tuple[LogPattern, ...] = (
         "Capturing batches (bs=168 avail_mem=10.21 GB):  54%|█████▍    | 28/52 [00:04<00:03,  7.41it/s]",
         "sglang cuda_graph_runner.py / vLLM gpu_model_runner.py capture bars (sglang #11716)", family="progress",
     ),
+    *BEHAVIOUR_PATTERNS,
     # --- errors, found anywhere in a message or a bare line
     LogPattern(
         "answers_wrong", r"\[reprokit answers\] ([0-9]+) of ([0-9]+) answers wrong: (.*)", ("wrong", "total", "detail"),
         "[reprokit answers] 1 of 3 answers wrong: prompt 'The capital of France is': degenerate output: 32 x '!' in a row",
         "reprokit/workloads/answers.py log_lines: the serve step's answers.log (ready but answering wrong)",
         family="error", severity="error",
+    ),
+    LogPattern(
+        "triton_model_unavailable", r"[|] ([A-Za-z0-9_.-]+) +[|] [0-9]+ +[|] UNAVAILABLE: ([^|]*)", ("model", "why"),
+        "| tensorrt_llm   | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: "
+        "[TensorRT-LLM][ERROR] Assertion failed:  |",
+        "Triton server.cc model status table: a model that failed to load; the server exits (exit-on-error) "
+        "(tensorrtllm_backend #33)", family="error", severity="fatal", fatal_family="model_load_failed",
     ),
     LogPattern(
         "cpp_terminate",
@@ -354,6 +363,13 @@ PATTERNS: tuple[LogPattern, ...] = (
         "torch ProcessGroupNCCL / sglang pynccl_wrapper.py NCCL_CHECK",
         family="error", severity="fatal", multiline=True,
     ),
+    LogPattern(
+        "mpi_init_failed", r"It looks like (orte_init|opal_init|MPI_INIT|ompi_rte_init) failed for some reason", ("stage",),
+        "It looks like orte_init failed for some reason; your parallel process is",
+        "Open MPI help-orte-runtime.txt: the process aborts (tensorrtllm_backend #712)",
+        family="error", severity="fatal", fatal_family="mpi_abort", multiline=True,
+    ),
+    *OTHER_AUTOTUNER_PATTERNS,
     _shared(
         errors.TRITON_OUT_OF_RESOURCES,
         "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 106496, Hardware "

@@ -101,3 +101,38 @@ def render_table(report: TriageReport) -> str:
            else f", no tactic table ({report.table_choice.detail})")
     , markup=False)
     return buffer.getvalue()
+
+
+def render_explain(report: TriageReport) -> str:
+    """The chain behind the verdict: the deciding rule, its line, the process and its last record, why dead or alive,
+    then the rules above it that did not match and every process the log shows."""
+    from reprokit.triage.rules import RULES
+
+    decided = report.decision.decided_by
+    lines = [f"verdict: {report.verdict.value} (exit {report.exit_code})"]
+    if decided is None:
+        return "\n".join(lines)
+    lines.append(f"rule:    {decided.rule} (rule {[r.name for r in RULES].index(decided.rule) + 1} of {len(RULES)}): "
+                 f"{next(r.says for r in RULES if r.name == decided.rule)}")
+    lines.append(f"line:    {decided.location or '-'}" + (f": {decided.text}" if decided.text else ""))
+    lines.append(f"why:     {decided.why}")
+    proc = decided.process
+    if proc is not None:
+        stack = ", ".join(sorted(proc.stack)) or "unknown"
+        lines.append(f"process: {proc.key} ({proc.role}; stack {stack}; lines {proc.first_line}-{proc.last_line})")
+        lines.append(f"  last record: line {proc.last_line}: {proc.last_text}")
+        lines.append(f"  {proc.why()}")
+    readiness = report.summary.readiness.best()
+    if readiness is not None:
+        how, seen = readiness
+        lines.append(f"ready by: {how} (first at {seen.first}: {seen.first_text}; {seen.count} line(s))")
+    earlier = [r.name for r in RULES[:[r.name for r in RULES].index(decided.rule)]]
+    if earlier:
+        lines.append(f"not matched before it: {', '.join(earlier)}")
+    for note in report.summary.survived:
+        lines.append(f"survived: {note}")
+    lines.append("processes:")
+    for stats in report.summary.files:
+        for p in stats.processes.processes.values():
+            lines.append(f"  {stats.path}: {p.key} ({p.role}, {'dead' if p.dead else 'alive'}): {p.why()}")
+    return "\n".join(lines)

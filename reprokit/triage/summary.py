@@ -14,13 +14,24 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from reprokit.triage.behaviour import OtherAutotuneFailures, Readiness
 from reprokit.triage.exception_text import ExceptionFacts, analyse
 from reprokit.triage.formats import PATTERNS_BY_KIND
 from reprokit.triage.parser import Event, FileStats
+from reprokit.triage.processes import Process
+from reprokit.triage.spans import FailureRow, Span, _add_capped, _FailureGroup
 from reprokit.triage.tactics import TableChoice
 from reprokit.triage.versions import VersionsSeen
 
 MAX_NAMES_PER_SET = 64
+MAX_FATAL_CANDIDATES = 256  # fatal lines kept until the process model says whose process lived on
+# fatal lines that report another process's death (the reporter lives on) or a context that cannot go on:
+# true whatever the reporting process writes next
+# the last words of a process being killed (a fatal signal's handler, std::terminate, the NCCL watchdog
+# taking the process down) are deaths too, whatever the crash handler prints after them
+DEATH_NOTICE_KINDS = frozenset({"sigquit_from_child", "subprocess_crashed", "exited_on_signal", "warmup_failure",
+                                "vllm_worker_init_failed", "vllm_engine_init_failed", "triton_model_unavailable",
+                                "signal_received", "fatal_python_error", "cpp_terminate", "nccl_watchdog_timeout"})
 
 # the order of a server's start, used for the timeline when times tie or are missing
 LIFECYCLE_KINDS = (
@@ -52,83 +63,13 @@ PHASE_OF_KIND = {
 }
 READY_KINDS = frozenset({"ready", "vllm_server_starting"})
 # line formats that only a serving framework (or its kernel library) writes
-FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python", "uvicorn", "flashinfer")
+FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python", "uvicorn",
+                     "flashinfer", "triton_server")
 AUTOTUNE_EVIDENCE_KINDS = frozenset(
     ("server_autotune_start", "server_autotune_completed", "autotune_process_start", "autotune_process_end",
      "autotune_progress", "autotune_skip", "autotune_failure_detail", "autotune_skipped_summary")
 )
 _RUNNER_CLASS = re.compile(r"(\w+) object at 0x")
-
-
-def _add_capped(names: set[str], name: str | None) -> None:
-    if name is not None and (name in names or len(names) < MAX_NAMES_PER_SET):
-        names.add(name)
-
-
-@dataclass
-class Span:
-    """How often something happened, first and last time, and on which ranks."""
-
-    count: int = 0
-    first_at: str | None = None
-    first_key: str | None = None
-    last_at: str | None = None
-    last_key: str | None = None
-    first_location: str | None = None
-    ranks: set[str] = field(default_factory=set)
-
-    def add(self, event: Event) -> None:
-        self.count += 1
-        _add_capped(self.ranks, event.rank)
-        if self.first_location is None:
-            self.first_location = f"{event.file}:{event.line_no}"
-        if event.at_key is None:
-            return
-        if self.first_key is None or event.at_key < self.first_key:
-            self.first_key, self.first_at = event.at_key, event.at
-            self.first_location = f"{event.file}:{event.line_no}"
-        if self.last_key is None or event.at_key > self.last_key:
-            self.last_key, self.last_at = event.at_key, event.at
-
-    def merge(self, other: Span) -> None:
-        if other.first_key is not None and (self.first_key is None or other.first_key < self.first_key):
-            self.first_key, self.first_at, self.first_location = other.first_key, other.first_at, other.first_location
-        if other.last_key is not None and (self.last_key is None or other.last_key > self.last_key):
-            self.last_key, self.last_at = other.last_key, other.last_at
-        self.first_location = self.first_location or other.first_location
-        self.count += other.count
-        for rank in other.ranks:
-            _add_capped(self.ranks, rank)
-
-
-@dataclass
-class _FailureGroup:
-    """Failures of one tactic as the log describes them, before the tactic table is applied."""
-
-    span: Span = field(default_factory=Span)
-    unattributed_by_file: Counter[str] = field(default_factory=Counter)
-    errors: Counter[str] = field(default_factory=Counter)
-    instantiation_files: set[str] = field(default_factory=set)
-    runners: set[str] = field(default_factory=set)
-
-
-@dataclass
-class FailureRow:
-    """Autotune failures of one (op, tactic, tile, fusion, swap_ab), as reported."""
-
-    op: str | None
-    tactic: int | str
-    tile: str | None
-    tile_enum: str | None
-    fusion: str | None
-    swap_ab: bool | None
-    tile_source: str | None  # 'exception_text' (a dispatch frame or message), 'tactics_file', or None
-    span: Span
-    unattributed: int  # failures whose line named no rank (FlashInfer's logger has none under sglang)
-    errors: Counter[str]
-    instantiation_files: set[str]
-    runners: set[str]
-    mapping: dict[str, str | None] = field(default_factory=dict)  # status, reason, detail, table
 
 
 @dataclass
@@ -147,6 +88,19 @@ class FatalInfo:
     traceback_truncated: bool
     ended_by_eof: bool
     count_by_kind: Counter[str]
+    process: str | None = None  # the process that died (``processes`` key), when the log says whose line it is
+
+
+@dataclass(frozen=True)
+class Death:
+    """A serving process's death, as one rule of the table sees it: the line, the process, and why."""
+
+    rule: str  # 'death_reported' (a line only a dying process or its parent writes) or 'serving_process_died'
+    location: str
+    text: str
+    process: Process | None
+    why: str
+    order: tuple
 
 
 @dataclass
@@ -172,6 +126,11 @@ class TriageSummary:
     ready_text: str | None = None  # and its message
     framework_seen: bool = False  # a line only a serving framework writes, or a lifecycle event
     table: TableChoice | None = None
+    readiness: Readiness = field(default_factory=Readiness)
+    other_autotune: OtherAutotuneFailures = field(default_factory=OtherAutotuneFailures)
+    deaths: list[Death] = field(default_factory=list)  # in file order; the rule table reads the last of each rule
+    survived: list[str] = field(default_factory=list)  # fatal-looking lines whose process lived on, and why
+    recognised: bool = False  # some line of the log is one the triage knows
 
     @property
     def ranks(self) -> list[str]:
@@ -227,9 +186,12 @@ class Summarizer:
         self._groups: dict[tuple, _FailureGroup] = {}
         self._skipped: dict[str, Span] = {}
         self._skipped_totals: Counter[str] = Counter()
+        self._fatal_candidates: list[tuple[tuple[str, int, int], Event, ExceptionFacts | None]] = []
         self._fatal_first: tuple[tuple[str, int, int], Event, ExceptionFacts | None] | None = None
         self._fatal_traceback: tuple[tuple[str, int, int], Event] | None = None
         self._fatal_kinds: Counter[str] = Counter()
+        self._readiness = Readiness()
+        self._other_autotune = OtherAutotuneFailures()
         self._errors: dict[str, tuple[Span, str]] = {}
         self._timeline: dict[str, Span] = {}
         self._versions = VersionsSeen()
@@ -244,13 +206,11 @@ class Summarizer:
         self._order += 1
         kind = event.kind
         self._phase = PHASE_OF_KIND.get(kind, self._phase)
-        if kind in READY_KINDS or (kind == "uvicorn_startup_complete" and event.fmt != "sglang"):
-            # vLLM has no 'ready to roll'; its API server is up when uvicorn finishes starting
+        if self._readiness.add(event):
             self._ready = True
             self._phase = "ready"
-            if self._ready_location is None:
-                self._ready_location = f"{event.file}:{event.line_no}"
-                self._ready_text = event.text.split("\n", 1)[0][:300]
+        if self._other_autotune.add(event):
+            return
         if kind == "autotune_skip":
             self._add_failure(event)
         elif kind == "autotune_skipped_summary":
@@ -302,23 +262,68 @@ class Summarizer:
         _add_capped(group.runners, found.group(1) if found else runner[:80] or None)
 
     def _add_fatal(self, event: Event, facts: ExceptionFacts | None) -> None:
-        self._fatal_kinds[event.kind] += 1
+        """Keep a fatal-looking line until the files are read: whether its process lived on decides."""
         # untimed events sort after timed ones; in the same second, the record with the traceback (the
         # cause) before a bare notice such as sglang's 'Received sigquit'
         tie = (0 if event.continuation_lines else 1) if event.at_key else 0
-        order = (event.at_key or "~", tie, self._order)
-        if self._fatal_first is None or order < self._fatal_first[0]:
-            self._fatal_first = (order, event, facts)
-        if event.continuation_lines and (self._fatal_traceback is None or order < self._fatal_traceback[0]):
-            self._fatal_traceback = (order, event)
+        if len(self._fatal_candidates) < MAX_FATAL_CANDIDATES:
+            self._fatal_candidates.append(((event.at_key or "~", tie, self._order), event, facts))
+
+    def _resolve_deaths(self) -> tuple[list[Death], list[str]]:
+        """Which fatal-looking lines are deaths (their process logged nothing alive after them), and which
+        serving processes died with no such line (their last record an exception): in file order."""
+        trackers = {f.path: f.processes for f in self._files}
+        deaths, survived = [], []
+        for order, event, facts in self._fatal_candidates:
+            tracker = trackers.get(event.file)
+            where = f"{event.file}:{event.line_no}"
+            sticky = facts is not None and facts.cause in STICKY_CAUSES
+            alive = None if event.kind in DEATH_NOTICE_KINDS or sticky or tracker is None else \
+                tracker.alive_after(event.process, event.line_no)
+            if alive is not None:
+                survived.append(f"{where}: {event.kind} on {event.process}, but {alive[1]} at line {alive[0]}")
+                continue
+            self._fatal_kinds[event.kind] += 1
+            if self._fatal_first is None or order < self._fatal_first[0]:
+                self._fatal_first = (order, event, facts)
+            if event.continuation_lines and (self._fatal_traceback is None or order < self._fatal_traceback[0]):
+                self._fatal_traceback = (order, event)
+            why = "it reports a death" if event.kind in DEATH_NOTICE_KINDS else (
+                "a sticky CUDA error: the process cannot go on" if sticky else
+                f"nothing after it shows {event.process} alive")
+            process = tracker.processes.get(event.process) if tracker else None
+            deaths.append(Death("death_reported", where, event.text.split("\n", 1)[0][:300], process, why,
+                                (self._files.index(next(f for f in self._files if f.path == event.file)),
+                                 event.line_no)))
+        for index, stats in enumerate(self._files):
+            for proc in stats.processes.dead():
+                if proc.serving and proc.exception is not None:
+                    exc = proc.exception
+                    line, text = (exc.exception_line, exc.exception) if exc.exception else (exc.line, exc.text)
+                    deaths.append(Death("serving_process_died", f"{stats.path}:{line}", text, proc,
+                                        proc.why(), (index, exc.line)))
+        deaths.sort(key=lambda d: d.order)
+        return deaths, survived
 
     def summary(self, table: TableChoice) -> TriageSummary:
         levels: Counter[str] = Counter()
         for stats in self._files:
             levels.update(stats.flashinfer_levels)
         notes: list[str] = []
+        deaths, survived = self._resolve_deaths()
         framework_seen = self._phase is not None or self._ready or any(
-            f.lines_by_format[name] for f in self._files for name in FRAMEWORK_FORMATS)
+            f.lines_by_format[name] for f in self._files for name in FRAMEWORK_FORMATS) or any(
+            p.serving for f in self._files for p in f.processes.processes.values()) or any(
+            c in self._versions.by_component for c in ("sglang", "vllm", "tensorrt_llm"))
+        for stats in self._files:
+            for proc in stats.processes.processes.values():
+                if proc.exception is not None and proc.exception.request_handler:  # a request reached the server
+                    where = f"{stats.path}:{proc.exception.line}"
+                    self._readiness.sighted("traffic", where, proc.exception.text)
+                    self._ready = True
+        best = self._readiness.best()
+        if best is not None:
+            self._ready_location, self._ready_text = best[1].first, best[1].first_text
         return TriageSummary(
             files=self._files,
             events_by_kind=self._events_by_kind,
@@ -327,7 +332,7 @@ class Summarizer:
             notes=notes,
             skipped_by_op=self._skipped,
             skipped_totals=self._skipped_totals,
-            fatal=self._fatal_info(),
+            fatal=self._fatal_info(deaths),
             errors=self._errors,
             timeline=sorted(
                 self._timeline.items(),
@@ -340,11 +345,17 @@ class Summarizer:
             flashinfer_logger_lines=sum(levels.values()),
             flashinfer_levels=levels,
             versions=self.versions,
-            phase="dead" if self._fatal_first else self._phase or ("starting" if framework_seen else None),
+            phase="dead" if deaths else self._phase or ("starting" if framework_seen else None),
             ready_location=self._ready_location,
             ready_text=self._ready_text,
             framework_seen=framework_seen,
             table=table,
+            readiness=self._readiness,
+            other_autotune=self._other_autotune,
+            deaths=deaths,
+            survived=survived,
+            recognised=bool(self._events_by_kind) or any(
+                n not in ("unknown", "blank") and c for f in self._files for n, c in f.lines_by_format.items()),
         )
 
     def _failure_rows(self, choice: TableChoice, notes: list[str]) -> list[FailureRow]:
@@ -406,9 +417,15 @@ class Summarizer:
                 _add_capped(row.runners, name)
         return sorted(rows.values(), key=lambda r: (r.op or "", isinstance(r.tactic, str), r.tactic))
 
-    def _fatal_info(self) -> FatalInfo | None:
+    def _fatal_info(self, deaths: list[Death]) -> FatalInfo | None:
         if self._fatal_first is None:
-            return None
+            died = next((d for d in deaths if d.rule == "serving_process_died"), None)
+            if died is None or died.process is None or died.process.exception is None:
+                return None
+            exc = died.process.exception
+            return FatalInfo(kind="process_died", family=f"process_died_{exc.how}", cause=None, message=died.text,
+                             exception=exc.exception, at=None, rank=None, location=died.location, traceback=None,
+                             traceback_truncated=False, ended_by_eof=False, count_by_kind=Counter(), process=died.process.key)
         _, event, facts = self._fatal_first
         traceback_event = self._fatal_traceback[1] if self._fatal_traceback else None
         family = PATTERNS_BY_KIND[event.kind].fatal_family or event.kind
@@ -427,4 +444,5 @@ class Summarizer:
             traceback_truncated=traceback_event.text_truncated if traceback_event else False,
             ended_by_eof=event.ended_by_eof,
             count_by_kind=self._fatal_kinds,
+            process=event.process,
         )

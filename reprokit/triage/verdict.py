@@ -12,6 +12,7 @@ from enum import Enum
 
 from packaging.version import InvalidVersion, Version
 
+from reprokit.triage.processes import Process
 from reprokit.triage.summary import TriageSummary
 
 LOG_LEVEL_ENV = "FLASHINFER_LOGGING_LEVEL"
@@ -36,12 +37,24 @@ EXIT_CODES: dict[Verdict, int] = {
 
 
 @dataclass(frozen=True)
+class DecidedBy:
+    """The rule of ``rules.RULES`` that decided, the line it last matched, and why, in words."""
+
+    rule: str
+    location: str | None
+    text: str | None
+    why: str
+    process: Process | None = None
+
+
+@dataclass(frozen=True)
 class Decision:
     verdict: Verdict
     reason: str
     hint: str | None = None  # what to change to get a conclusive log, in words
     env: dict[str, str] | None = None  # the same as environment variables for the next run
     evidence: str | None = None  # file:line of the line the verdict rests on
+    decided_by: DecidedBy | None = None
 
     @property
     def exit_code(self) -> int:
@@ -61,17 +74,28 @@ def _hidden_tactics_hint(flashinfer_version: str | None) -> str:
 
 
 def decide(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
-    """Fatal beats everything; then readiness; a log that shows neither is NOT_READY."""
+    """The first rule of the table that matches decides (``rules.RULES``: deaths, then readiness, then the rest)."""
+    from reprokit.triage.rules import first_match  # rules reads the summary module; imported late, no cycle
+
+    rule, hit = first_match(summary)
+    decision = _explained(Verdict(rule.verdict), summary, flashinfer_version)
+    return Decision(decision.verdict, decision.reason, decision.hint, decision.env, decision.evidence,
+                    DecidedBy(rule.name, hit.location, hit.text, hit.why, hit.process))
+
+
+def _explained(verdict: Verdict, summary: TriageSummary, flashinfer_version: str | None) -> Decision:
+    """The reason, hint and evidence of ``verdict``, in words."""
     fatal = summary.fatal
-    if fatal is not None:
+    if verdict is Verdict.FATAL and fatal is not None:
         cause = f" ({fatal.cause})" if fatal.cause else ""
         where = f" on {fatal.rank}" if fatal.rank else ""
         what = fatal.exception or fatal.message
         return Decision(Verdict.FATAL, f"{fatal.family}{cause}{where} at {fatal.location}: {what}",
                         evidence=fatal.location)
-    if summary.ready:
+    if verdict in (Verdict.READY, Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES) or (
+            verdict is Verdict.INCONCLUSIVE and summary.ready):
         return _ready(summary, flashinfer_version)
-    if not summary.framework_seen:
+    if verdict is Verdict.INCONCLUSIVE:
         return Decision(
             Verdict.INCONCLUSIVE,
             f"no line of a serving framework in {summary.lines} line(s) (sglang, vLLM, TensorRT-LLM, FlashInfer): "
@@ -92,6 +116,11 @@ def _ready(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
     """The server came up: were autotune failures seen, or hidden by the log level?"""
     evidence = summary.ready_location
     failures = summary.failure_count
+    others = summary.other_autotune.total
+    if others and not failures:
+        return Decision(Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
+                        f"server ready; {others} autotune failure(s) of other autotuners (Inductor, TensorRT), skipped",
+                        evidence=evidence)
     if failures:
         tiles = ", ".join(summary.failure_tiles) or "tiles unknown"
         return Decision(

@@ -10,7 +10,7 @@ def kinds(events):
 
 
 def test_a_skip_record_takes_its_backtrace_and_ends_at_the_next_prefixed_line():
-    lines = skip_record(14) + [sglang("Prefill batch, #new-seq: 1", "TP0 EP0"), "a stray line"]
+    lines = skip_record(14) + [sglang("Cache flushed successfully!", "TP0 EP0"), "a stray line"]
     events, stats = parse_lines(lines)
     assert kinds(events) == ["autotune_skip"]
     skip = events[0]
@@ -23,7 +23,7 @@ def test_a_skip_record_takes_its_backtrace_and_ends_at_the_next_prefixed_line():
 def test_a_skipped_sglang_line_ends_the_open_record():
     """The fast path never decodes a plain sglang line; its presence alone must close the record."""
     lines = ["Traceback (most recent call last):", '  File "x.py", line 1, in <module>',
-             sglang("Decode batch, #running-req: 3", "TP1"), "ValueError: not part of the traceback"]
+             sglang("Cache flushed successfully!", "TP1"), "ValueError: not part of the traceback"]
     events, stats = parse_lines(lines)
     assert kinds(events) == ["python_traceback"]
     assert events[0].continuation_lines == 1
@@ -94,7 +94,7 @@ def test_progress_lines_give_the_op_of_the_following_skip():
 
 
 def test_line_numbers_count_every_line_across_regions():
-    lines = [sglang(f"Decode batch, #running-req: {i}", "TP0") for i in range(5000)]
+    lines = [sglang(f"Cache flushed, #entries: {i}", "TP0") for i in range(5000)]
     lines[3210] = sglang("The server is fired up and ready to roll!")
     events, stats = parse_bytes(("\n".join(lines) + "\n").encode(), chunk_bytes=4096, max_line_bytes=4096)
     assert [(e.kind, e.line_no) for e in events] == [("ready", 3211)]

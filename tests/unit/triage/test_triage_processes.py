@@ -1,0 +1,84 @@
+"""The process model: who wrote a line, whether its last record is an exception, and what shows it alive."""
+
+from reprokit.triage.parser import parse_lines
+from reprokit.triage.processes import ProcessTracker, role_of
+
+
+def processes(lines: list[str]) -> dict:
+    _, stats = parse_lines(lines)
+    return stats.processes.processes
+
+
+def test_a_worker_that_logs_its_exception_at_error_and_says_nothing_more_is_dead():
+    procs = processes([
+        "(Worker_TP1 pid=7) INFO 06-10 03:43:31 [backends.py:35] Using InductorAdaptor",
+        "(Worker_TP1 pid=7) ERROR 06-10 03:43:33 [multiproc_executor.py:487] WorkerProc failed to start.",
+        "(Worker_TP1 pid=7) ERROR 06-10 03:43:33 [multiproc_executor.py:487] Traceback (most recent call last):",
+        '(Worker_TP1 pid=7) ERROR 06-10 03:43:33 [multiproc_executor.py:487]   File "/x/vllm/v1/worker.py", line 4, in f',
+        "(Worker_TP1 pid=7) ERROR 06-10 03:43:33 [multiproc_executor.py:487] RuntimeError: boom",
+        "(Worker_TP0 pid=6) INFO 06-10 03:43:34 [gpu_worker.py:1] still loading",
+    ])
+    dead = procs["Worker_TP1 pid=7"]
+    assert (dead.role, dead.dead, dead.serving) == ("worker", True, True)
+    assert (dead.exception.line, dead.exception.how, dead.exception.exception) == (2, "logged", "RuntimeError: boom")
+    assert dead.why() == ("dead: its last record is an exception logged at ERROR (line 2, ending 'RuntimeError: boom') "
+                          "and nothing after it shows it alive")
+    assert procs["Worker_TP0 pid=6"].dead is False
+
+
+def test_a_later_info_line_of_the_same_process_shows_it_alive_but_teardown_does_not():
+    lines = [
+        "ERROR 04-10 01:50:06 [core.py:1] Traceback (most recent call last):",
+        'ERROR 04-10 01:50:06 [core.py:1]   File "/x/vllm/v1/engine/core.py", line 9, in step',
+        "ERROR 04-10 01:50:06 [core.py:1] ValueError: bad",
+    ]
+    assert processes([*lines, "INFO 04-10 01:50:07 [core.py:2] Engine shutdown complete"])["main"].dead is True
+    alive = processes([*lines, "INFO 04-10 01:50:07 [metrics.py:2] Avg prompt throughput: 1.0 tokens/s, "
+                               "Avg generation throughput: 2.0 tokens/s"])["main"]
+    assert (alive.dead, alive.alive_line) == (False, 4)
+
+
+def test_a_request_served_after_an_exception_shows_the_server_alive():
+    procs = processes([
+        "(EngineCore_DP0 pid=5) Traceback (most recent call last):",
+        '(EngineCore_DP0 pid=5)   File "/x/vllm/v1/engine/core.py", line 9, in step',
+        "(EngineCore_DP0 pid=5) KeyError: 3",
+        'INFO:     127.0.0.1:4000 - "POST /v1/completions HTTP/1.1" 200 OK',
+    ])
+    assert procs["EngineCore_DP0 pid=5"].alive_why == "a request served"
+    assert procs["EngineCore_DP0 pid=5"].dead is False
+
+
+def test_a_traceback_through_a_request_handler_is_a_failed_request_not_a_death():
+    procs = processes([
+        "ERROR 04-17 22:42:20 [serving_chat.py:200] Error in preprocessing prompt inputs",
+        "ERROR 04-17 22:42:20 [serving_chat.py:200] Traceback (most recent call last):",
+        'ERROR 04-17 22:42:20 [serving_chat.py:200]   File "/x/vllm/entrypoints/openai/serving_chat.py", line 1, in c',
+    ])
+    assert procs["main"].exception.request_handler is True
+    assert procs["main"].dead is False
+
+
+def test_faulthandler_frames_and_native_backtraces_are_crash_dumps():
+    faulthandler = processes(['  File "/x/sglang/srt/managers/scheduler.py", line 519 in event_loop_overlap'])["main"]
+    assert (faulthandler.exception.how, faulthandler.stack, faulthandler.dead) == ("crash_dump", {"sglang"}, True)
+    native = processes(["(RayWorkerWrapper pid=9) /lib/x86_64-linux-gnu/libc.so.6(+0x94ac3) [0x7fdb899c4ac3]"])
+    assert native["RayWorkerWrapper pid=9"].exception.how == "crash_dump"
+    assert native["RayWorkerWrapper pid=9"].role == "worker"
+
+
+def test_doubled_prefixes_and_ray_actors_name_the_innermost_process():
+    procs = processes([
+        "(EngineCore_DP1 pid=1) (Worker_DP1_TP1_EP3 pid=2) INFO 11-06 16:15:01 [layer.py:1] experts placed",
+        "(pid=616, ip=192.168.149.159) INFO 11-06 16:15:01 [layer.py:1] hello",
+    ])
+    assert set(procs) == {"Worker_DP1_TP1_EP3 pid=2", "pid=616, ip=192.168.149.159"}
+    assert role_of("pid=616, ip=192.168.149.159") == ("ray_actor", None)
+    assert role_of("sglang TP3 EP3") == ("scheduler", "sglang")
+
+
+def test_the_tracker_keeps_a_bounded_number_of_processes():
+    tracker = ProcessTracker()
+    for pid in range(1000):
+        tracker.note(f"Worker_TP0 pid={pid}", pid + 1, "INFO", "hello")
+    assert len(tracker.processes) == 256 and tracker.overflowed
