@@ -7,6 +7,7 @@ kit's skeleton is ``reprokit.new_kit``'s. Here they are printed and the exit cod
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from rich.table import Table
 
