@@ -93,7 +93,7 @@ def test_probe_task_and_check_record(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["repro", "ep8-crsh"], "error: kits: unknown kit 'ep8-crsh' (did you mean 'ep8-crash'?); known kits: ep8-crash, ep8-crash-fixed, smem-probe, tile-sweep, triton-mla-decode, triton-moe-configs"),
+        (["repro", "ep8-crsh"], "error: kits: unknown kit 'ep8-crsh' (did you mean 'ep8-crash'?); known kits: b12x-moe-smem, ep8-crash, ep8-crash-fixed, ep8-crash-vllm, ep8-crash-vllm-fixed, mxfp8-gemm-tiles, smem-probe, tile-sweep, triton-mla-decode, triton-moe-configs"),
         (["repro", "ep8-crash", "--host", "nope"],
          "error: inventory.yml: unknown host 'nope'; known hosts: local, rtx-pro-6000-01"),
     ],

@@ -208,7 +208,7 @@ def test_bash_completion_offers_tasks_kits_and_inventory_hosts(installed, tmp_pa
         return sorted(proc.stdout.split())
 
     assert complete("reprokit rep") == ["report", "repro"]
-    assert complete("reprokit repro ep8") == ["ep8-crash", "ep8-crash-fixed"]
+    assert complete("reprokit repro ep8") == ["ep8-crash", "ep8-crash-fixed", "ep8-crash-vllm", "ep8-crash-vllm-fixed"]
     assert complete("reprokit repro ep8-crash -H rt") == ["rtx-01"]
     assert complete("reprokit probe --host ") == ["local", "rtx-01"]
     assert complete("reprokit fix --kit smem") == ["smem-probe"]

@@ -63,8 +63,8 @@ def test_valid_kit(tmp_path):
         ("  torch: \"2.9.1\"\n", "  torch: \">=2.9\"\n",
          "demo.yml:3: field 'pins': pin 'torch' must be an exact version such as 0.6.3, got '>=2.9'"),
         ("    uses: smem-probe\n", "    uses: smem-prob\n",
-         "demo.yml:8: field 'steps[0].uses': unknown step kind 'smem-prob'; known kinds: smem-probe, static-smem, tile-sweep, triton-moe-configs, triton-smem, serve,"
-         " triage"),
+         "demo.yml:8: field 'steps[0].uses': unknown step kind 'smem-prob'; known kinds: smem-probe, static-smem, tile-sweep, triton-moe-configs, triton-smem, cute-dsl-smem,"
+         " cutlass-tile-list, serve, serve-vllm, triage"),
         ("    equals: true\n", "",
          "demo.yml:11: field 'expect[0]': give exactly one of equals, one_of, at_least, at_most, contains_all, matches, equals_by_arch, reference (have none)"),
         ("    equals: true\n", "    equals: true\n    at_least: 1\n",

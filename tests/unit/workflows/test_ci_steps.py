@@ -17,7 +17,8 @@ from reprokit.records.run import RunRecord
 from reprokit.report.ci import annotations, changed_kits
 
 REPO = Path(__file__).resolve().parents[3]
-ALL = ["ep8-crash", "ep8-crash-fixed", "smem-probe", "tile-sweep", "triton-mla-decode", "triton-moe-configs"]
+ALL = ["b12x-moe-smem", "ep8-crash", "ep8-crash-fixed", "ep8-crash-vllm", "ep8-crash-vllm-fixed", "mxfp8-gemm-tiles", "smem-probe",
+       "tile-sweep", "triton-mla-decode", "triton-moe-configs"]
 
 
 def git(cwd: Path, *args: str) -> str:
