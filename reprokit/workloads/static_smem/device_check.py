@@ -163,7 +163,7 @@ def cross_check(predicted: dict[str, Any], forced: dict[str, Any]) -> dict[str, 
     for row in forced["rows"]:
         guess = by_tactic.get(row["tactic"])
         requested = row.get("requested_smem_bytes") or []
-        entry = {"gemm_idx": row["gemm_idx"], "tactic": row["tactic"], "launched": row.get("launched"),
+        entry = {"gemm_idx": row.get("gemm_idx"), "tactic": row["tactic"], "launched": row.get("launched"),
                  "requested_smem_bytes": requested[0] if len(requested) == 1 else (requested or None),
                  "occupancy": row.get("occupancy")}
         if guess is not None:
@@ -192,8 +192,7 @@ def passes(args: argparse.Namespace, deadline: float, out_dir: Path, trace_lib: 
     tactics_env = dict(os.environ)
     if trace_lib:
         tactics_env.update(CUDA_INJECTION64_PATH=str(trace_lib), SMEM_TRACE_OUT=str(trace))
-    scenarios: list[tuple[str, list[str], dict[str, str]]] = [
-        ("tactics", ["tactics", "--dtype", args.dtype, "--trace", str(trace)], tactics_env)]
+    scenarios: list[tuple[str, list[str], dict[str, str]]] = []
     tune = ["autotune", "--dtype", args.dtype, "--batch-sizes", args.batch_sizes, "--tune-max", str(args.tune_max)]
     plain = {k: v for k, v in os.environ.items() if k != "CUDA_INJECTION64_PATH"}
     plain["FLASHINFER_LOGGING_LEVEL"] = "debug"
@@ -206,15 +205,52 @@ def passes(args: argparse.Namespace, deadline: float, out_dir: Path, trace_lib: 
     started = time.monotonic()
     running = [(name, env, *_start(_pass_argv(argv, out_dir, name), env, out_dir / f"{name}.log"))
                for name, argv, env in scenarios]
-    results: dict[str, Any] = {}
+    results: dict[str, Any] = {"tactics": tactics_attempts(args.dtype, trace, tactics_env, out_dir, deadline)}
     for name, env, proc, fh in running:
         rc, _ = _finish(proc, fh, deadline)
         result = _pass_result(name, out_dir, rc, started)
-        if name != "tactics":
-            result["environment"] = {k: env[k] for k in ("FLASHINFER_TACTICS_BLOCKLIST",) if k in env}
-            result["log_read"] = profiled_tactics((out_dir / f"{name}.log").read_text(errors="replace"))
+        result["environment"] = {k: env[k] for k in ("FLASHINFER_TACTICS_BLOCKLIST",) if k in env}
+        result["log_read"] = profiled_tactics((out_dir / f"{name}.log").read_text(errors="replace"))
         results[name] = result
     return results
+
+
+def merge_attempts(attempts: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """One tactics result from the passes of several processes: the first pass's facts, every row once, in order."""
+    merged = dict(attempts[0]) if attempts else {}
+    merged["rows"] = sorted({row["tactic"]: row for row in rows}.values(), key=lambda row: row["tactic"])
+    merged["attempts"] = [{k: a.get(k) for k in ("start", "stopped_after", "rc", "pass_s", "error")} for a in attempts]
+    return merged
+
+
+def tactics_attempts(dtype: str, trace: Path, env: dict[str, str], out_dir: Path, deadline: float) -> dict[str, Any]:
+    """The tactics pass, restarted in a fresh process after the tactic that left the CUDA context unusable (rc 3)
+    or killed its process, from the next tactic on, until every tactic has a row or the deadline."""
+    rows_file = out_dir / "tactics-rows.jsonl"
+    attempts: list[dict[str, Any]] = []
+    start, total = 0, None
+    while time.monotonic() < deadline - 10:
+        name = "tactics" if start == 0 else f"tactics-from{start}"
+        argv = ["tactics", "--dtype", dtype, "--trace", str(trace), "--start", str(start), "--rows", str(rows_file)]
+        began = time.monotonic()
+        rc, _ = _run_group(_pass_argv(argv, out_dir, name), deadline - time.monotonic(), env, out_dir / f"{name}.log")
+        attempt = _pass_result(name, out_dir, rc, began)
+        attempt.setdefault("start", start)
+        attempts.append(attempt)
+        counts = attempt.get("tactic_counts")
+        total = sum(counts.values()) if counts else total
+        done = [json.loads(line) for line in rows_file.read_text().splitlines()] if rows_file.is_file() else []
+        last = max((row["tactic"] for row in done), default=start - 1)
+        if rc is None or (rc == 0 and attempt.get("stopped_after") is None) or total is None or last + 1 >= total:
+            break
+        if rc != 3:  # the process died inside a tactic: that tactic gets a row saying so
+            with open(rows_file, "a") as fh:
+                fh.write(json.dumps({"tactic": last + 1, "launched": False, "process_died": rc,
+                                     "error": attempt.get("error", "")[-300:]}) + "\n")
+            last += 1
+        start = last + 1
+    done = [json.loads(line) for line in rows_file.read_text().splitlines()] if rows_file.is_file() else []
+    return merge_attempts(attempts, done)
 
 
 def main(argv: list[str] | None = None) -> int:

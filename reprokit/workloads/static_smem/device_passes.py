@@ -27,6 +27,7 @@ from typing import Any
 from reprokit.workloads.static_smem import reduced_module
 
 TORCH_DTYPES = {"bf16": "bfloat16", "fp8": "float8_e4m3fn"}
+GEMM_KERNEL_PREFIXES = ("_ZN7cutlass13device_kernel", "_ZN7cutlass6Kernel", "_ZN9fused_moe10run_global")
 PROBLEM = {"hidden": 1024, "intermediate": 1024, "experts": 8, "top_k": 2}
 
 
@@ -47,13 +48,13 @@ def _trace_lines(trace: Path, start: int) -> tuple[list[dict[str, Any]], int]:
 
 def _gemm_events(events: list[dict[str, Any]]) -> dict[str, Any]:
     """The CUTLASS GEMM's attribute call(s) and launch(es) among a tactic's trace lines."""
-    def is_gemm(name: str) -> bool:
-        return "cutlass" in name and ("Gemm" in name or "gemm" in name)
+    def is_gemm(name: str) -> bool:  # cutlass::device_kernel / cutlass::Kernel (MoeFCGemm), fused_moe::run_global
+        return name.startswith(GEMM_KERNEL_PREFIXES)
 
     sets = [e for e in events if e.get("api", "").endswith("SetAttribute") and is_gemm(e.get("name", ""))]
     launches = [e for e in events if e.get("api", "").startswith("cuLaunchKernel") and is_gemm(e.get("name", ""))]
-    return {"set_attribute": [{k: e.get(k) for k in ("api", "value", "result", "name")} for e in sets],
-            "launches": [{k: e.get(k) for k in ("api", "shared_mem_bytes", "func_max_dynamic_smem", "func_static_smem",
+    return {"set_attribute": [{k: e.get(k) for k in ("seq", "api", "value", "result", "name")} for e in sets],
+            "launches": [{k: e.get(k) for k in ("seq", "api", "shared_mem_bytes", "func_max_dynamic_smem", "func_static_smem",
                                                 "grid", "block", "result", "name")} for e in launches],
             "requested_smem_bytes": sorted({e["value"] for e in sets} | {e["shared_mem_bytes"] for e in launches}),
             "other_launches": sorted({e.get("name", "")[:80] for e in events
@@ -79,7 +80,10 @@ def _runner_and_inputs(dtype: str, tokens: int):
     return runner, [x, fc1, None, fc2, None]
 
 
-def tactics_pass(dtype: str, tokens: int, trace: Path) -> dict[str, Any]:
+def tactics_pass(dtype: str, tokens: int, trace: Path, start: int = 0, rows_file: Path | None = None) -> dict[str, Any]:
+    """Every tactic from ``start`` on; each row is also appended to ``rows_file`` as it is done. After a failure
+    that leaves the context unusable (a sticky CUDA error), the pass stops (``stopped_after``): a fresh process
+    continues from the next tactic."""
     import torch  # noqa: PLC0415
 
     started = time.monotonic()
@@ -88,8 +92,12 @@ def tactics_pass(dtype: str, tokens: int, trace: Path) -> dict[str, Any]:
     first, second = int(inner.get_gemm1_tactic_count()), int(inner.get_gemm2_tactic_count())
     occupancy = getattr(inner, "get_tactic_occupancy", None)
     _, offset = _trace_lines(trace, 0)
-    rows = []
-    for gemm_idx, tactics in ((1, range(first)), (2, range(first, first + second))):
+    rows: list[dict[str, Any]] = []
+    stopped_after = None
+    for gemm_idx, all_tactics in ((1, range(first)), (2, range(first, first + second))):
+        tactics = [t for t in all_tactics if t >= start]
+        if not tactics or stopped_after is not None:
+            continue
         runner.forward(inputs, gemm_idx=gemm_idx, tactic=-1, do_preparation=True)  # as the autotuner prepares
         torch.cuda.synchronize()
         for tactic in tactics:
@@ -108,13 +116,19 @@ def tactics_pass(dtype: str, tokens: int, trace: Path) -> dict[str, Any]:
                 row.update(launched=False, error=text.splitlines()[0][:400] if text else type(exc).__name__)
                 try:
                     torch.cuda.synchronize()
-                except Exception:  # noqa: BLE001 - a sticky error is recorded in the row already
-                    pass
+                except Exception as sticky:  # noqa: BLE001 - the context is lost: a fresh process goes on
+                    row["sticky_error"] = str(sticky).splitlines()[0][:300] if str(sticky) else type(sticky).__name__
+                    stopped_after = tactic
             events, offset = _trace_lines(trace, offset)
             row.update(_gemm_events(events))
             rows.append(row)
+            if rows_file is not None:
+                with open(rows_file, "a") as fh:
+                    fh.write(json.dumps(row) + "\n")
+            if stopped_after is not None:
+                break
     return {"tactic_counts": {"gemm1": first, "gemm2": second}, "tokens": tokens, "problem": PROBLEM, "rows": rows,
-            "pass_s": round(time.monotonic() - started, 1), "injection_initialised": _injection_seen(trace)}
+            "start": start, "stopped_after": stopped_after, "pass_s": round(time.monotonic() - started, 1), "injection_initialised": _injection_seen(trace)}
 
 
 def _injection_seen(trace: Path) -> bool:
@@ -148,7 +162,8 @@ def autotune_pass(dtype: str, batch_sizes: list[int], tune_max: int, skip_ops: l
     from flashinfer.autotuner import AutoTuner  # noqa: PLC0415
 
     tuner = AutoTuner.get()
-    chosen = sorted({(str(key[0]), str(value[0])) for key, value in tuner.profiling_cache.items()})
+    chosen = sorted({(str(getattr(key, "custom_op", key)), str(getattr(key, "nearest_profile", "")), str(value))
+                     for key, value in tuner.profiling_cache.items()})
     return {"flashinfer": flashinfer.__version__, "batch_sizes": batch_sizes, "tune_max_num_tokens": tune_max,
             "skip_ops": skip_ops, "calls": results, "cached_choices": [list(c) for c in chosen],
             "blocklist_loaded": getattr(getattr(tuner, "_blocklist", None), "_loaded_path", None),
@@ -165,15 +180,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-sizes", default="4,32,64")
     parser.add_argument("--tune-max", type=int, default=64)
     parser.add_argument("--skip-op", action="append", default=[])
+    parser.add_argument("--start", type=int, default=0, help="tactics pass: the first tactic to force")
+    parser.add_argument("--rows", type=Path, help="tactics pass: append each row to this JSON-lines file")
     args = parser.parse_args(argv)
     facts = reduced_module.install(args.dtype)
     if args.which == "tactics":
-        result = tactics_pass(args.dtype, args.tokens, args.trace)
+        result = tactics_pass(args.dtype, args.tokens, args.trace, args.start, args.rows)
     else:
         result = autotune_pass(args.dtype, [int(b) for b in args.batch_sizes.split(",")], args.tune_max, args.skip_op)
     result["module"] = {k: facts[k] for k in ("module", "library", "objects")}
     args.out.write_text(json.dumps(result, indent=1) + "\n")
-    return 0
+    return 3 if result.get("stopped_after") is not None else 0
 
 
 if __name__ == "__main__":

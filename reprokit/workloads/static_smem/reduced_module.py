@@ -40,7 +40,7 @@ ACT_WEIGHT = {  # dtype -> (TMA WS spelling, SM80 launcher spelling, moe_gemm_ke
     "bf16": ("__nv_bfloat16", "cutlass::bfloat16_t", "moe_gemm_kernels_bf16_bf16.cu"),
     "fp8": ("__nv_fp8_e4m3", "cutlass::float_e4m3_t", "moe_gemm_kernels_fp8_fp8.cu"),
 }
-PER_DTYPE_HANDWRITTEN = re.compile(r"^(moe_gemm_kernels_\w+\.cu|moe_gemm_mixed_utils\.cu|fp8_blockscale_gemm\.cu)$")
+PER_DTYPE_HANDWRITTEN = re.compile(r"^(moe_gemm_kernels_\w+\.cu|moe_gemm_mixed_utils\.cu)$")
 
 
 def generated_file_dtypes(path: Path) -> set[tuple[str, str]]:
