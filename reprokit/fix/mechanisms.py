@@ -20,6 +20,12 @@ from typing import Any
 
 from reprokit.fix import blocklist
 
+# What a real GPU showed, per release (evidence/h200-fused-moe-sm90-run): only releases listed here were seen.
+SEEN_ON_GPU = {
+    "0.6.18": ("seen on an H200 (sm90, bf16 CUTLASS fused MoE, 2026-12-02): with the blocklist the autotuner never "
+               "profiled gemm1 tactics 2, 5 or gemm2 tactic 47 (123 of 126 tactics, 615 profile lines) and profiled "
+               "all 126 without it (630); skip_ops={'trtllm::fused_moe::gemm1'} profiled no gemm1 tactic (81 of gemm2)"),
+}
 V2_MODULES = ("flashinfer/autotune_cache.py", "flashinfer/autotuner/autotuner.py", "flashinfer/autotuner.py")
 
 
@@ -70,8 +76,13 @@ def mechanisms(wheel: Path) -> dict[str, Any]:
     return out
 
 
+def seen_on_gpu(version: str) -> str:
+    """What a GPU run showed for this release's autotuner, or that none was made."""
+    return SEEN_ON_GPU.get(version, f"not seen on a GPU for {version}: the lines above are read from its sources")
+
+
 def summary_lines(found: dict[str, Any]) -> list[str]:
-    """One line per mechanism, as ``invoke fix`` prints them."""
+    """One line per mechanism, as ``invoke fix`` prints them, then what a GPU showed (``seen_on_gpu``, set by the plan)."""
     lines = [f"blocklist: {'honoured' if found['blocklist']['honoured'] else 'not honoured'} ({found['blocklist']['evidence']})",
              f"skip_ops: {'honoured' if found['skip_ops']['honoured'] else 'not honoured'} ({found['skip_ops']['evidence']})"]
     v2 = found["autotune_v2"]
@@ -80,4 +91,6 @@ def summary_lines(found: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"autotune_v2: blocklist {'honoured' if v2['blocklist_honoured'] else 'NOT honoured'}, skip_ops "
                      f"{'forwarded' if v2['forwards_skip_ops'] else 'not forwarded'} ({v2['evidence']}); {v2['caveat']}")
+    if "seen_on_gpu" in found:
+        lines.append(f"on a GPU: {found['seen_on_gpu']}")
     return lines

@@ -95,7 +95,7 @@ def fix_plan(version: str, arch: str, dtype: str = "nvfp4", sglang: str | None =
         wheel = wheels.fetch(version, cache_dir).path
     except WorkloadError as exc:
         raise StepError(f"flashinfer {version}: {exc}") from None
-    plan["autotuner"] = mechanisms.mechanisms(wheel)
+    plan["autotuner"] = {**mechanisms.mechanisms(wheel), "seen_on_gpu": mechanisms.seen_on_gpu(version)}
     counts = cell["tactic_counts"]
     lost = sum(len(t) for t in failing.values())
     total = sum(counts.values())
