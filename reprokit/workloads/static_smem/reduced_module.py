@@ -13,8 +13,10 @@ How, so that the check still runs the release's own launch path:
   with activation and weight of the dtype; the dtype's ``moe_gemm_kernels_<a>_<w>.cu`` (its ``MoeGemmRunner``);
   the binding; ``deepgemm_jit_setup.cu`` (the loader calls it); and every source that is not per dtype (TMA WS
   input, heuristic, common utilities, LoRA, pre-quant kernel), and ``cutlass_fused_moe_instantiation.cu`` as it is.
-- Left out: the other dtypes' generated files and ``moe_gemm_kernels_*.cu``, the mixed-input utilities, the
-  FP8 block-scale GEMM, and the dense SM90 GEMMs (``gemm/90``: not MoE).
+- Left out: the other dtypes' generated files and ``moe_gemm_kernels_*.cu``, the mixed-input utilities, and the
+  dense SM90 GEMMs (``gemm/90``: not MoE). ``fp8_blockscale_gemm.cu`` stays: the runner holds a
+  ``CutlassFp8BlockScaleGemmRunner<__nv_bfloat16, __nv_fp8_e4m3, ...>`` whose vtable entry ``gemm`` is resolved at
+  ``dlopen`` (measured on an H200, 2026-12-02: without it the load failed on that symbol).
 - The other dtypes' ``MoeGemmRunner`` members stay undefined in the shared object: the linker allows that for
   ``-shared``, ``tvm_ffi.load_module`` opens it with ``RTLD_LAZY``, and they are reached only through direct calls
   (PLT entries, resolved on first call), which the dtype's path never makes (``undefined_symbols`` lists them).
