@@ -44,11 +44,12 @@ MAX_RANKS_TRACKED = 1024  # distinct rank labels kept per file; garbage input co
 MAX_EVIDENCE_CHARS = 300
 
 # Written for the regex engine's speed: a one-character literal prefix scans fastest. sglang's
-# prefix starts '[2026-', '[02-19 ' or '[10:05:'; TensorRT-LLM's Python logger '[11/21/2024-' and a
-# pasted line counter '[80746] ' are not sglang lines.
-_NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
-_SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
-_SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
+# prefix starts '[2026-', '[02-19 ' or '[10:05:'; TensorRT-LLM's Python logger '[11/21/2024-', a
+# pasted line counter '[80746] ' and Ray's '[2024-06-13 16:11:51,588 E ...]' (a comma after the time)
+# are not sglang lines.
+_NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-.{14}[^,]|[0-9][0-9][-:]))")
+_SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-.{14}[^,]|[0-9][0-9][-:])")
+_SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-.{14}[^,]|[0-9][0-9][-:])")
 
 
 _SGLANG_TRIGGER = _trigger_regex([p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines])
@@ -64,8 +65,8 @@ _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
 _HEADED_FORMATS = tuple(
     LINE_FORMATS_BY_NAME[name]
-    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "uvicorn", "tensorrt_llm",
-                 "tensorrt_llm_python", "sglang_untimed", "progress")
+    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "uvicorn",
+                 "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed", "progress")
 )
 _WRAPPERS = formats.WRAPPER_FORMATS
 _ANY_WRAPPER = re.compile("|".join(f"(?:{fmt.regex})" for fmt in _WRAPPERS))  # one match call, same order
@@ -84,7 +85,8 @@ _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "sglang_untimed": formats.SERVER_PATTERNS,
     "progress": formats.AUTOTUNER_PATTERNS + formats.PROGRESS_PATTERNS,
     "logger_named": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "triton_server": formats.ERROR_PATTERNS,
+    "triton_server": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
+    "ray_glog": formats.ERROR_PATTERNS,
     "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
 }
 
@@ -254,12 +256,13 @@ class FileParser:
 
     def _strip_wrappers(self, text: str) -> str:
         """Remove what log collectors and launchers put in front of a line (docker, compose, journald, ...)."""
+        text = formats.strip_caret_notation(text)
         for _ in range(len(_WRAPPERS)):
             match = _ANY_WRAPPER.match(text)
             if match is None:
-                return text
+                break
             text = text[match.end():]
-        return text
+        return text[:-1].rstrip() if text.endswith("│") else text  # a k9s pane's closing border
 
     def _text_line(self, text: str, offset: int, glued: int) -> None:
         """A line that is not a plain sglang line: wrappers, a worker prefix, then its own format."""
