@@ -44,18 +44,20 @@ MAX_RANKS_TRACKED = 1024  # distinct rank labels kept per file; garbage input co
 MAX_EVIDENCE_CHARS = 300
 
 # Written for the regex engine's speed: a one-character literal prefix scans fastest. sglang's
-# prefix starts '[2026-', '[02-19 ' or '[10:05:'; TensorRT-LLM's Python logger '[11/21/2024-', a
-# pasted line counter '[80746] ' and Ray's '[2024-06-13 16:11:51,588 E ...]' (a comma after the time)
-# are not sglang lines.
-_NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-.{14}[^,]|[0-9][0-9][-:]))")
-_SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-.{14}[^,]|[0-9][0-9][-:])")
-_SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-.{14}[^,]|[0-9][0-9][-:])")
+# prefix starts '[2026-', '[02-19 ' or '[10:05:'; TensorRT-LLM's Python logger '[11/21/2024-' and a
+# pasted line counter '[80746] ' are not sglang lines. Ray's '[2024-06-13 16:11:51,588 E 1 1] f.cc:228: '
+# is sglang-shaped here: the trigger scan picks it by its '] file.cc:line: ' (_RAY_GLOG_LEAD).
+_NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
+_SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
+_SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
+_RAY_GLOG_LEAD = rb"[a-z_0-9]+\.cc:[0-9]+: "
 
 
-_SGLANG_TRIGGER = _trigger_regex([p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines])
+_SGLANG_TRIGGER = _trigger_regex([p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines] +
+                                 [_RAY_GLOG_LEAD])
 # once sglang said it is ready, what its traffic looks like (batches, access lines) no longer needs reading
 _SGLANG_TRIGGER_READY = _trigger_regex(
-    [p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines and not p.readiness])
+    [p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines and not p.readiness] + [_RAY_GLOG_LEAD])
 # the framework a line format belongs to: the stack of the process that writes it
 _STACK_OF_FORMAT = {"vllm": "vllm", "tensorrt_llm": "tensorrt_llm", "tensorrt_llm_python": "tensorrt_llm",
                     "flashinfer": "flashinfer", "torch_c10": "torch", "sglang_untimed": "sglang"}
@@ -237,8 +239,9 @@ class FileParser:
         self._stats.versions.scan(text)
         if _SGLANG_SHAPED.match(raw):  # counted as sglang in feed()
             self._close(None)
-            if not self._sglang(text, offset, None):
-                self._bare(text, offset, None, None, "main")
+            if not self._sglang(text, offset, None):  # sglang-shaped but not sglang's: Ray's logger, ...
+                self._stats.lines_by_format["sglang"] -= 1  # feed() counted it as sglang's; its own format counts it
+                self._text_line(text, offset, 0)
             return
         self._text_line(text, offset, 0)
 

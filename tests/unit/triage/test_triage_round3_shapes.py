@@ -19,7 +19,7 @@ def test_a_ray_glog_line_at_a_lines_start_is_read():
     assert got["fatal"]["family"] == "ray_worker_failed"
     _, stats = parse_lines(["[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker "
                             "01000000ffff to Raylet. IOError: [RayletClient] Unable to register worker with raylet."])
-    assert stats.lines_by_format == {"ray_glog": 1}
+    assert +stats.lines_by_format == {"ray_glog": 1}
 
 
 def test_a_tensorrt_llm_executor_that_fails_to_start_is_a_dead_process():
