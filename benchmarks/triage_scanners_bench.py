@@ -11,7 +11,8 @@ triage's 1 MiB regions of whole lines. The scanners:
 - Python ``re``: one alternation, ``finditer`` over each region (what a phrase scan in ``re`` costs; at
   about 2 MiB/s it is timed on the log's first ``--re-mib`` MiB only, and its rate compared);
 - the triage's own prefilter: the three C scans ``FileParser.feed`` runs per region (newline count,
-  the not-sglang line starts, the sglang lines whose message starts with a server pattern's lead),
+  the not-sglang line starts, the sglang lines whose message starts with a server pattern's lead, as after
+  sglang said it is ready: the trigger without the readiness-from-behaviour leads),
   without the Python that reads the lines they pick;
 - ``hyperscan`` (Vectorscan in the wheel): one database of every pattern, block mode per region;
 - ``google-re2``: one alternation, ``finditer`` over each region;
@@ -44,7 +45,7 @@ from triage_bench import generate  # noqa: E402
 
 from reprokit.triage import triage_files  # noqa: E402
 from reprokit.triage.formats import PATTERNS  # noqa: E402
-from reprokit.triage.parser import _NOT_SGLANG_LINE, _SGLANG_TRIGGER  # noqa: E402
+from reprokit.triage.parser import _NOT_SGLANG_LINE, _SGLANG_TRIGGER_READY  # noqa: E402
 from reprokit.triage.scan import _count_newlines  # noqa: E402
 
 REGION_BYTES = 1 << 20
@@ -97,7 +98,7 @@ def scan_prefilter(path: Path) -> int:
         end = len(buffer)
         _count_newlines(buffer, 0, end)
         picked += sum(1 for _ in _NOT_SGLANG_LINE.finditer(buffer, 0, end - 1))
-        picked += sum(1 for _ in _SGLANG_TRIGGER.finditer(buffer, 0, end))
+        picked += sum(1 for _ in _SGLANG_TRIGGER_READY.finditer(buffer, 0, end))
     return picked
 
 
