@@ -14,7 +14,8 @@ odd, unless the thread was moved to tuning), and prints per half:
 - full agreement: excerpts where every expected field (evidence line, phase, versions, ranks,
   tactics, readiness, ...) agrees;
 - new excerpts only: the held-out figures on the excerpts added with the split (sidecar
-  ``added_with_split``): the earlier triage was tuned on all 46 older ones, whichever half they fell in.
+  ``added_with_split``): the earlier triage was tuned on all 46 older ones, whichever half they fell in;
+  and each half's figures on the excerpts of each later round alone (sidecar ``added_round``: 3, 4).
 
     python benchmarks/triage_eval.py [--corpus DIR] [--verbose] [--half tuning|held_out|all]
 
@@ -86,6 +87,7 @@ def main() -> int:
     order = sorted(excerpts, key=lambda e: (e.sidecar.get("added_with_split", False), e.name))
     rows: dict[str, list] = {name: [] for name in HALVES}
     new_rows = []
+    round_rows: dict[tuple[int, str], list] = {}  # (round, half): the excerpts a later round added
     for excerpt in order:
         report = triage_files([excerpt.log], compute_tables=False).to_json()
         differences = compare(excerpt.expected, report)
@@ -94,6 +96,8 @@ def main() -> int:
         rows[which].append(row)
         if which == "held_out" and excerpt.sidecar.get("added_with_split"):
             new_rows.append(row)
+        if (added := excerpt.sidecar.get("added_round")) is not None:
+            round_rows.setdefault((added, which), []).append(row)
         if args.half in (which, "all") and (differences or args.verbose):
             print(f"{'ok  ' if not differences else 'DIFF'} [{which}] {excerpt.name}: {report['verdict']}")
             for name, (expected, observed) in differences.items():
@@ -105,6 +109,8 @@ def main() -> int:
     for name in HALVES:
         _print(f"{name} half ({threads[name]} threads)", _figures(rows[name]))
     _print("held-out, excerpts added with the split only", _figures(new_rows))
+    for added, name in sorted(round_rows):  # each later round's excerpts (sidecar added_round), read before any change
+        _print(f"{name}, excerpts added in round {added} only", _figures(round_rows[added, name]))
     _print("both halves", _figures(rows["tuning"] + rows["held_out"]))
     held = _figures(rows["held_out"])
     return 0 if held["agree"] == held["total"] and held["false_fatal"] == 0 else 1

@@ -20,7 +20,7 @@ from typing import Any
 from reprokit.triage.formats import PATTERNS_BY_KIND
 from reprokit.triage.parser import Event
 
-READY_BANNER_KINDS = frozenset({"ready", "vllm_server_starting"})
+READY_BANNER_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started"})
 READINESS_ORDER = ("banner", "request_served", "traffic")  # how strongly a line shows the server is up
 MAX_ROWS = 64
 MAX_VALUES = 16

@@ -114,6 +114,13 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "(triton-inference-server/server #6944)",
     ),
     LineFormat(
+        "ray_glog",
+        r"\[(?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<level>[A-Z]) \d+ \d+\] [^ ]+:\d+: ",
+        "[2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***",
+        "Ray's C++ logging '[date,ms L pid tid] file.cc:line: ', at a line's start (vllm #5495) or inside a worker's "
+        "prefix (vllm #6783); not sglang's prefix, which has no ',ms' after its time",
+    ),
+    LineFormat(
         "uvicorn",
         r"(?=(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):\s)",
         "INFO:     Application startup complete.",
@@ -202,10 +209,19 @@ WRAPPER_FORMATS: tuple[LineFormat, ...] = (
     ),
     LineFormat(
         "datetime",
-        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?=\[rank\d+\]:|[A-Z]+:[a-z])",
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?=\[rank\d+\]:|[A-Z]+:[a-z]|[IWEF]\d{4} \d\d:)",
         "2024-11-20 14:37:16 DEBUG:filelock:Lock 140341412642880 acquired on "
         "/root/.triton/autotune/Fp16Matmul_2d_kernel.pickle.lock",
-        "a launcher's date in front of torchrun's '[rank<N>]:' or Python's basicConfig (QwenLM/Qwen3-Coder #174)",
+        "a launcher's date in front of torchrun's '[rank<N>]:' or Python's basicConfig (QwenLM/Qwen3-Coder #174), "
+        "or Docker Desktop's log view in front of a glog line ('2024-07-23 19:39:35 I0723 14:09:35.070084 1 ...', "
+        "vllm #6697)",
+    ),
+    LineFormat(
+        "k9s_pane",
+        r"│ ",
+        "│ INFO 03-21 20:15:44 [monitor.py:33] torch.compile takes 28.77 s in total                                 │",
+        "a pod's log copied from k9s's log pane: '│ ' before and ' │' after every line "
+        "(kubernetes-sigs/gateway-api-inference-extension #550); the parser drops the closing border too",
     ),
     LineFormat(
         "python_logging",
@@ -215,13 +231,19 @@ WRAPPER_FORMATS: tuple[LineFormat, ...] = (
         "a calling program's Python logger re-logging a server's output: '%(asctime)s - %(name)s - %(levelname)s - ' "
         "(allenai/olmocr #105)",
     ),
-    LineFormat(
-        "ray_logging",
-        r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z] \d+ \d+\] [^ ]+:\d+: ",
-        "[2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***",
-        "Ray's C++ logging.cc prefix, inside a worker's prefix (vllm #6783; at the start of a line it reads as sglang's)",
-    ),
 )
+
+# ANSI colours in caret notation, as 'cat -v' or a pager prints ESC ('^[[0;36m(Worker_TP0 pid=46727)^[[0;0m ERROR ...^M';
+# a paste can lose a line's first '^'): removed with a trailing '^M' (flagos-ai/FlagTree #352)
+_CARET_ANSI = re.compile(r"(?:\^\[|^\[)\[[0-9;]*m")
+
+
+def strip_caret_notation(text: str) -> str:
+    if "^[" not in text and not text.startswith("[["):
+        return text
+    text = _CARET_ANSI.sub("", text)
+    return text[:-2] if text.endswith("^M") else text
+
 
 # Where a tqdm bar ends ('| 28/52 [00:04<00:03,  7.41it/s]'); text after it is a record of its own,
 # written without a newline while the bar was drawn (vllm #25848, sglang #27537).

@@ -45,16 +45,19 @@ MAX_EVIDENCE_CHARS = 300
 
 # Written for the regex engine's speed: a one-character literal prefix scans fastest. sglang's
 # prefix starts '[2026-', '[02-19 ' or '[10:05:'; TensorRT-LLM's Python logger '[11/21/2024-' and a
-# pasted line counter '[80746] ' are not sglang lines.
+# pasted line counter '[80746] ' are not sglang lines. Ray's '[2024-06-13 16:11:51,588 E 1 1] f.cc:228: '
+# is sglang-shaped here: the trigger scan picks it by its '] file.cc:line: ' (_RAY_GLOG_LEAD).
 _NOT_SGLANG_LINE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
 _SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 _SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
+_RAY_GLOG_LEAD = rb"[a-z_0-9]+\.cc:[0-9]+: "
 
 
-_SGLANG_TRIGGER = _trigger_regex([p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines])
+_SGLANG_TRIGGER = _trigger_regex([p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines] +
+                                 [_RAY_GLOG_LEAD])
 # once sglang said it is ready, what its traffic looks like (batches, access lines) no longer needs reading
 _SGLANG_TRIGGER_READY = _trigger_regex(
-    [p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines and not p.readiness])
+    [p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines and not p.readiness] + [_RAY_GLOG_LEAD])
 # the framework a line format belongs to: the stack of the process that writes it
 _STACK_OF_FORMAT = {"vllm": "vllm", "tensorrt_llm": "tensorrt_llm", "tensorrt_llm_python": "tensorrt_llm",
                     "flashinfer": "flashinfer", "torch_c10": "torch", "sglang_untimed": "sglang"}
@@ -64,8 +67,8 @@ _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
 _HEADED_FORMATS = tuple(
     LINE_FORMATS_BY_NAME[name]
-    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "uvicorn", "tensorrt_llm",
-                 "tensorrt_llm_python", "sglang_untimed", "progress")
+    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "uvicorn",
+                 "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed", "progress")
 )
 _WRAPPERS = formats.WRAPPER_FORMATS
 _ANY_WRAPPER = re.compile("|".join(f"(?:{fmt.regex})" for fmt in _WRAPPERS))  # one match call, same order
@@ -84,7 +87,8 @@ _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "sglang_untimed": formats.SERVER_PATTERNS,
     "progress": formats.AUTOTUNER_PATTERNS + formats.PROGRESS_PATTERNS,
     "logger_named": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "triton_server": formats.ERROR_PATTERNS,
+    "triton_server": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
+    "ray_glog": formats.ERROR_PATTERNS,
     "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
 }
 
@@ -235,8 +239,9 @@ class FileParser:
         self._stats.versions.scan(text)
         if _SGLANG_SHAPED.match(raw):  # counted as sglang in feed()
             self._close(None)
-            if not self._sglang(text, offset, None):
-                self._bare(text, offset, None, None, "main")
+            if not self._sglang(text, offset, None):  # sglang-shaped but not sglang's: Ray's logger, ...
+                self._stats.lines_by_format["sglang"] -= 1  # feed() counted it as sglang's; its own format counts it
+                self._text_line(text, offset, 0)
             return
         self._text_line(text, offset, 0)
 
@@ -254,12 +259,13 @@ class FileParser:
 
     def _strip_wrappers(self, text: str) -> str:
         """Remove what log collectors and launchers put in front of a line (docker, compose, journald, ...)."""
+        text = formats.strip_caret_notation(text)
         for _ in range(len(_WRAPPERS)):
             match = _ANY_WRAPPER.match(text)
             if match is None:
-                return text
+                break
             text = text[match.end():]
-        return text
+        return text[:-1].rstrip() if text.endswith("│") else text  # a k9s pane's closing border
 
     def _text_line(self, text: str, offset: int, glued: int) -> None:
         """A line that is not a plain sglang line: wrappers, a worker prefix, then its own format."""

@@ -138,6 +138,12 @@ PATTERNS: tuple[LogPattern, ...] = (
         "uvicorn/server.py Server._log_started_message", lead="INFO: +Uvicorn",
     ),
     LogPattern(
+        "triton_server_started", r'"?Started HTTPService at ([^ "]+)', ("url",),
+        'I0723 14:09:35.070413 1 http_server.cc:4692] "Started HTTPService at 0.0.0.0:8000"',
+        "triton-inference-server/server src/http_server.cc: the HTTP endpoint listens once the models loaded (vllm #6697)",
+        lead='"?Started HTTPService', on_sglang_lines=False,
+    ),
+    LogPattern(
         "uvicorn_startup_complete", r"INFO: +Application startup complete\.", (),
         "[2026-02-19 10:12:20] INFO:     Application startup complete.",
         "uvicorn/lifespan/on.py LifespanOn.startup", lead="INFO: +Application",
@@ -226,6 +232,11 @@ PATTERNS: tuple[LogPattern, ...] = (
         "Capturing batches (bs=168 avail_mem=10.21 GB):  54%|█████▍    | 28/52 [00:04<00:03,  7.41it/s]",
         "sglang cuda_graph_runner.py / vLLM gpu_model_runner.py capture bars (sglang #11716)", family="progress",
     ),
+    LogPattern(
+        "weight_loading_progress", r"Loading (safetensors|pt) checkpoint shards: +([0-9]+)% Completed", (None, "percent"),
+        "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:33<00:36, 18.44s/it]",
+        "vLLM and sglang model_loader/weight_utils.py shard bar (allenai/olmocr #129)", family="progress",
+    ),
     *BEHAVIOUR_PATTERNS,
     # --- errors, found anywhere in a message or a bare line
     LogPattern(
@@ -248,6 +259,20 @@ PATTERNS: tuple[LogPattern, ...] = (
         "terminate called after throwing an instance of 'tensorrt_llm::common::TllmException'",
         "libstdc++ std::terminate on an uncaught C++ exception: the process aborts (TensorRT-LLM #1826)",
         family="error", severity="fatal", multiline=True,
+    ),
+    LogPattern(
+        "ray_worker_register_failed", r"Failed to register worker ([0-9a-f]+) to Raylet", ("worker_id",),
+        "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker "
+        "01000000ffffffffffffffffffffffffffffffffffffffffffffffff to Raylet. IOError: [RayletClient] Unable to "
+        "register worker with raylet. No such file or directory",
+        "ray src/ray/core_worker/core_worker.cc: a core worker that cannot register exits (vllm #5495)",
+        family="error", severity="fatal", fatal_family="ray_worker_failed",
+    ),
+    LogPattern(
+        "ray_actor_died", r"The actor (is dead because its worker process has died|died unexpectedly before finishing)",
+        ("what",), "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+        "ray python/ray/exceptions.py ActorDiedError: a caller reports that its actor's process died (verl #4921)",
+        family="error", severity="fatal", fatal_family="ray_actor_died",
     ),
     LogPattern(
         "signal_received", r"\*\*\* (SIG[A-Z]+) received at time=([0-9]+)", ("signal", "time"),

@@ -37,6 +37,10 @@ _PYTHON_FRAME = re.compile(r'\s*File "([^"]*)", line \d+(,| in )')
 # a native frame printed by a crash handler: glibc backtrace_symbols ('lib.so(+0x1a) [0x7f..]'),
 # Open MPI's '[host:pid] [ 8] lib.so(func+0xbd)[0x7f..]'
 _NATIVE_FRAME = re.compile(r"\s*(\[[^\]]+\] \[ *\d+\] )?\S+\([^)]*\+0x[0-9a-fA-F]+\) ?\[0x[0-9a-fA-F]+\]")
+# a frame of TensorRT-LLM's C++ backtrace (tllmException.cpp getTrace: '%-3d %*p %s + %zd')
+_GETTRACE_FRAME = re.compile(r"\d+ +0x[0-9a-fA-F]+ ")
+# a native frame that says why the process is going down: what the dump is cited at
+_DEATH_FRAME = re.compile(r"TerminateHandler\(|ncclCommWatchdog\(|std::terminate\(|__cxa_throw|\babort\(")
 _TRACEBACK_HEADER = "Traceback (most recent call last):"
 # the line that ends a traceback: 'RuntimeError: ...', 'ray.exceptions.RayTaskError(ModuleNotFoundError): ...'
 _EXCEPTION_LINE = re.compile(r"([A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt))(\([^)]*\))?(:|$)")
@@ -188,11 +192,13 @@ class ProcessTracker:
             if exc is None or exc.exception is not None:  # a chained traceback goes on with the same exception
                 self._open(proc, line_no, stripped, how)
             return True
-        if _NATIVE_FRAME.match(message):
-            if exc is None:
-                exc = self._open(proc, line_no, stripped, "crash_dump")
+        if _NATIVE_FRAME.match(message) or _GETTRACE_FRAME.match(message):
+            if exc is None:  # the dump under an error record ('[E] Failed to initialize executor ...') is that error's
+                exc = self._open(proc, line_no, stripped, "logged" if proc.previous_error else "crash_dump")
             if "tensorrt_llm" in message:
                 proc.stack.add("tensorrt_llm")
+            if exc.exception is None and _DEATH_FRAME.search(message):
+                exc.exception, exc.exception_line = stripped[:MAX_TEXT_CHARS], line_no
             exc.last_line = line_no
             return True
         if exc is None:

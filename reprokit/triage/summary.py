@@ -31,7 +31,8 @@ MAX_FATAL_CANDIDATES = 256  # fatal lines kept until the process model says whos
 # taking the process down) are deaths too, whatever the crash handler prints after them
 DEATH_NOTICE_KINDS = frozenset({"sigquit_from_child", "subprocess_crashed", "exited_on_signal", "warmup_failure",
                                 "vllm_worker_init_failed", "vllm_engine_init_failed", "triton_model_unavailable",
-                                "signal_received", "fatal_python_error", "cpp_terminate", "nccl_watchdog_timeout"})
+                                "signal_received", "fatal_python_error", "cpp_terminate", "nccl_watchdog_timeout",
+                                "ray_actor_died"})
 
 # the order of a server's start, used for the timeline when times tie or are missing
 LIFECYCLE_KINDS = (
@@ -52,7 +53,7 @@ LIFECYCLE_KINDS = (
 )
 # where a server's start has got to, by the last lifecycle event seen (``phase``)
 PHASE_OF_KIND = {
-    "load_weight_begin": "loading_weights", "load_weight_end": "loading_weights",
+    "load_weight_begin": "loading_weights", "load_weight_end": "loading_weights", "weight_loading_progress": "loading_weights",
     **dict.fromkeys(("server_autotune_start", "autotune_process_start", "autotune_progress", "autotune_skip",
                      "autotune_failure_detail", "autotune_skipped_summary", "autotune_oom_fallback",
                      "autotune_process_end", "server_autotune_completed"), "autotune"),
@@ -61,7 +62,7 @@ PHASE_OF_KIND = {
     "vllm_engine_initialized": "engine_initialized",
     "uvicorn_running": "http_server_up", "uvicorn_startup_complete": "http_server_up",
 }
-READY_KINDS = frozenset({"ready", "vllm_server_starting"})
+READY_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started"})
 # line formats that only a serving framework (or its kernel library) writes
 FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python", "uvicorn",
                      "flashinfer", "triton_server")
@@ -274,6 +275,7 @@ class Summarizer:
         serving processes died with no such line (their last record an exception): in file order."""
         trackers = {f.path: f.processes for f in self._files}
         deaths, survived = [], []
+        reported: set[tuple] = set()  # a fatal line printed again (Ray's logger repeats a signal handler's lines)
         for order, event, facts in self._fatal_candidates:
             tracker = trackers.get(event.file)
             where = f"{event.file}:{event.line_no}"
@@ -284,6 +286,10 @@ class Summarizer:
                 survived.append(f"{where}: {event.kind} on {event.process}, but {alive[1]} at line {alive[0]}")
                 continue
             self._fatal_kinds[event.kind] += 1
+            report = (event.kind, tuple(sorted(event.fields.items())))
+            if event.fields and report in reported:
+                continue
+            reported.add(report)
             if self._fatal_first is None or order < self._fatal_first[0]:
                 self._fatal_first = (order, event, facts)
             if event.continuation_lines and (self._fatal_traceback is None or order < self._fatal_traceback[0]):
