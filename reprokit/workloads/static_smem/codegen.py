@@ -17,13 +17,19 @@ Two host-only programs (nvcc compiles them; they run on any CPU):
    is cut after ``using GemmGrouped = ...`` and replaced by a call that prints
    ``sizeof`` of the kernel's, mainloop's and epilogue's SharedStorage, the stage
    count and the types. Every type is composed by the launcher's own text.
+
+The C++ is C++: the programs and headers are files under ``cxx/`` (shipped as package
+data), the programs ``string.Template`` files whose ``${...}`` this module fills;
+``tests/unit/smem/test_cxx_templates.py`` compiles the headers on their own.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from string import Template
 
 from reprokit.workloads.static_smem import sources
 from reprokit.workloads.static_smem.sources import SourceError
@@ -38,230 +44,22 @@ LAUNCHER_DECL = re.compile(
     r"template\s*<(?P<tparams>[^;{]*?)>\s*void\s+tma_warp_specialized_generic_moe_gemm_kernelLauncher\s*\((?P<params>[^;{]*?)\)\s*;",
     re.S)
 
-# Shared C++ helpers: type names, shapes, a tiny JSON writer.
-PROBE_COMMON_H = r"""#pragma once
-#include <cstdio>
-#include <string>
-#include <string_view>
-#include <type_traits>
-#include "cute/tensor.hpp"
+CXX = Path(__file__).resolve().parent / "cxx"
+# The probe headers, copied as they are next to the generated programs (cxx/*.h; no placeholders).
+SUPPORT_HEADERS = ("reprokit_probe_common.h", "reprokit_probe_kernel.h")
+# TensorRT-LLM's cudaUtils.h includes the cuBLAS headers for one error-string helper
+# (_cudaGetErrorEnum(cublasStatus_t)). A CUDA toolkit without cuBLAS (as on CI) lacks
+# them; cxx/shim/ declares just that enum. It sits after every real include
+# directory (-idirafter), so an installed cuBLAS wins. No kernel type depends on it.
+SHIM_HEADERS = ("cublas_v2.h", "cublasLt.h")
+TEMPLATE_NOTE = "//!"  # a template's own notes: lines that start with it are not written out
 
-namespace reprokit_probe {
 
-template <class T>
-std::string type_name() {
-  std::string_view p = __PRETTY_FUNCTION__;  // "... [with T = <type>; std::string = ...]"
-  auto start = p.find("T = ") + 4;
-  auto end = p.find_first_of(";]", start);
-  return std::string(p.substr(start, end - start));
-}
+def template(name: str) -> Template:
+    """``cxx/<name>``, a C++ file with ``${...}`` placeholders, without its ``//!`` note lines."""
+    text = (CXX / name).read_text(encoding="utf-8")
+    return Template("".join(line for line in text.splitlines(keepends=True) if not line.startswith(TEMPLATE_NOTE)))
 
-template <class T, class = void>
-struct is_cute_tuple : std::false_type {};
-template <class T>
-struct is_cute_tuple<T, std::enable_if_t<cute::is_tuple<T>::value>> : std::true_type {};
-
-// "128x256x128" for a static cute shape, "dynamic" for a runtime one, else the type's name.
-template <class T>
-std::string describe() {
-  if constexpr (is_cute_tuple<T>::value) {
-    if constexpr (cute::is_static_v<T>) {
-      std::string out;
-      cute::for_each(cute::make_seq<cute::rank_v<T>>{}, [&](auto i) {
-        if (!out.empty()) out += "x";
-        out += std::to_string(int(cute::size<decltype(i)::value>(T{})));
-      });
-      return out;
-    } else {
-      return "dynamic";
-    }
-  } else {
-    return type_name<T>();
-  }
-}
-
-inline std::string escape(std::string const& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default: out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
-    }
-  }
-  return out;
-}
-
-struct Json {
-  std::string text = "{";
-  void key(char const* k) { text += (text.size() > 1 ? ",\"" : "\""); text += k; text += "\":"; }
-  void num(char const* k, long long v) { key(k); text += std::to_string(v); }
-  void str(char const* k, std::string const& v) { key(k); text += "\"" + escape(v) + "\""; }
-  void boolean(char const* k, bool v) { key(k); text += v ? "true" : "false"; }
-  void raw(char const* k, std::string const& v) { key(k); text += v.empty() ? "null" : v; }
-  std::string done() const { return text + "}"; }
-};
-
-}  // namespace reprokit_probe
-"""
-
-# Kernel sizes: called from inside the patched launcher, where every alias it names exists.
-PROBE_KERNEL_H = r"""#pragma once
-#include "reprokit_probe_common.h"
-
-namespace reprokit_probe {
-
-#define REPROKIT_HAS_TYPE(NAME)                                                        \
-  template <class T, class = void> struct has_##NAME : std::false_type {};             \
-  template <class T> struct has_##NAME<T, std::void_t<typename T::NAME>> : std::true_type {};
-REPROKIT_HAS_TYPE(TensorStorage)
-REPROKIT_HAS_TYPE(PipelineStorage)
-REPROKIT_HAS_TYPE(DispatchPolicy)
-REPROKIT_HAS_TYPE(Schedule)
-#define REPROKIT_HAS_MEMBER(NAME)                                                     \
-  template <class T, class = void> struct has_member_##NAME : std::false_type {};      \
-  template <class T>                                                                   \
-  struct has_member_##NAME<T, std::void_t<decltype(std::declval<T&>().NAME)>> : std::true_type {};
-REPROKIT_HAS_MEMBER(tensors)
-REPROKIT_HAS_MEMBER(pipelines)
-REPROKIT_HAS_MEMBER(scheduler_response)
-REPROKIT_HAS_MEMBER(tensormaps)
-
-template <class B, class = void>
-struct is_sm120_blockscaled_builder : std::false_type {};
-template <class B>
-struct is_sm120_blockscaled_builder<
-    B, std::void_t<typename B::SmemAllocTypeA, typename B::SmemAllocTypeB,
-                   typename B::SmemLayoutAtomSFA, typename B::SmemLayoutAtomSFB,
-                   decltype(B::PipelineStages)>> : std::true_type {};
-
-template <class B, class = void>
-struct is_sm100_blockscaled_builder : std::false_type {};
-template <class B>
-struct is_sm100_blockscaled_builder<
-    B, std::void_t<typename B::ElementAMma_SmemAllocType, typename B::ElementBMma_SmemAllocType,
-                   typename B::SmemTileShape, typename B::SmemLayoutAtomSFA, typename B::SmemLayoutAtomSFB,
-                   decltype(B::Sm100ReducedSmemCapacityBytes), decltype(B::KernelSmemCarveout),
-                   decltype(B::PipelineStages)>> : std::true_type {};
-
-// Per-stage bytes, term by term, as the block-scaled builders' own stage function sums them, and
-// that function (cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled)
-// called again with the builder's types: its result must equal the builder's PipelineStages.
-template <int Capacity, class AllocA, class AllocB, class TileShape, class SFA, class SFB, int Carveout>
-void blockscaled_stages(Json& j) {
-  using namespace cute;
-  constexpr long long a = cutlass::bits_to_bytes(cute::sizeof_bits_v<AllocA> * size<0>(TileShape{}) * size<2>(TileShape{}));
-  constexpr long long b = cutlass::bits_to_bytes(cute::sizeof_bits_v<AllocB> * size<1>(TileShape{}) * size<2>(TileShape{}));
-  constexpr long long sfa = size(filter_zeros(SFA{}));
-  constexpr long long sfb = size(filter_zeros(SFB{}));
-  constexpr long long barrier = sizeof(typename cutlass::PipelineTmaUmmaAsync<1>::SharedStorage);
-  constexpr int stages = cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled<
-      Capacity, AllocA, AllocB, TileShape, SFA, SFB>(cutlass::gemm::collective::StageCountAutoCarveout<Carveout>{});
-  j.str("stage_formula", "cutlass::gemm::collective::detail::sm100_compute_stage_count_or_override_blockscaled");
-  j.num("builder_capacity_bytes", Capacity);
-  j.num("stage_a_bytes", a);
-  j.num("stage_b_bytes", b);
-  j.num("stage_sfa_bytes", sfa);
-  j.num("stage_sfb_bytes", sfb);
-  j.num("stage_barrier_bytes", barrier);
-  j.num("stage_bytes", a + b + sfa + sfb + barrier);
-  j.num("stages_recomputed", stages);
-  j.str("smem_alloc_type_a", type_name<AllocA>());
-  j.str("smem_alloc_type_b", type_name<AllocB>());
-}
-
-template <class Builder, class TileShape, int Capacity, int Carveout>
-void stage_arithmetic(Json& j) {
-  if constexpr (is_sm120_blockscaled_builder<Builder>::value) {
-    // SM120: the builder sizes stages against the arch capacity minus the epilogue carveout only.
-    blockscaled_stages<Capacity, typename Builder::SmemAllocTypeA, typename Builder::SmemAllocTypeB, TileShape,
-                       typename Builder::SmemLayoutAtomSFA, typename Builder::SmemLayoutAtomSFB, Carveout>(j);
-    j.num("builder_kernel_carveout_bytes", 0);
-    j.num("builder_pipeline_stages", Builder::PipelineStages);
-  } else if constexpr (is_sm100_blockscaled_builder<Builder>::value) {
-    // SM100: the builder also reserves the kernel's own storage (KernelSmemCarveout) first.
-    blockscaled_stages<Builder::Sm100ReducedSmemCapacityBytes, typename Builder::ElementAMma_SmemAllocType,
-                       typename Builder::ElementBMma_SmemAllocType, typename Builder::SmemTileShape,
-                       typename Builder::SmemLayoutAtomSFA, typename Builder::SmemLayoutAtomSFB, Carveout>(j);
-    j.num("builder_kernel_carveout_bytes", Builder::KernelSmemCarveout);
-    j.num("builder_pipeline_stages", Builder::PipelineStages);
-  }
-}
-
-template <class ArchTag, class GemmKernel, class CollectiveMainloop, class CollectiveEpilogue,
-          class MainloopBuilder, class StageCount, class KernelScheduleRequested, class EpilogueSchedule,
-          class MmaTileShape, class ClusterShape, class ElementA, class ElementB, class ElementSF,
-          class ElementD, class ElementFinalOutput, class LayoutA, class LayoutB, class LayoutC,
-          class LayoutD, class TensorOp, class EpilogueOp, class EpilogueFusionOp>
-void record_kernel(char const* act, char const* weight, char const* output, bool finalize, bool swap_ab,
-                   int cta_m, int cta_n, int cta_k, int alignment_a, int alignment_b, int alignment_c,
-                   int alignment_d) {
-  using SharedStorage = typename GemmKernel::SharedStorage;
-  constexpr int capacity = REPROKIT_CAPACITY_SYMBOL;
-  Json j;
-  j.str("kind", "kernel");
-  j.str("arch_tag", type_name<ArchTag>());
-  j.str("act", act);
-  j.str("weight", weight);
-  j.str("output", output);
-  j.str("fusion", finalize ? "FINALIZE" : "NONE");
-  j.boolean("swap_ab", swap_ab);
-  j.str("cta", std::to_string(cta_m) + "x" + std::to_string(cta_n) + "x" + std::to_string(cta_k));
-  j.str("mma_tile", describe<MmaTileShape>());
-  j.str("cluster", describe<ClusterShape>());
-  j.num("stages", CollectiveMainloop::DispatchPolicy::Stages);
-  j.num("carveout_bytes", StageCount::bytes);
-  j.str("stage_count_type", type_name<StageCount>());
-  j.num("mainloop_smem_bytes", sizeof(typename CollectiveMainloop::SharedStorage));
-  if constexpr (has_TensorStorage<CollectiveMainloop>::value)
-    j.num("mainloop_tensor_bytes", sizeof(typename CollectiveMainloop::TensorStorage));
-  if constexpr (has_PipelineStorage<CollectiveMainloop>::value)
-    j.num("mainloop_pipeline_bytes", sizeof(typename CollectiveMainloop::PipelineStorage));
-  j.num("epilogue_smem_bytes", sizeof(typename CollectiveEpilogue::SharedStorage));
-  j.num("kernel_smem_bytes", sizeof(SharedStorage));
-  j.num("kernel_shared_storage_size", GemmKernel::SharedStorageSize);
-  j.num("kernel_smem_alignment", alignof(SharedStorage));
-  if constexpr (has_member_tensors<SharedStorage>::value)
-    j.num("kernel_tensors_bytes", sizeof(std::declval<SharedStorage&>().tensors));
-  if constexpr (has_member_pipelines<SharedStorage>::value)
-    j.num("kernel_pipelines_bytes", sizeof(std::declval<SharedStorage&>().pipelines));
-  if constexpr (has_member_scheduler_response<SharedStorage>::value)
-    j.num("kernel_scheduler_response_bytes", sizeof(std::declval<SharedStorage&>().scheduler_response));
-  if constexpr (has_member_tensormaps<SharedStorage>::value)
-    j.num("kernel_tensormaps_bytes", sizeof(std::declval<SharedStorage&>().tensormaps));
-  j.num("capacity_bytes", capacity);
-  j.str("capacity_symbol", REPROKIT_CAPACITY_NAME);
-  stage_arithmetic<MainloopBuilder, MmaTileShape, capacity, StageCount::bytes>(j);
-  j.str("element_a", type_name<ElementA>());
-  j.str("element_b", type_name<ElementB>());
-  j.str("element_sf", type_name<ElementSF>());
-  j.str("element_d", type_name<ElementD>());
-  j.str("element_final_output", type_name<ElementFinalOutput>());
-  j.str("layout_a", type_name<LayoutA>());
-  j.str("layout_b", type_name<LayoutB>());
-  j.str("layout_c", type_name<LayoutC>());
-  j.str("layout_d", type_name<LayoutD>());
-  j.num("alignment_a", alignment_a);
-  j.num("alignment_b", alignment_b);
-  j.num("alignment_c", alignment_c);
-  j.num("alignment_d", alignment_d);
-  j.str("tensor_op", type_name<TensorOp>());
-  j.str("kernel_schedule_requested", type_name<KernelScheduleRequested>());
-  if constexpr (has_Schedule<typename CollectiveMainloop::DispatchPolicy>::value)
-    j.str("kernel_schedule", type_name<typename CollectiveMainloop::DispatchPolicy::Schedule>());
-  j.str("mainloop_dispatch_policy", type_name<typename CollectiveMainloop::DispatchPolicy>());
-  j.str("epilogue_schedule", type_name<EpilogueSchedule>());
-  if constexpr (has_DispatchPolicy<CollectiveEpilogue>::value)
-    j.str("epilogue_dispatch_policy", type_name<typename CollectiveEpilogue::DispatchPolicy>());
-  j.str("epilogue_fusion_op", finalize ? type_name<EpilogueFusionOp>() : type_name<EpilogueOp>());
-  j.str("gemm_kernel", type_name<GemmKernel>().substr(0, 120));
-  std::printf("%s\n", j.done().c_str());
-}
-
-}  // namespace reprokit_probe
-"""
 
 RECORD_CALL = (
     "::reprokit_probe::record_kernel<ArchTag, GemmKernel, CollectiveMainloop, CollectiveEpilogue, "
@@ -354,20 +152,10 @@ def recording_launcher(signature: LauncherSignature) -> str:
             lines.append(f'  j.str("{name}", ::reprokit_probe::fusion_name({name}));')
         else:
             lines.append(f'  j.num("{name}", (long long){name});')
-    input_name = signature.params[0][1]
-    tparams = ", ".join(d for d, _ in signature.template_params)
-    params = ", ".join(d for d, _ in signature.params)
-    body = "\n".join(lines)
-    return f"""namespace tensorrt_llm::kernels::cutlass_kernels_oss {{
-template <{tparams}>
-void tma_warp_specialized_generic_moe_gemm_kernelLauncher({params}) {{
-  ::reprokit_probe::Json j;
-{body}
-  j.boolean("runtime_swap_ab", {input_name}.swap_ab);
-  ::reprokit_probe::dispatched = j.done();
-}}
-}}  // namespace tensorrt_llm::kernels::cutlass_kernels_oss
-"""
+    return template("recording_launcher.h").substitute(
+        tparams=", ".join(d for d, _ in signature.template_params),
+        params=", ".join(d for d, _ in signature.params),
+        body="\n".join(lines), input_name=signature.params[0][1])
 
 
 def tactics_program(launcher_h: str, arch: ArchTarget, dtype: MoeDtype, output_cpp_types: dict[str, str]) -> str:
@@ -375,83 +163,9 @@ def tactics_program(launcher_h: str, arch: ArchTarget, dtype: MoeDtype, output_c
     signature = launcher_signature(launcher_h)
     tile_member = "tile_config_sm" + ("120" if arch.sm >= 120 else str(arch.sm))
     outputs = "\n".join(f'  run_output<{cpp}>("{name}");' for name, cpp in output_cpp_types.items())
-    return f"""// Generated by reprokit: FlashInfer's tactic list and dispatcher, with a recording launcher.
-#include "tensorrt_llm/kernels/cutlass_kernels/include/moe_kernels.h"
-#include "moe_gemm/moe_gemm_template_dispatch.h"
-#include "reprokit_probe_common.h"
-#include <exception>
-
-namespace reprokit_probe {{
-std::string dispatched;
-inline char const* fusion_name(tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput::EpilogueFusion f) {{
-  using F = tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput::EpilogueFusion;
-  return f == F::NONE ? "NONE" : f == F::FINALIZE ? "FINALIZE" : "OTHER";
-}}
-}}  // namespace reprokit_probe
-
-{recording_launcher(signature)}
-using namespace tensorrt_llm::kernels::cutlass_kernels;
-namespace oss = tensorrt_llm::kernels::cutlass_kernels_oss;
-using Input = TmaWarpSpecializedGroupedGemmInput;
-using Config = tensorrt_llm::cutlass_extensions::CutlassGemmConfig;
-
-template <class Output>
-void run_output(char const* output_name) {{
-  using Runner = CutlassMoeFCRunner<{dtype.act_cpp}, {dtype.weight_cpp}, Output, Output>;
-  int tactic = 0;
-  for (int gemm : {{1, 2}}) {{
-    auto configs = Runner::getTactics({arch.sm}, gemm == 1 ? MoeGemmId::GEMM_1 : MoeGemmId::GEMM_2);
-    int index_in_op = 0;
-    for (Config const& config : configs) {{
-      bool finalize = config.epilogue_fusion_type == Config::EpilogueFusionType::FINALIZE;
-      ::reprokit_probe::Json j;
-      j.str("kind", "tactic");
-      j.str("output", output_name);
-      j.num("gemm", gemm);
-      j.num("tactic", tactic++);
-      j.num("index_in_op", index_in_op++);
-      j.num("tile_enum_value", (long long)config.{tile_member});
-      j.str("fusion", finalize ? "FINALIZE" : "NONE");
-      j.boolean("swap_ab", config.swap_ab);
-      j.boolean("is_tma_warp_specialized", config.is_tma_warp_specialized);
-      j.num("sm_version", config.sm_version);
-      j.num("cluster_shape", (long long)config.cluster_shape);
-      j.num("mainloop_schedule", (long long)config.mainloop_schedule);
-      j.num("epilogue_schedule", (long long)config.epilogue_schedule);
-      j.str("config", config.toString());
-      ::reprokit_probe::dispatched.clear();
-      std::string error;
-      if (config.is_tma_warp_specialized) {{
-        Input input{{}};
-        input.swap_ab = config.swap_ab;
-        input.fpX_block_scaling_type = Input::FpXBlockScalingType::{dtype.scaling_type};
-        input.fusion = finalize ? Input::EpilogueFusion::FINALIZE : Input::EpilogueFusion::NONE;
-        size_t workspace_bytes = 0;
-        try {{
-          if (finalize)
-            oss::dispatchMoeGemmSelectTileShapeTmaWarpSpecialized<{dtype.act_cpp}, {dtype.weight_cpp}, Output,
-                tensorrt_llm::cutlass_extensions::EpilogueOpDefault, Input::EpilogueFusion::FINALIZE>(
-                input, 1, config, 1, cudaStream_t{{0}}, nullptr, &workspace_bytes);
-          else
-            oss::dispatchMoeGemmSelectTileShapeTmaWarpSpecialized<{dtype.act_cpp}, {dtype.weight_cpp}, Output,
-                tensorrt_llm::cutlass_extensions::EpilogueOpDefault, Input::EpilogueFusion::NONE>(
-                input, 1, config, 1, cudaStream_t{{0}}, nullptr, &workspace_bytes);
-        }} catch (std::exception const& exc) {{
-          error = exc.what();
-        }}
-      }}
-      j.raw("launcher", ::reprokit_probe::dispatched);
-      if (!error.empty()) j.str("dispatch_error", error);
-      std::printf("%s\\n", j.done().c_str());
-    }}
-  }}
-}}
-
-int main() {{
-{outputs}
-  return 0;
-}}
-"""
+    return template("tactics_program.cu").substitute(
+        recording_launcher=recording_launcher(signature), act=dtype.act_cpp, weight=dtype.weight_cpp, sm=arch.sm,
+        tile_member=tile_member, scaling_type=dtype.scaling_type, outputs=outputs)
 
 
 @dataclass(frozen=True)
@@ -503,46 +217,15 @@ def kernel_program(variants: list[KernelVariant], arch: ArchTarget, dtype: MoeDt
     """One kernel program: the patched launcher, instantiated for ``variants`` the way generate_kernels.py does."""
     instantiations = "\n".join(v.instantiation() for v in variants)
     calls = "".join(v.call(dtype.act_cpp, dtype.weight_cpp) for v in variants)
-    return f"""// Generated by reprokit: sizes of FlashInfer's MoE kernels, composed by the wheel's launcher.
-#define REPROKIT_CAPACITY_SYMBOL {arch.capacity_symbol}
-#define REPROKIT_CAPACITY_NAME "{arch.capacity_symbol}"
-#include "moe_gemm_tma_ws_launcher_sizes.inl"
-#include "reprokit_probe_kernel.h"
-
-namespace tensorrt_llm::kernels::cutlass_kernels_oss {{
-{instantiations}
-}}  // namespace tensorrt_llm::kernels::cutlass_kernels_oss
-
-int main() {{
-  using namespace tensorrt_llm::kernels::cutlass_kernels_oss;
-  tensorrt_llm::kernels::cutlass_kernels::TmaWarpSpecializedGroupedGemmInput input{{}};
-{calls}  return 0;
-}}
-"""
+    return template("kernel_program.cu").substitute(
+        capacity_symbol=arch.capacity_symbol, instantiations=instantiations, calls=calls)
 
 
 def write_support_files(directory: Path, launcher_inl: str) -> None:
     """The headers every kernel/tactics program includes, next to the programs."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "reprokit_probe_common.h").write_text(PROBE_COMMON_H)
-    (directory / "reprokit_probe_kernel.h").write_text(PROBE_KERNEL_H)
+    (directory / "shim").mkdir(parents=True, exist_ok=True)
+    for name in SUPPORT_HEADERS:
+        shutil.copyfile(CXX / name, directory / name)
+    for name in SHIM_HEADERS:
+        shutil.copyfile(CXX / "shim" / name, directory / "shim" / name)
     (directory / "moe_gemm_tma_ws_launcher_sizes.inl").write_text(patch_launcher_for_sizes(launcher_inl))
-    shim = directory / "shim"
-    shim.mkdir(exist_ok=True)
-    (shim / "cublas_v2.h").write_text(CUBLAS_SHIM)
-    (shim / "cublasLt.h").write_text("#pragma once\n#include <cublas_v2.h>\n")
-
-
-# TensorRT-LLM's cudaUtils.h includes the cuBLAS headers for one error-string helper
-# (_cudaGetErrorEnum(cublasStatus_t)). A CUDA toolkit without cuBLAS (as on CI) lacks
-# them; this stand-in declares just that enum. It sits after every real include
-# directory (-idirafter), so an installed cuBLAS wins. No kernel type depends on it.
-CUBLAS_SHIM = """#pragma once
-// reprokit stand-in for cuBLAS (not installed): only what TensorRT-LLM's cudaUtils.h names.
-typedef enum {
-  CUBLAS_STATUS_SUCCESS = 0, CUBLAS_STATUS_NOT_INITIALIZED = 1, CUBLAS_STATUS_ALLOC_FAILED = 3,
-  CUBLAS_STATUS_INVALID_VALUE = 7, CUBLAS_STATUS_ARCH_MISMATCH = 8, CUBLAS_STATUS_MAPPING_ERROR = 11,
-  CUBLAS_STATUS_EXECUTION_FAILED = 13, CUBLAS_STATUS_INTERNAL_ERROR = 14, CUBLAS_STATUS_NOT_SUPPORTED = 15,
-  CUBLAS_STATUS_LICENSE_ERROR = 16
-} cublasStatus_t;
-"""

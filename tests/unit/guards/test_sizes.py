@@ -1,7 +1,7 @@
 """No module over ~500 lines, no function over ~80: today's exceptions are listed, so the list can only shrink.
 
 An entry leaves the list when its code is split below the limit (the test says so); a new one is not added
-here but split where it is written. Data tables (C++ templates, pattern tables) may stand over the module limit.
+here but split where it is written. C++ lives in .h/.cu files (workloads/static_smem/cxx/), not in Python strings.
 """
 
 from __future__ import annotations
@@ -14,13 +14,9 @@ MODULE_LINES = 500
 FUNCTION_LINES = 80
 
 # module -> lines it may have at most (today's count)
-LONG_MODULES = {
-    "reprokit/workloads/static_smem/codegen.py": 548,  # mostly the C++ source templates it writes (data)
-}
+LONG_MODULES: dict[str, int] = {}
 # "module:function" -> lines it may have at most (today's count)
-LONG_FUNCTIONS = {
-    "reprokit/workloads/static_smem/codegen.py:tactics_program": 82,
-}
+LONG_FUNCTIONS: dict[str, int] = {}
 
 
 def _sizes() -> tuple[dict[str, int], dict[str, int]]:
