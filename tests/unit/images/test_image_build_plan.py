@@ -13,7 +13,8 @@ from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.command_runner import CommandResult, LocalRunner
-from reprokit.images.build import CA_BUNDLE, build_image, context_tar, requirement_pins
+from reprokit.images.build import CA_BUNDLE, build_image, requirement_pins
+from reprokit.images.context import checkout, context_tar
 from reprokit.images.lockfile import load_lock
 from tests.conftest import REPO
 
@@ -100,7 +101,7 @@ def test_bad_requests_are_refused_before_anything_runs(kit):
 
 def test_the_context_tar_is_deterministic():
     files = ["reprokit/__init__.py", "reprokit/workloads/contract.py"]
-    first, second = context_tar(REPO, files), context_tar(REPO, files)
+    first, second = context_tar(checkout(REPO), files), context_tar(checkout(REPO), files)
     assert first == second
     with tarfile.open(fileobj=io.BytesIO(first)) as tar:
         members = tar.getmembers()
