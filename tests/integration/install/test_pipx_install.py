@@ -234,6 +234,16 @@ def test_bash_completion_offers_tasks_kits_and_inventory_hosts(installed, tmp_pa
     assert complete("reprokit repro ep8-crash -H rt") == ["rtx-01"]
     assert complete("reprokit probe --host ") == ["local", "rtx-01"]
     assert complete("reprokit fix --kit smem") == ["smem-probe"]
+    # kit names from every layer: the user's and the project's ./kits too
+    user = installed["home"] / ".config" / "reprokit" / "kits"
+    user.mkdir(parents=True)
+    try:
+        (user / "my-user-kit.yml").write_text((REPO / "kits" / "smem-probe.yml").read_text())
+        (tmp_path / "kits").mkdir()
+        (tmp_path / "kits" / "my-project-kit.yml").write_text((REPO / "kits" / "smem-probe.yml").read_text())
+        assert complete("reprokit repro my-") == ["my-project-kit", "my-user-kit"]
+    finally:
+        shutil.rmtree(installed["home"] / ".config")
 
 
 @pytest.mark.skipif(REASON is not None, reason=REASON or "")
