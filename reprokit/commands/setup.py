@@ -18,6 +18,7 @@ from reprokit import program, verbosity
 from reprokit.commands.console import console, err_console, printers
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, KITS_DIR_HELP, SSH_HELP
 from reprokit.commands.run import connect_options
+from reprokit.config import layers
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import Kit, load_kit
 from reprokit.errors import ConfigError, ExitCode
@@ -86,8 +87,14 @@ def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     return ExitCode.PASS
 
 
-def lock(only: list[str] | None, as_json: bool = False, lock_path: str | Path = REPO_ROOT / LOCK_PATH) -> int:
-    """Resolve every base's tag to its digest now and rewrite the lock file."""
+def lock(only: list[str] | None, as_json: bool = False, lock_path: str | Path | None = None) -> int:
+    """Resolve every base's tag to its digest now and rewrite the lock file (a checkout's: an installed copy's lock
+    is the wheel's, and the package is never written to)."""
+    if lock_path is None:
+        if layers.is_installed():
+            raise ConfigError(f"{REPO_ROOT / LOCK_PATH}: the lock of an installed reprokit is the wheel's and is not"
+                              " rewritten; run `./dev invoke lock` in a checkout, then `./dev install` again")
+        lock_path = REPO_ROOT / LOCK_PATH
     say = (lambda m: err_console.print(m, markup=False)) if as_json else (lambda m: console.print(m, markup=False))
     changes = lock_images(lock_path, only, say=say)
     moved = [c for c in changes if c.changed]

@@ -300,3 +300,13 @@ def test_new_kit_outside_a_project_goes_to_the_users_layer_and_is_listed_from_th
         assert list(empty.iterdir()) == []
     finally:
         shutil.rmtree(installed["home"] / ".config", ignore_errors=True)
+
+
+def test_lock_refuses_to_rewrite_the_installed_packages_lock(installed):
+    shipped = next(installed["venv"].glob("lib/python3*/site-packages/reprokit/shipped/docker/images.lock.yml")).resolve()
+    before = shipped.read_bytes()
+    proc = reprokit(installed, "lock")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        2, f"error: {shipped}: the lock of an installed reprokit is the wheel's and is not rewritten; run"
+           " `./dev invoke lock` in a checkout, then `./dev install` again")
+    assert shipped.read_bytes() == before

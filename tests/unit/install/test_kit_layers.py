@@ -87,3 +87,16 @@ def test_completion_offers_kits_hosts_and_leaves_the_rest_to_invoke(home):
     assert completion.candidates(["probe", "-g", "g"], tasks, "inventory.yml") == ["all", "gpu"]
     assert completion.candidates(["rep"], tasks, "inventory.yml") is None  # a task name: Invoke's
     assert completion.candidates(["repro", "ep8-crash", "--ho"], tasks, "inventory.yml") is None  # a flag: Invoke's
+
+
+def test_the_workloads_cache_follows_xdg_cache_home_unless_reprokit_cache_is_set(home, monkeypatch):
+    from reprokit.workloads.static_smem.wheel import default_cache_dir
+
+    monkeypatch.delenv("REPROKIT_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    assert default_cache_dir() == home / "cache" / "reprokit"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # XDG: a relative path is ignored
+    monkeypatch.setenv("HOME", str(home))
+    assert default_cache_dir() == home / ".cache" / "reprokit"
+    monkeypatch.setenv("REPROKIT_CACHE", str(home / "given"))
+    assert default_cache_dir() == home / "given"
