@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.integration.docker_env import BASE_REF, REASON, REGISTRY, docker, start_test_host
+from tests.integration.docker_env import BASE_REF, DOCKER, REASON, REGISTRY, docker, start_test_host
 
 pytestmark = pytest.mark.slow
 SHIPPED = ("kits", "docker", "ansible")
@@ -96,8 +96,9 @@ def installed(tmp_path_factory):
             "checkout_after": _checkout_state(), "reprokit": str(bin_dir / "reprokit")}
 
 
-def reprokit(installed, *args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([installed["reprokit"], *args], cwd=cwd or installed["work"], env=installed["env"],
+def reprokit(installed, *args: str, cwd: Path | None = None, timeout: float = 300,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([installed["reprokit"], *args], cwd=cwd or installed["work"], env={**installed["env"], **(env or {})},
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -112,8 +113,9 @@ def test_dev_install_puts_the_tool_in_the_given_pipx_home_and_leaves_the_checkou
     empty.mkdir()
     proc = reprokit(installed, "kits", cwd=empty)
     assert proc.returncode == 0, proc.stderr
-    listed = [line.split()[0] for line in proc.stdout.splitlines() if line.split() and line.split()[0] in CHECKOUT_KITS]
-    assert listed == CHECKOUT_KITS and proc.stdout.count("built-in") == len(CHECKOUT_KITS)
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in proc.stdout.splitlines() if line.startswith("│")]
+    kits = [(row[0], row[1].split()[0]) for row in rows if row[0] and row[0] != "kit" and len(row) == 4]  # kit, source
+    assert kits == [(name, "built-in") for name in CHECKOUT_KITS], proc.stdout
     assert list(empty.iterdir()) == []
 
 
@@ -253,7 +255,8 @@ def test_build_from_an_empty_directory_makes_the_image_from_the_installed_packag
     empty = tmp_path / "empty"
     empty.mkdir()
     proc = reprokit(installed, "build", "--kit", "ep8-crash", "--image", "serve", "--base", f"SGLANG_IMAGE={BASE_REF}",
-                    "--push", REGISTRY, "--json", cwd=empty, timeout=900)
+                    "--push", REGISTRY, "--json", cwd=empty, timeout=900,
+                    env={"REPROKIT_DOCKER": DOCKER})  # the test engine's client, with BuildKit
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     (image,) = json.loads(proc.stdout)["images"]
     revision = image["revision"]
