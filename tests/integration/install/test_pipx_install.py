@@ -113,8 +113,9 @@ def test_dev_install_puts_the_tool_in_the_given_pipx_home_and_leaves_the_checkou
     empty.mkdir()
     proc = reprokit(installed, "kits", cwd=empty)
     assert proc.returncode == 0, proc.stderr
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in proc.stdout.splitlines() if line.startswith("│")]
-    kits = [(row[0], row[1].split()[0]) for row in rows if row[0] and row[0] != "kit" and len(row) == 4]  # kit, source
+    table = proc.stdout.split("└")[0]  # the kits' table, before the step kinds'
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in table.splitlines() if line.startswith("│")]
+    kits = [(row[0], row[1].split()[0]) for row in rows if row[0]]  # kit, source (a row's first line)
     assert kits == [(name, "built-in") for name in CHECKOUT_KITS], proc.stdout
     assert list(empty.iterdir()) == []
 
