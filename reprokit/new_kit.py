@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from reprokit.config.kit import NAME_RE, kit_names, load_kit, load_kit_file
+from reprokit.config.layers import KitPath, kit_path
 from reprokit.errors import ConfigError
 from reprokit.issue_reader import IssueFacts, read_issue
 from reprokit.step_kinds import STEP_KINDS
@@ -22,7 +23,7 @@ from reprokit.step_kinds import STEP_KINDS
 WORKLOAD_IMAGE = ("workload", "docker/workload.Dockerfile")
 
 
-def _pins(kind_pins: tuple[str, ...], given: list[str], kits_dir: Path) -> dict[str, str]:
+def _pins(kind_pins: tuple[str, ...], given: list[str], kits_dir: KitPath) -> dict[str, str]:
     pins: dict[str, str] = {}
     for item in given:
         name, sep, version = item.partition("=")
@@ -103,8 +104,11 @@ def from_issue(name: str, skeleton_text: str, facts: IssueFacts) -> str:
     return "\n".join(lines + expect) + "\n"
 
 
-def new_kit(name: str, kind: str | None, kits_dir: str, pins: list[str], issue: str | None = None) -> Path:
+def new_kit(name: str, kind: str | None, kits_dir: KitPath | Path | str, pins: list[str], issue: str | None = None) -> Path:
     """Write ``kits_dir/<name>.yml`` (never over an existing file), check that it loads, return its path.
+
+    ``kits_dir``: a directory, or the layers (``reprokit.config.layers.KitPath``), written to their top one (the
+    project's ``kits``, else the user's) and read whole for the pins the other kits use.
 
     ``issue``: a saved issue thread (a file or a URL) whose arch, kernel, figures, versions and thread the
     skeleton carries (``reprokit.issue_reader``); its guess of the step kind is used when ``kind`` is None.
@@ -115,7 +119,8 @@ def new_kit(name: str, kind: str | None, kits_dir: str, pins: list[str], issue: 
     kind = kind or (facts.kind if facts and facts.kind else "triton-smem")
     if kind not in STEP_KINDS:
         raise ConfigError(f"--kind {kind!r}: not a step kind; known kinds: {', '.join(STEP_KINDS)}")
-    directory = Path(kits_dir)
+    kits = kit_path(kits_dir)
+    directory = Path(kits)
     path = directory / f"{name}.yml"
     if path.exists():
         raise ConfigError(f"{path}: exists already; choose another name or edit that kit")
@@ -123,7 +128,7 @@ def new_kit(name: str, kind: str | None, kits_dir: str, pins: list[str], issue: 
     if facts:  # every version the issue names is a pin (a --pin wins): the stack the thread ran
         named = {p.partition("=")[0] for p in given}
         given += [f"{p}={v}" for p, v in facts.versions.items() if p not in named]
-    text = skeleton(name, kind, _pins(STEP_KINDS[kind].needs_pins, given, directory))
+    text = skeleton(name, kind, _pins(STEP_KINDS[kind].needs_pins, given, kits))
     if facts:
         text = from_issue(name, text, facts)
     directory.mkdir(parents=True, exist_ok=True)

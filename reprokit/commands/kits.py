@@ -110,15 +110,23 @@ def check_pins(kits_dir: KitPath | str, kit_name: str | None, as_json: bool = Fa
     return ExitCode.FAIL if failed else ExitCode.PASS
 
 
-def write_new_kit(name: str, kind: str | None, kits_dir: str, pins: list[str], as_json: bool = False,
+LAYER_NAMES = {"-K": "the --kits-dir kits", "config": "the config's kits_dir", "project": "the project's kits",
+               "user": "the user's kits"}  # where new-kit wrote, in its line
+
+
+def write_new_kit(name: str, kind: str | None, kits_dir: KitPath | str, pins: list[str], as_json: bool = False,
                   issue: str | None = None) -> int:
-    path = new_kit(name, kind, kits_dir, pins, issue)
-    kind = kind or load_kit(name, kits_dir)[0].steps[0].uses
+    """Write the skeleton to the top layer (``-K``, else the project's ``kits``, else the user's) and say which."""
+    kits = kit_path(kits_dir)
+    shadowed = kits.kits().get(name)  # a kit of that name in a lower layer, which the new one replaces
+    path = new_kit(name, kind, kits, pins, issue)
+    kind = kind or load_kit_file(path).steps[0].uses
     if as_json:
-        print(json.dumps({"kit": name, "path": str(path), "kind": kind}))
+        print(json.dumps({"kit": name, "path": str(path), "kind": kind, "source": kits.top_source}))
         return ExitCode.PASS
-    print(f"{path}: written (step kind {kind}); next: fill in description and expectations,"
-          f" then `invoke kits --check` and `invoke --dry repro {name}` (docs/adding-a-case.md)")
+    replaces = f"; it replaces the {shadowed[1]} kit {shadowed[0]}" if shadowed else ""
+    print(f"{path}: written to {LAYER_NAMES.get(kits.top_source, kits.top_source)} (step kind {kind}{replaces}); next:"
+          f" fill in description and expectations, then `reprokit kits --check` and `reprokit --dry repro {name}` (docs/adding-a-case.md)")
     return ExitCode.PASS
 
 
@@ -144,7 +152,8 @@ def kits_task(c, kits_dir=None, json=False, check=False, cases=None):
             "pin": "NAME=VERSION of a pin the kind needs (repeatable; default: the version the other kits pin)",
             "from-issue": "a saved upstream issue (a file, or a URL): its arch, kernel, figures, versions and thread go"
                           " into the skeleton, and its guess of the kind when --kind is not given",
-            "kits-dir": KITS_DIR_HELP, **JSON_HELP})
+            "kits-dir": "directory to write the kit to (default: the project's ./kits, outside a project the user's"
+                        " $XDG_CONFIG_HOME/reprokit/kits)", **JSON_HELP})
 def new_kit_task(c, name, kind=None, pin=None, kits_dir=None, json=False, from_issue=None):
     """Write the skeleton of a new kit from a step kind's declaration (it loads as written; never overwrites)."""
     program.no_dry(c, "new-kit")

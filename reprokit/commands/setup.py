@@ -18,12 +18,14 @@ from reprokit import program, verbosity
 from reprokit.commands.console import console, err_console, printers
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, KITS_DIR_HELP, SSH_HELP
 from reprokit.commands.run import connect_options
+from reprokit.config import layers
 from reprokit.config.inventory import load_inventory
-from reprokit.config.kit import load_kit
-from reprokit.errors import ExitCode
+from reprokit.config.kit import Kit, load_kit
+from reprokit.errors import ConfigError, ExitCode
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 from reprokit.images.build import REPO_ROOT, build_image
+from reprokit.images.dockerfile import from_args
 from reprokit.images.lock import lock_images
 from reprokit.images.lockfile import LOCK_PATH
 from reprokit.program import task
@@ -36,23 +38,48 @@ def lint(paths: list[str]) -> int:
     return subprocess.run([sys.executable, "-m", "ruff", "check", *paths]).returncode
 
 
+def base_overrides(given: list[str]) -> dict[str, str]:
+    """``--base ARG=name@sha256:...`` values as the build's base overrides (the digest is checked by the build)."""
+    overrides = {}
+    for item in given:
+        arg, sep, ref = item.partition("=")
+        if not sep or not arg or not ref:
+            raise ConfigError(f"--base {item!r}: write BUILD_ARG=name@sha256:..., e.g. --base"
+                              " SGLANG_IMAGE=mirror.example.org/lmsysorg/sglang@sha256:<64 hex>")
+        overrides[arg] = ref
+    return overrides
+
+
+def _base_args(kit: Kit, image: str) -> list[str]:
+    return from_args((REPO_ROOT / kit.images[image].dockerfile).read_text(encoding="utf-8"))
+
+
 def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, image: str | None,
-          push: str | None, docker_host: str | None, options: ConnectOptions, as_json: bool = False) -> int:
+          push: str | None, docker_host: str | None, options: ConnectOptions, as_json: bool = False,
+          bases: list[str] | None = None) -> int:
     """Build the kit's images (or one of them) on the host; print each image's tag and digest.
 
     A remote host builds through a command runner over its SSH connection; the local host and ``docker_host``
-    need none.
+    need none. ``bases``: ``ARG=name@sha256:...`` replacing bases of the lock (a mirror's copy of them).
     """
     from reprokit.hosts.commands import SSHCommandRunner  # noqa: PLC0415 - only remote builds need it
 
+    overrides = base_overrides(bases or [])
     say, stream = printers(False)  # reprokit's lines and docker's, at the task's --quiet / --verbose level
     kit, _ = load_kit(kit_name, kits_dir)
     inventory = load_inventory(inventory_path)
     host = inventory.host(host_name)
     runner = None if host.is_local or docker_host else SSHCommandRunner(host, inventory, options, say)
+    names = [image] if image else list(kit.images)
+    takes = {name: _base_args(kit, name) for name in names if name in kit.images}  # an unknown image: the build says so
+    unused = sorted(set(overrides) - {arg for args in takes.values() for arg in args})
+    if unused:
+        raise ConfigError(f"--base {unused[0]}: no image built here takes it; their bases: "
+                          + ", ".join(sorted({arg for args in takes.values() for arg in args})))
     images = []
-    for name in [image] if image else list(kit.images):
-        built = build_image(kit, name, host, runner=runner, docker_host=docker_host, push_to=push, say=say, stream=stream)
+    for name in names:
+        built = build_image(kit, name, host, runner=runner, docker_host=docker_host, push_to=push, say=say, stream=stream,
+                            base_overrides={arg: ref for arg, ref in overrides.items() if arg in takes.get(name, ())})
         err_console.print(f"{kit.kit}/{name} on {host.name}: {built.reference}", markup=False)  # the result
         images.append({**dataclasses.asdict(built), "reference": built.reference})
     if as_json:
@@ -60,8 +87,14 @@ def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
     return ExitCode.PASS
 
 
-def lock(only: list[str] | None, as_json: bool = False, lock_path: str | Path = REPO_ROOT / LOCK_PATH) -> int:
-    """Resolve every base's tag to its digest now and rewrite the lock file."""
+def lock(only: list[str] | None, as_json: bool = False, lock_path: str | Path | None = None) -> int:
+    """Resolve every base's tag to its digest now and rewrite the lock file (a checkout's: an installed copy's lock
+    is the wheel's, and the package is never written to)."""
+    if lock_path is None:
+        if layers.is_installed():
+            raise ConfigError(f"{REPO_ROOT / LOCK_PATH}: the lock of an installed reprokit is the wheel's and is not"
+                              " rewritten; run `./dev invoke lock` in a checkout, then `./dev install` again")
+        lock_path = REPO_ROOT / LOCK_PATH
     say = (lambda m: err_console.print(m, markup=False)) if as_json else (lambda m: console.print(m, markup=False))
     changes = lock_images(lock_path, only, say=say)
     moved = [c for c in changes if c.changed]
@@ -166,18 +199,20 @@ def lint_task(c):
     program.call(lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
 
 
-@task(name="build",
+@task(name="build", iterable=["base"],
       help={"kit": "kit whose images to build (default ep8-crash)", "host": "inventory host to build on (default: local)",
+            "base": "BUILD_ARG=name@sha256:... in place of that base of docker/images.lock.yml, e.g. a mirror's copy"
+                    " (digest-pinned; repeatable)",
             "image": "build only this image of the kit (e.g. workload)", "push": "registry to push to, e.g. 127.0.0.1:5000",
             "docker-host": "a Docker engine to build with (DOCKER_HOST form)", "kits-dir": KITS_DIR_HELP,
             **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
-def build_task(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None, inventory=None, kits_dir=None,
-               json=False, known_hosts=None, accept_new_host_key=False, ssh_config=None):
+def build_task(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None, base=None, inventory=None,
+               kits_dir=None, json=False, known_hosts=None, accept_new_host_key=False, ssh_config=None):
     """Build a kit's pinned images on a host (bases from docker/images.lock.yml); prints each image's digest."""
     program.no_dry(c, "build")
     given = program.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
     program.call(lambda: build(kit, host, given["inventory"], given["kits_dir"], image, push, docker_host,
-                               connect_options(given, accept_new_host_key), as_json=json))
+                               connect_options(given, accept_new_host_key), as_json=json, bases=list(base or [])))
 
 
 @task(name="lock", help={"only": "resolve only this build argument (e.g. CUDA_DEVEL_IMAGE)", **JSON_HELP},

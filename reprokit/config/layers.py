@@ -23,9 +23,14 @@ SHIPPED_DIR = PACKAGE_DIR / "shipped"  # the wheel's copy of kits/, docker/, ans
 PROJECT_MARKERS = ("kits", "inventory.yml", "reprokit.yaml", "invoke.yaml", "runs")
 
 
+def is_installed() -> bool:
+    """An installed copy (the wheel's ``shipped/`` is there), not a checkout or an editable install."""
+    return (SHIPPED_DIR / "kits").is_dir()
+
+
 def builtin_root() -> Path:
     """The folder holding the built-in ``kits/``, ``docker/`` and ``ansible/``: the wheel's copy, else the checkout."""
-    return SHIPPED_DIR if (SHIPPED_DIR / "kits").is_dir() else PACKAGE_DIR.parent
+    return SHIPPED_DIR if is_installed() else PACKAGE_DIR.parent
 
 
 def _xdg(variable: str, fallback: str) -> Path:
@@ -40,6 +45,14 @@ def user_kits_dir() -> Path:
 def user_runs_dir() -> Path:
     """Where the records of a run started outside a project go (``$XDG_DATA_HOME/reprokit/runs``)."""
     return _xdg("XDG_DATA_HOME", ".local/share") / "reprokit" / "runs"
+
+
+def images_state_dir() -> Path:
+    """Where ``invoke build`` remembers what it built per host: the checkout's ``.reprokit/images``, or for an
+    installed copy ``$XDG_DATA_HOME/reprokit/images`` (never inside the installed package)."""
+    if is_installed():
+        return _xdg("XDG_DATA_HOME", ".local/share") / "reprokit" / "images"
+    return builtin_root() / ".reprokit" / "images"
 
 
 def is_project(directory: Path | None = None) -> bool:
@@ -60,15 +73,17 @@ class Layer:
 
 class KitPath:
     """The kit directories in order, later winning. As a path (``os.fspath``) it is the directory new kits are
-    written to and a CI diff is read against: the one given, else the project's ``kits``."""
+    written to and a CI diff is read against (``top``): the one given, else the project's ``kits``, else (outside a
+    project) the user's."""
 
-    def __init__(self, layers: list[Layer], top: Path):
+    def __init__(self, layers: list[Layer], top: Path, top_source: str = "-K"):
         kept: dict[Path, Layer] = {}
         for layer in layers:  # the same directory twice (a checkout's built-in kits are its ./kits): the later name
             kept.pop(layer.path.resolve(), None)
             kept[layer.path.resolve()] = layer
         self.layers = tuple(kept.values())
         self.top = top
+        self.top_source = top_source  # the layer that top is, once it holds a kit
 
     def __fspath__(self) -> str:
         return str(self.top)
@@ -111,7 +126,13 @@ def kit_path(kits_dir: KitPath | Path | str | None = None, given_dir: str | Path
         layers.append(Layer("project", project))
     if given_dir is not None:
         layers.append(Layer(given_source, Path(given_dir)))
-    return KitPath([layer for layer in layers if layer.path.is_dir()], Path(given_dir) if given_dir else project)
+    if given_dir is not None:
+        top = layers[-1]
+    elif is_project():
+        top = Layer("project", project)
+    else:  # outside a project a new kit is the user's
+        top = Layer("user", user_kits_dir())
+    return KitPath([layer for layer in layers if layer.path.is_dir()], top.path, top.source)
 
 
 def ansible_dir() -> Path:

@@ -1,20 +1,17 @@
-"""Build a kit's image on a host, from what is in the repository, and say which image it is.
+"""Build a kit's image on a host, from this checkout or this installed reprokit, and say which image it is.
 
-The build context is made here, as a tar of exactly the files the Dockerfile copies (tracked or new, never
-git-ignored ones), and fed to ``docker build -`` on the host: nothing needs to be checked out there, and the
-same commands work locally, through ``DOCKER_HOST`` or over SSH. Every base comes from
+The build context is made here (``reprokit.images.context``: exactly the files the Dockerfile copies) and fed to
+``docker build -`` on the host: nothing needs to be checked out there, and the same commands work locally, through
+``DOCKER_HOST`` or over SSH. Every base comes from
 ``docker/images.lock.yml`` as ``tag@digest``; the kit's pins, the kit and the git revision become labels;
 the host's CA bundle, if it has one, is a build secret for pip (mounted for one ``RUN``, in no layer).
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
-import subprocess
-import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -28,16 +25,16 @@ from reprokit.config.kit import Kit
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.command_runner import CommandResult, LocalRunner, Runner
 from reprokit.images import dockerfile as dockerfile_rules
+from reprokit.images.context import ContextSource, arg_defaults, checkout, copy_sources, default_source, gather
 from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, BaseImage, load_lock
 from reprokit.records.atomic import write_json_atomic
 from reprokit.say import Say, silent
 
 REPO_ROOT = layers.builtin_root()  # docker/ of the checkout, or of the installed package (its Dockerfiles and locks)
+STATE_DIR = Path(".reprokit/images")  # under a checkout given as repo_root: what `invoke build` built, per host
 CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt"  # Debian's and Ubuntu's; passed as the build secret `ca_bundle`
-STATE_DIR = Path(".reprokit/images")  # what `invoke build` built, per host: kit -> image -> reference
 BUILD_TIMEOUT_S = 3 * 3600  # a cold workload build downloads several GB of CUDA wheels
 SHORT_TIMEOUT_S = 120
-_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def docker_cli() -> str:
@@ -76,82 +73,6 @@ class BuiltImage:
 
 
 # -- what goes into the build ------------------------------------------------------------------------
-
-def _expand(text: str, values: dict[str, str]) -> str:
-    return _VAR.sub(lambda m: values.get(m.group(1) or m.group(2), ""), text)
-
-
-def arg_defaults(text: str) -> dict[str, str]:
-    """Defaults of the Dockerfile's ARGs (the last declaration wins, as in a build)."""
-    values: dict[str, str] = {}
-    for ins in dockerfile_rules.parse(text):
-        if ins.keyword == "ARG":
-            name, eq, default = ins.text.partition("=")
-            if eq:
-                values[name.strip()] = default.strip().strip('"').strip("'")
-    return values
-
-
-def copy_sources(text: str, build_args: dict[str, str]) -> list[str]:
-    """The context paths that COPY and ADD read (not those copied from other stages), with build arguments expanded."""
-    values = {**arg_defaults(text), **build_args}
-    sources: list[str] = []
-    for ins in dockerfile_rules.parse(text):
-        if ins.keyword not in ("COPY", "ADD") or "--from=" in ins.text:
-            continue
-        words = [w for w in ins.text.split() if not w.startswith("--")]
-        for word in words[:-1]:
-            path = _expand(word, values)
-            path = path[2:] if path.startswith("./") else path
-            if path not in sources:
-                sources.append(path)
-    return sources
-
-
-def context_files(repo_root: Path, paths: list[str]) -> list[str]:
-    """Files under ``paths`` that git tracks or would track (ignored ones and caches never go in)."""
-    try:
-        out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z", "--", *paths], cwd=repo_root,
-                             capture_output=True, check=True).stdout.decode()
-        files = sorted({f for f in out.split("\0") if f})
-    except (OSError, subprocess.CalledProcessError):
-        files = sorted(str(p.relative_to(repo_root)) for path in paths for p in
-                       ([repo_root / path] if (repo_root / path).is_file() else (repo_root / path).rglob("*")) if p.is_file())
-    files = [f for f in files if "__pycache__" not in f.split("/") and not f.endswith(".pyc") and (repo_root / f).is_file()]
-    for path in paths:
-        if not any(f == path or f.startswith(path.rstrip("/") + "/") for f in files):
-            raise ConfigError(f"the Dockerfile copies '{path}', which is not in the repository (or is git-ignored)")
-    return files
-
-
-def context_tar(repo_root: Path, files: list[str]) -> bytes:
-    """A deterministic tar of ``files``: same files, same bytes, so the engine's cache hits."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for rel in sorted(files):
-            path = repo_root / rel
-            info = tarfile.TarInfo(rel)
-            info.size = path.stat().st_size
-            info.mode = 0o755 if os.access(path, os.X_OK) else 0o644
-            info.mtime = 0
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            with open(path, "rb") as fh:
-                tar.addfile(info, fh)
-    return buf.getvalue()
-
-
-def git_revision(repo_root: Path, paths: list[str]) -> str:
-    """HEAD's commit, with ``-dirty`` when any of ``paths`` differs from it (the image is then not HEAD's)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo_root, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        status = subprocess.run(["git", "status", "--porcelain", "--", *paths], cwd=repo_root, capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return f"{head}-dirty" if status else head
-
 
 def requirement_pins(path: Path) -> dict[str, str]:
     """``name==version`` lines of a requirements file, by canonical name."""
@@ -193,7 +114,7 @@ def build_image(
     image_name: str,
     host: Host,
     *,
-    repo_root: Path = REPO_ROOT,
+    repo_root: Path | None = None,
     lock_path: Path = LOCK_PATH,
     runner: Runner | None = None,
     docker: str | None = None,
@@ -211,7 +132,8 @@ def build_image(
     the SSH executor). ``docker_host`` targets another engine from here (``DOCKER_HOST``). ``base_overrides``
     replaces bases of the lock (build argument -> ``name@sha256:...``, digest-pinned too); ``requirements``
     replaces the Dockerfile's requirements file (tests use a tiny one). ``push_to`` (``registry[:port]``)
-    pushes the image and returns its registry digest.
+    pushes the image and returns its registry digest. ``repo_root``: a checkout to build from (default: this
+    reprokit's own checkout, or its installed package).
     """
     spec = kit.images.get(image_name)
     if spec is None:
@@ -223,9 +145,10 @@ def build_image(
                             " or build here against its engine with docker_host=ssh://...")
         runner = LocalRunner()
     docker = docker or docker_cli()
+    source: ContextSource = checkout(repo_root) if repo_root else default_source()
     dockerfile = spec.dockerfile
-    text = (repo_root / dockerfile).read_text(encoding="utf-8")
-    lock = load_lock(repo_root / lock_path)
+    text = (source.root / dockerfile).read_text(encoding="utf-8")
+    lock = load_lock(source.root / lock_path)
     broken = dockerfile_rules.problems(dockerfile, text, lock)
     if broken:
         raise ConfigError("; ".join(broken))
@@ -237,22 +160,21 @@ def build_image(
         build_args["REQUIREMENTS"] = requirements
     defaults = arg_defaults(text)
     if "REQUIREMENTS" in defaults and not requirements:
-        check_requirements_match_pins(kit, repo_root / defaults["REQUIREMENTS"], defaults["REQUIREMENTS"])
-    sources = copy_sources(text, build_args)
-    files = context_files(repo_root, [dockerfile, *sources])
-    revision = git_revision(repo_root, [dockerfile, *sources])
+        check_requirements_match_pins(kit, source.root / defaults["REQUIREMENTS"], defaults["REQUIREMENTS"])
+    context = gather(source, [dockerfile, *copy_sources(text, build_args)])
+    revision = context.revision
     build_args.update(GIT_REVISION=revision, KIT=kit.kit, PINS=",".join(f"{k}={v}" for k, v in kit.pins.items()))
-    tag = f"reprokit/{image_name}:{kit.kit}-{revision[:12]}" + ("-dirty" if revision.endswith("-dirty") else "")
+    tag = f"reprokit/{image_name}:{kit.kit}-{context.short}"
 
     env = {"DOCKER_BUILDKIT": "1"}
     if docker_host:
         env["DOCKER_HOST"] = docker_host
     argv = _build_argv(docker, dockerfile, tag, spec.target, build_args, runner, env)
 
-    say(f"building {image_name} of kit {kit.kit} on {host.name}: {dockerfile}, {len(files)} files, bases "
+    say(f"building {image_name} of kit {kit.kit} on {host.name}: {dockerfile}, {len(context.files)} files, bases "
         + ", ".join(f"{k}={v}" for k, v in bases.items()))
     started = time.monotonic()
-    result = runner(argv, stdin=context_tar(repo_root, files), env=env, timeout_s=BUILD_TIMEOUT_S, on_line=stream)
+    result = runner(argv, stdin=context.tar, env=env, timeout_s=BUILD_TIMEOUT_S, on_line=stream)
     if result.returncode != 0:
         raise _fail(host.name, f"docker build of {image_name}", result)
     build_s = time.monotonic() - started
@@ -265,7 +187,7 @@ def build_image(
         built.repo_digest = push_image(built, push_to, runner, docker, env)
     say(f"built {tag} ({built.image_id}) in {build_s:.1f} s" + (f", pushed as {built.repo_digest}" if built.repo_digest else ""))
     if record:
-        record_built(repo_root / STATE_DIR, built)
+        record_built(repo_root / STATE_DIR if repo_root else layers.images_state_dir(), built)
     return built
 
 
@@ -318,16 +240,16 @@ def push_image(built: BuiltImage, registry: str, runner: Runner, docker: str, en
 # -- what was built where ---------------------------------------------------------------------------
 
 def record_built(state_dir: Path, built: BuiltImage) -> None:
-    """Remember the image per host and kit (``.reprokit/images/<host>.json``) for later runs there."""
+    """Remember the image per host and kit (``<state_dir>/<host>.json``) for later runs there."""
     path = state_dir / f"{built.host}.json"
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
     data.setdefault(built.kit, {})[built.image] = asdict(built) | {"reference": built.reference}
     write_json_atomic(path, data)
 
 
-def built_images(host_name: str, kit_name: str, repo_root: Path = REPO_ROOT) -> dict[str, str]:
+def built_images(host_name: str, kit_name: str, state_dir: Path | None = None) -> dict[str, str]:
     """The references `invoke build --host` last built for ``kit_name`` on ``host_name``: image name -> reference."""
-    path = repo_root / STATE_DIR / f"{host_name}.json"
+    path = (state_dir or layers.images_state_dir()) / f"{host_name}.json"
     if not path.exists():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))

@@ -23,7 +23,7 @@ Parameters (JSON object):
 - ``variants``: only these tiles (``"128x256x128"``, in elements), tactic
   numbers, or ops (``"gemm1"``, ``"gemm2"``); default all;
 - ``dtype`` (``nvfp4``), ``output_dtypes`` (``["bf16", "f16"]``);
-- ``cache_dir`` (default ``$REPROKIT_CACHE`` or ``~/.cache/reprokit``),
+- ``cache_dir`` (default ``$REPROKIT_CACHE``, else ``$XDG_CACHE_HOME/reprokit`` or ``~/.cache/reprokit``),
   ``jobs`` (parallel nvcc, default one per core, at most 8), ``nvcc`` (its path), ``wheel`` (a local
   wheel file instead of the package index).
 

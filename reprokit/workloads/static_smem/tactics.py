@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flashinfer", required=True, help="flashinfer-python version, e.g. 0.6.3")
     parser.add_argument("--arch", default="sm120", help="sm120 (default), sm121, sm100, sm90")
     parser.add_argument("--out", type=Path, default=DATA_DIR, help=f"directory of the data files (default {DATA_DIR})")
-    parser.add_argument("--cache-dir", help="reprokit cache (default $REPROKIT_CACHE or ~/.cache/reprokit)")
+    parser.add_argument("--cache-dir", help="reprokit cache (default $REPROKIT_CACHE, else $XDG_CACHE_HOME/reprokit or ~/.cache/reprokit)")
     args = parser.parse_args(argv)
     params: dict[str, Any] = {"flashinfer": args.flashinfer, "arch": args.arch}
     if args.cache_dir:

@@ -59,7 +59,11 @@ def sha256_file(path: Path) -> str:
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("REPROKIT_CACHE") or Path.home() / ".cache" / "reprokit")
+    """``$REPROKIT_CACHE``, else ``$XDG_CACHE_HOME/reprokit`` (an absolute one, as XDG says), else ``~/.cache/reprokit``."""
+    if os.environ.get("REPROKIT_CACHE"):
+        return Path(os.environ["REPROKIT_CACHE"])
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache") / "reprokit"
 
 
 def wheel_file_name(version: str, package: str = PACKAGE) -> str:

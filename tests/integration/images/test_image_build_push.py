@@ -17,7 +17,8 @@ import pytest
 from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError
-from reprokit.images.build import build_image, built_images, context_files, copy_sources, git_revision
+from reprokit.images.build import build_image, built_images
+from reprokit.images.context import checkout, context_files, copy_sources, git_revision
 from tests.conftest import REPO
 from tests.integration.docker_env import BASE_REF, DOCKER, REASON, REGISTRY, docker
 
@@ -109,7 +110,7 @@ def test_the_build_context_is_what_the_dockerfile_copies(kit):
     text = (REPO / "docker/workload.Dockerfile").read_text()
     sources = copy_sources(text, {})
     assert sources == ["docker/requirements-workload.lock", "reprokit/__init__.py", "reprokit/workloads"]
-    files = context_files(REPO, ["docker/workload.Dockerfile", *sources])
+    files = context_files(checkout(REPO), ["docker/workload.Dockerfile", *sources])
     assert "reprokit/workloads/contract.py" in files and "reprokit/runner.py" not in files
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
 
@@ -120,7 +121,7 @@ def test_the_build_records_what_it_built(kit, tmp_path):
     from reprokit.images.build import record_built
 
     record_built(tmp_path / ".reprokit/images", built)
-    assert built_images("local", "ep8-crash", tmp_path) == {"serve": built.image_id}
+    assert built_images("local", "ep8-crash", tmp_path / ".reprokit/images") == {"serve": built.image_id}
 
 
 def test_an_override_must_be_pinned_by_digest(kit):

@@ -1,15 +1,17 @@
-"""reprokit installed like a tool: the wheel built from this checkout, installed with Debian's pipx into a
-temporary home, run from an empty directory with no checkout on the path.
+"""reprokit installed like a tool: ``./dev install`` (the README's one command) into a temporary home, the installed
+``reprokit`` run from an empty directory with no checkout on the path.
 
-The wheel is built offline (``pip wheel --no-deps --no-build-isolation``, with the dev lock's setuptools) from a
-copy of the build inputs, so the checkout gets no build/ folder. pipx installs it with no index, from a folder of
-the runtime lock's wheels (downloaded with their hashes checked): the same wheels as CI's, ansible-core included.
-Where pipx is missing and cannot be installed (not root, no apt-get), a fresh venv stands in for it, which is what
-pipx makes.
+``./dev install`` builds the wheel offline (``./dev wheel``: ``pip wheel --no-deps --no-build-isolation`` with the
+dev lock's setuptools, from a copy of the build inputs, so the checkout gets no build/ folder) and has Debian's pipx
+install it with no index, from a folder of the runtime lock's wheels (downloaded with their hashes checked): the same
+wheels as CI's, ansible-core included. HOME, PIPX_HOME and PIPX_BIN_DIR are the temporary home's, so nothing of the
+user's is touched. Where pipx is missing and cannot be installed (not root, no apt-get), a fresh venv of the same
+wheel stands in for it, which is what pipx makes. One install serves every test of the module.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -22,12 +24,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.integration.docker_env import REASON, start_test_host
+from tests.integration.docker_env import BASE_REF, DOCKER, REASON, REGISTRY, docker, start_test_host
 
 pytestmark = pytest.mark.slow
-BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "reprokit", "kits", "docker", "ansible")
 SHIPPED = ("kits", "docker", "ansible")
 CHECKOUT_KITS = sorted(p.stem for p in (REPO / "kits").glob("*.yml"))
+# ./dev's own venv is the one running these tests (its stamp matches the dev lock: ./dev leaves it as it is)
+DEV_ENV = {"REPROKIT_VENV": sys.prefix, "PYTHON": sys.executable}
 
 
 def _pipx() -> str | None:
@@ -37,23 +40,25 @@ def _pipx() -> str | None:
     return shutil.which("pipx")
 
 
+def _checkout_state() -> list[str]:
+    """What git sees in the checkout, ignored files included (caches aside): ./dev install must leave it as it was."""
+    out = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=REPO,
+                         capture_output=True, text=True, check=True).stdout
+    return sorted(line for line in out.splitlines() if "__pycache__" not in line and ".pytest_cache" not in line)
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    src = tmp_path_factory.mktemp("src")
-    for name in BUILD_INPUTS:
-        copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy2
-        kwargs = {"ignore": shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")} if (REPO / name).is_dir() else {}
-        copy(REPO / name, src / name, **kwargs)
     dist = tmp_path_factory.mktemp("dist")
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(dist),
-                           str(src)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([str(REPO / "dev"), "wheel", str(dist)], env=dict(os.environ, **DEV_ENV), capture_output=True,
+                          text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     (built,) = dist.glob("reprokit-*.whl")
     return built
 
 
 @pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory):
+def installed(tmp_path_factory):
     """HOME, the environment and the ``reprokit`` command of the installed tool."""
     home = tmp_path_factory.mktemp("home")
     bin_dir = home / ".local" / "bin"
@@ -64,35 +69,56 @@ def installed(wheel, tmp_path_factory):
     env.update(XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"))
     env.update(HOME=str(home), PIPX_HOME=str(home / ".local" / "pipx"), PIPX_BIN_DIR=str(bin_dir),
                PATH=os.pathsep.join([str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin"]), NO_COLOR="1", COLUMNS="200")
-    wheels = tmp_path_factory.mktemp("wheels")  # the runtime lock's wheels, their hashes checked on the way in
-    proc = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--require-hashes",
-                           "--no-deps", "--only-binary=:all:", "-d", str(wheels), "-r", str(REPO / "requirements.lock")],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    only_locked = ["--no-index", f"--find-links={wheels}"]  # nothing but those wheels can satisfy a dependency
     pipx = _pipx()
+    before = _checkout_state()
     if pipx:
-        # pipx's own shared pip comes from the index: through this machine's pip cache, not the empty home's
-        cached = dict(env, PIP_CACHE_DIR=str(Path.home() / ".cache" / "pip"))
-        proc = subprocess.run([pipx, "install", f"--pip-args={' '.join(only_locked)}", str(wheel)], env=cached,
-                              capture_output=True, text=True, timeout=600)
+        # pip's downloads (the lock's wheels, pipx's own shared pip) through this machine's pip cache, not the home's
+        cached = dict(env, PIP_CACHE_DIR=str(Path.home() / ".cache" / "pip"), **DEV_ENV)
+        proc = subprocess.run([str(REPO / "dev"), "install"], env=cached, capture_output=True, text=True, timeout=900)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         venv = home / ".local" / "pipx" / "venvs" / "reprokit"
     else:
+        dist = tmp_path_factory.mktemp("dist-venv")
+        subprocess.run([str(REPO / "dev"), "wheel", str(dist)], env=dict(os.environ, **DEV_ENV), check=True, timeout=600)
+        wheels = tmp_path_factory.mktemp("wheels")  # the runtime lock's wheels, their hashes checked on the way in
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--require-hashes",
+                        "--no-deps", "--only-binary=:all:", "-d", str(wheels), "-r", str(REPO / "requirements.lock")],
+                       check=True, timeout=600)
         venv = home / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", *only_locked, str(wheel)], check=True, timeout=600)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--no-index", f"--find-links={wheels}",
+                        *dist.glob("reprokit-*.whl")], check=True, timeout=600)
         bin_dir.mkdir(parents=True)
         (bin_dir / "reprokit").symlink_to(venv / "bin" / "reprokit")
     work = home / "work"  # the empty directory every command runs in
     work.mkdir()
-    return {"home": home, "env": env, "venv": venv, "work": work, "pipx": pipx,
-            "reprokit": str(bin_dir / "reprokit")}
+    return {"home": home, "env": env, "venv": venv, "work": work, "pipx": pipx, "checkout_before": before,
+            "checkout_after": _checkout_state(), "reprokit": str(bin_dir / "reprokit")}
 
 
-def reprokit(installed, *args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([installed["reprokit"], *args], cwd=cwd or installed["work"], env=installed["env"],
+def reprokit(installed, *args: str, cwd: Path | None = None, timeout: float = 300,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([installed["reprokit"], *args], cwd=cwd or installed["work"], env={**installed["env"], **(env or {})},
                           capture_output=True, text=True, timeout=timeout)
+
+
+def test_dev_install_puts_the_tool_in_the_given_pipx_home_and_leaves_the_checkout_as_it_was(installed, tmp_path):
+    if not installed["pipx"]:
+        pytest.skip("pipx is missing and cannot be installed here: ./dev install needs it (a venv stood in)")
+    home = installed["home"]
+    assert Path(installed["reprokit"]).resolve() == (installed["venv"] / "bin" / "reprokit").resolve()
+    assert sorted(p.name for p in (home / ".local").iterdir()) == ["bin", "pipx"]  # PIPX_BIN_DIR, PIPX_HOME
+    new = set(installed["checkout_after"]) - set(installed["checkout_before"])
+    assert [line for line in new if re.search(r"(^|/)(build|dist)/|\.egg-info|\.whl$", line)] == []  # no build left behind
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = reprokit(installed, "kits", cwd=empty)
+    assert proc.returncode == 0, proc.stderr
+    table = proc.stdout.split("└")[0]  # the kits' table, before the step kinds'
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in table.splitlines() if line.startswith("│")]
+    kits = [(row[0], row[1].split()[0]) for row in rows if row[0]]  # kit, source (a row's first line)
+    assert kits == [(name, "built-in") for name in CHECKOUT_KITS], proc.stdout
+    assert list(empty.iterdir()) == []
 
 
 def test_the_wheel_ships_the_kits_roles_dockerfiles_and_tables_and_no_tests(wheel):
@@ -212,3 +238,80 @@ def test_bash_completion_offers_tasks_kits_and_inventory_hosts(installed, tmp_pa
     assert complete("reprokit repro ep8-crash -H rt") == ["rtx-01"]
     assert complete("reprokit probe --host ") == ["local", "rtx-01"]
     assert complete("reprokit fix --kit smem") == ["smem-probe"]
+    # kit names from every layer: the user's and the project's ./kits too
+    user = installed["home"] / ".config" / "reprokit" / "kits"
+    user.mkdir(parents=True)
+    try:
+        (user / "my-user-kit.yml").write_text((REPO / "kits" / "smem-probe.yml").read_text())
+        (tmp_path / "kits").mkdir()
+        (tmp_path / "kits" / "my-project-kit.yml").write_text((REPO / "kits" / "smem-probe.yml").read_text())
+        assert complete("reprokit repro my-") == ["my-project-kit", "my-user-kit"]
+    finally:
+        shutil.rmtree(installed["home"] / ".config")
+
+
+@pytest.mark.skipif(REASON is not None, reason=REASON or "")
+def test_build_from_an_empty_directory_makes_the_image_from_the_installed_package(installed, tmp_path):
+    """The serve image: the Dockerfile and lock of the wheel, the workloads of the installed package; the base is the
+    local registry's Debian (--base, as a mirror's copy), pushed back there."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    proc = reprokit(installed, "build", "--kit", "ep8-crash", "--image", "serve", "--base", f"SGLANG_IMAGE={BASE_REF}",
+                    "--push", REGISTRY, "--json", cwd=empty, timeout=900,
+                    env={"REPROKIT_DOCKER": DOCKER})  # the test engine's client, with BuildKit
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    (image,) = json.loads(proc.stdout)["images"]
+    revision = image["revision"]
+    assert re.fullmatch(r"0\.1\.0-[0-9a-f]{12}", revision), revision  # the version and a hash of the context
+    assert image["tag"] == f"reprokit/serve:ep8-crash-{revision}"
+    assert image["repo_digest"].startswith(f"{REGISTRY}/reprokit/serve@sha256:")
+    assert image["bases"] == {"SGLANG_IMAGE": BASE_REF}
+    try:
+        labels = json.loads(docker("image", "inspect", image["image_id"]).stdout)[0]["Config"]["Labels"]
+        assert (labels["org.opencontainers.image.revision"], labels["io.reprokit.kit"]) == (revision, "ep8-crash")
+        # The image holds exactly the installed package's workloads (and its __init__.py), byte for byte.
+        listing = docker("run", "--rm", image["repo_digest"], "sh", "-c",
+                         "cd /opt/reprokit && find reprokit -type f | sort | xargs sha256sum").stdout
+        in_image = {path: digest for digest, path in (line.split() for line in listing.splitlines())}
+        package = next(installed["venv"].glob("lib/python3*/site-packages/reprokit"))
+        shipped = {f"reprokit/{p.relative_to(package).as_posix()}": p for p in [package / "__init__.py",
+                   *(package / "workloads").rglob("*")] if p.is_file() and "__pycache__" not in p.parts}
+        assert sorted(in_image) == sorted(shipped) and len(shipped) > 20
+        assert in_image == {name: hashlib.sha256(p.read_bytes()).hexdigest() for name, p in shipped.items()}
+    finally:
+        docker("rmi", "-f", image["tag"], f"{REGISTRY}/{image['tag']}", check=False)
+    state = installed["home"] / ".local" / "share" / "reprokit" / "images" / "local.json"
+    assert json.loads(state.read_text())["ep8-crash"]["serve"]["reference"] == image["repo_digest"]
+    assert list(empty.iterdir()) == [] and not list(installed["venv"].rglob(".reprokit"))  # nothing in the package
+
+
+def test_new_kit_outside_a_project_goes_to_the_users_layer_and_is_listed_from_there(installed, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    user = installed["home"] / ".config" / "reprokit" / "kits"
+    try:
+        proc = reprokit(installed, "new-kit", "my-probe", "--kind", "smem-probe", cwd=empty)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith(f"{user}/my-probe.yml: written to the user's kits (step kind smem-probe); next:")
+        # the kind needs sglang's pin: the built-in kits give it
+        proc = reprokit(installed, "new-kit", "my-moe", "--kind", "triton-moe-configs", "--json", cwd=empty)
+        assert json.loads(proc.stdout) == {"kit": "my-moe", "path": str(user / "my-moe.yml"), "kind": "triton-moe-configs",
+                                           "source": "user"}, proc.stderr
+        listed = {k["kit"]: (k["source"], k["path"]) for k in json.loads(reprokit(installed, "kits", "--json", cwd=empty).stdout)["kits"]}
+        assert {name: where for name, where in listed.items() if where[0] != "built-in"} == {
+            "my-moe": ("user", str(user / "my-moe.yml")), "my-probe": ("user", str(user / "my-probe.yml"))}
+        assert sorted(listed) == sorted([*CHECKOUT_KITS, "my-moe", "my-probe"])
+        assert sorted(p.name for p in user.iterdir()) == ["my-moe.yml", "my-probe.yml"]
+        assert list(empty.iterdir()) == []
+    finally:
+        shutil.rmtree(installed["home"] / ".config", ignore_errors=True)
+
+
+def test_lock_refuses_to_rewrite_the_installed_packages_lock(installed):
+    shipped = next(installed["venv"].glob("lib/python3*/site-packages/reprokit/shipped/docker/images.lock.yml")).resolve()
+    before = shipped.read_bytes()
+    proc = reprokit(installed, "lock")
+    assert (proc.returncode, proc.stderr.strip()) == (
+        2, f"error: {shipped}: the lock of an installed reprokit is the wheel's and is not rewritten; run"
+           " `./dev invoke lock` in a checkout, then `./dev install` again")
+    assert shipped.read_bytes() == before

@@ -3,8 +3,10 @@ and the workload's requirements against the kits' pins."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
+import shutil
 import tarfile
 
 import pytest
@@ -13,7 +15,8 @@ from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.command_runner import CommandResult, LocalRunner
-from reprokit.images.build import CA_BUNDLE, build_image, context_tar, requirement_pins
+from reprokit.images.build import CA_BUNDLE, build_image, requirement_pins
+from reprokit.images.context import ContextSource, checkout, context_files, context_tar, gather
 from reprokit.images.lockfile import load_lock
 from tests.conftest import REPO
 
@@ -100,7 +103,7 @@ def test_bad_requests_are_refused_before_anything_runs(kit):
 
 def test_the_context_tar_is_deterministic():
     files = ["reprokit/__init__.py", "reprokit/workloads/contract.py"]
-    first, second = context_tar(REPO, files), context_tar(REPO, files)
+    first, second = context_tar(checkout(REPO), files), context_tar(checkout(REPO), files)
     assert first == second
     with tarfile.open(fileobj=io.BytesIO(first)) as tar:
         members = tar.getmembers()
@@ -135,3 +138,19 @@ def test_the_tiny_test_requirements_are_a_subset_of_the_real_ones():
     tiny = (REPO / "tests/integration/images/requirements-tiny.lock").read_text()
     body = "".join(line + "\n" for line in tiny.splitlines() if not line.startswith("#"))
     assert body.startswith("packaging==") and body in real
+
+
+def test_an_installed_copy_sends_the_packages_workloads_and_names_the_image_by_version_and_context(tmp_path):
+    """As ``pipx install`` lays it out: docker/ under the wheel's shipped/, reprokit/ where the package is."""
+    (tmp_path / "shipped" / "docker").mkdir(parents=True)
+    shutil.copy(REPO / "docker" / "serve.Dockerfile", tmp_path / "shipped" / "docker")
+    installed = ContextSource(tmp_path / "shipped", REPO, git=False)
+    paths = ["docker/serve.Dockerfile", "reprokit/__init__.py", "reprokit/workloads"]
+    context = gather(installed, paths)
+    assert context.files == context_files(checkout(REPO), paths)  # the same files a checkout sends
+    assert context.revision == f"0.1.0-{hashlib.sha256(context.tar).hexdigest()[:12]}" == context.short
+    assert gather(installed, paths) == context  # same files, same tar, same name
+    with pytest.raises(ConfigError) as caught:
+        gather(installed, ["docker/requirements-workload.lock"])
+    assert str(caught.value) == ("the Dockerfile copies 'docker/requirements-workload.lock', which is not in the installed"
+                                 f" package ({tmp_path}/shipped/docker/requirements-workload.lock)")

@@ -51,6 +51,27 @@ def test_models_come_from_the_layers_and_an_unknown_one_lists_them(home):
         load_model_config("nope", layers.kit_path())
 
 
+def test_a_new_kit_goes_to_the_user_layer_outside_a_project_and_to_kits_in_one(home):
+    """The layers' top, where new-kit writes: -K when given, else the project's ./kits, else the user's layer."""
+    from reprokit.commands.kits import write_new_kit
+
+    user = home / "config" / "reprokit" / "kits"
+    assert (layers.kit_path().top, layers.kit_path().top_source) == (user, "user")
+    assert write_new_kit("my-probe", "smem-probe", layers.kit_path(), []) == 0
+    assert find_kit("my-probe", layers.kit_path()) == (user / "my-probe.yml", "user")
+    assert list((home / "work").iterdir()) == []
+    (home / "work" / "inventory.yml").write_text("all: {}\n")  # a project: its ./kits, made on the first write
+    assert (layers.kit_path().top, layers.kit_path().top_source) == (Path("kits"), "project")
+    assert (layers.kit_path(None, home / "given").top, layers.kit_path(None, home / "given").top_source) == (
+        home / "given", "-K")
+
+
+def test_the_images_built_are_remembered_in_the_checkout_or_the_users_data_dir(home, monkeypatch):
+    assert layers.images_state_dir() == REPO / ".reprokit" / "images"  # this checkout (not installed)
+    monkeypatch.setattr(layers, "SHIPPED_DIR", REPO)  # as if installed: a shipped/ with kits/ next to the package
+    assert layers.is_installed() and layers.images_state_dir() == home / "data" / "reprokit" / "images"
+
+
 def test_records_go_to_runs_in_a_project_and_to_the_data_dir_elsewhere(home):
     assert layers.default_runs_dir() == home / "data" / "reprokit" / "runs"
     (home / "work" / "inventory.yml").write_text("all: {}\n")
@@ -66,3 +87,16 @@ def test_completion_offers_kits_hosts_and_leaves_the_rest_to_invoke(home):
     assert completion.candidates(["probe", "-g", "g"], tasks, "inventory.yml") == ["all", "gpu"]
     assert completion.candidates(["rep"], tasks, "inventory.yml") is None  # a task name: Invoke's
     assert completion.candidates(["repro", "ep8-crash", "--ho"], tasks, "inventory.yml") is None  # a flag: Invoke's
+
+
+def test_the_workloads_cache_follows_xdg_cache_home_unless_reprokit_cache_is_set(home, monkeypatch):
+    from reprokit.workloads.static_smem.wheel import default_cache_dir
+
+    monkeypatch.delenv("REPROKIT_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / "cache"))
+    assert default_cache_dir() == home / "cache" / "reprokit"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # XDG: a relative path is ignored
+    monkeypatch.setenv("HOME", str(home))
+    assert default_cache_dir() == home / ".cache" / "reprokit"
+    monkeypatch.setenv("REPROKIT_CACHE", str(home / "given"))
+    assert default_cache_dir() == home / "given"
