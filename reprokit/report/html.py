@@ -23,8 +23,8 @@ from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
 from reprokit.report.markdown import JOB_COLUMNS, NOT_PULLED_NOTE, job_rows, not_pulled_rows
 from reprokit.report.reasons import refer, shared_reasons
-from reprokit.report.svg import esc
-from reprokit.report.tables import html_bytes, html_table
+from reprokit.draw.svg import esc
+from reprokit.draw.tables import html_bytes, html_table
 
 REPORT_HTML = "report.html"
 VERDICT_CLASS = {"PASS": "pass", "FAIL": "fail", "INCONCLUSIVE": "inconclusive"}

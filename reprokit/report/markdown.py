@@ -16,7 +16,7 @@ from reprokit.records.models import Manifest, StepEntry, Verdict
 from reprokit.records.run import MANIFEST
 from reprokit.report import sections
 from reprokit.report.reasons import refer, shared_reasons
-from reprokit.report.tables import md_table
+from reprokit.draw.tables import md_table
 
 OBSERVED_CHARS = 120  # an observed value longer than this is shortened at a word or item boundary
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.tables import Block, drawn_blocks
+from reprokit.draw.tables import Block, drawn_blocks
 from reprokit.step_kinds.base import Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
 
 

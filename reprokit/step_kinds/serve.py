@@ -12,8 +12,8 @@ from typing import Any, NamedTuple
 
 import pydantic
 
-from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
-from reprokit.report.tables import html_table, md_table
+from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
+from reprokit.draw.tables import html_table, md_table
 from reprokit.step_kinds.base import (
     HostPath,
     Number,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.tables import html_bytes, html_table, md_table
+from reprokit.draw.tables import html_bytes, html_table, md_table
 from reprokit.step_kinds.base import Part, ReportStep, Result, Section, StepKind
 
 LAUNCHES = ("launch_at_optin_limit", "launch_past_optin_limit")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
-from reprokit.report.tables import figure, grouped_bytes, html_bytes, html_table, md_table
+from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
+from reprokit.draw.tables import figure, grouped_bytes, html_bytes, html_table, md_table
 from reprokit.step_kinds.base import Output, Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
 from reprokit.workloads.facts.arch import SMEM_OPTIN_BYTES_BY_ARCH
 

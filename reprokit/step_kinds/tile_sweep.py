@@ -7,8 +7,8 @@ from typing import Any
 
 import pydantic
 
-from reprokit.report.svg import Linear, Log, Svg, decade_ticks, esc, is_number, legend, nice_ticks
-from reprokit.report.tables import figure, html_table
+from reprokit.draw.svg import Linear, Log, Svg, decade_ticks, esc, is_number, legend, nice_ticks
+from reprokit.draw.tables import figure, html_table
 from reprokit.step_kinds.base import Part, ReportStep, Result, Section, StepInput, StepKind, given
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pydantic
 
-from reprokit.report.svg import Linear, Svg, esc, is_number, nice_ticks
-from reprokit.report.tables import figure, html_table
+from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
+from reprokit.draw.tables import figure, html_table
 from reprokit.step_kinds.base import Number, Output, Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pydantic
 
-from reprokit.report.tables import Block, drawn_blocks
+from reprokit.draw.tables import Block, drawn_blocks
 from reprokit.step_kinds.base import Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
 
 CHANGES_SHOWN = 10

@@ -16,7 +16,7 @@ REPROKIT = Path(__file__).resolve().parents[3] / "reprokit"
 KINDS_DIR = REPROKIT / "step_kinds"
 # what a kind module may import of reprokit: its package, the report's drawing primitives, the facts, the typed
 # errors (reprokit/errors.py imports nothing of reprokit)
-MAY_IMPORT = ("reprokit.step_kinds", "reprokit.report.svg", "reprokit.report.tables", "reprokit.workloads.facts",
+MAY_IMPORT = ("reprokit.step_kinds", "reprokit.draw.svg", "reprokit.draw.tables", "reprokit.workloads.facts",
               "reprokit.errors")
 EXCEPTIONS = {"reprokit.workloads.serve_stats"}  # the serve kind recomputes old records' figures as its workload does
 THIRD_PARTY = {"pydantic"}
@@ -59,7 +59,7 @@ def test_the_kit_schema_loads_no_control_plane_through_the_kinds():
     beyond = [m for m in loaded if m not in ("reprokit", "reprokit.report", "reprokit.workloads")
               and not m.startswith(MAY_IMPORT) and m not in EXCEPTIONS]
     assert beyond == []
-    assert {"reprokit.step_kinds.serve", "reprokit.report.svg", "reprokit.workloads.facts.arch"} <= set(loaded)
+    assert {"reprokit.step_kinds.serve", "reprokit.draw.svg", "reprokit.workloads.facts.arch"} <= set(loaded)
 
 
 def test_every_module_of_the_package_is_a_registered_kind():

@@ -131,7 +131,7 @@ def test_every_committed_result_reads_back_into_its_kind():
 NEW_KIND = '''
 """``hello-smem``: a kind a test adds as one module; nothing else of reprokit changes."""
 
-from reprokit.report.tables import html_table, md_table
+from reprokit.draw.tables import html_table, md_table
 from reprokit.step_kinds.base import Output, ReportStep, Result, Section, StepInput, StepKind
 
 
