@@ -21,7 +21,7 @@ from reprokit.step_kinds.base import (
     Result,
     StepKind,
 )
-from reprokit.workloads.serve_stats import performance
+from reprokit.workloads.serve_stats import findings, performance
 
 
 class BenchRow(Part):
@@ -126,6 +126,12 @@ def typed_performance(result: ServeResult | None) -> Performance | None:
         return result.performance
     samples = result.telemetry.samples if result.telemetry else None
     return Performance.model_validate(performance(_dicts(result.bench), _dicts(samples), result.ready_after_s))
+
+
+def serve_findings(result: ServeResult | None) -> list[str]:
+    """What the result's figures mean, in words, as the workload's ``serve_stats`` says them."""
+    perf = typed_performance(result)
+    return [f["text"] for f in findings(perf.model_dump(exclude_unset=True))] if perf else []
 
 
 KIND = StepKind(

@@ -16,10 +16,10 @@ from reprokit.step_kinds.serve import (
     Sample,
     ServeResult,
     Telemetry,
+    serve_findings,
     typed_performance,
 )
 from reprokit.step_kinds.triage import TriageResult
-from reprokit.workloads.serve_stats import findings
 
 WARMUP_FROM = "triage"  # the kind whose timeline of the server log gives the warmup phases
 
@@ -38,11 +38,6 @@ LATENCY_METRICS = (("median_ttft_ms", "TTFT"), ("median_itl_ms", "ITL"), ("media
 def rows(perf: Performance | None) -> list[PerformanceRow]:
     by_concurrency = (perf.by_concurrency if perf else None) or {}
     return sorted((r for r in by_concurrency.values() if is_number(r.concurrency)), key=lambda r: r.concurrency)
-
-
-def serve_findings(result: ServeResult | None) -> list[str]:
-    perf = typed_performance(result)
-    return [f["text"] for f in findings(perf.model_dump(exclude_unset=True))] if perf else []
 
 
 class WarmupPhase(NamedTuple):
