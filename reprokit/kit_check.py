@@ -5,7 +5,8 @@ the images they name (``reprokit.config.kit``); a kit that fails there stops the
 (exit 2). Here: every step's kind is implemented; every expectation's path starts at a key its step's
 result has (the fields of the kind's result model, ``StepKind.result_keys``); every image's Dockerfile exists, builds only from bases pinned by
 digest in ``docker/images.lock.yml``, and installs the kit's pins where its requirements lock names them.
-The sglang flags are checked against the pinned wheel by ``reprokit.upstream_args``.
+The serve steps' flags are checked against the pinned wheel (``flag_problems``): sglang's by
+``reprokit.upstream_args``, vLLM's by ``reprokit.upstream_vllm``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from reprokit.images.build import REPO_ROOT, arg_defaults, check_requirements_ma
 from reprokit.images.lockfile import LOCK_PATH, load_lock
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.step_kinds.base import CONTRACT_FIELDS
+from reprokit.upstream_args import kit_flag_problems
+from reprokit.upstream_vllm import kit_problems as vllm_flag_problems
 
 
 def _first_key(path: str) -> str:
@@ -91,3 +94,11 @@ def structure(kit: Kit, path: Path) -> tuple[list[str], str]:
                + (f" ({undeclared} on kinds that declare no result keys)" if undeclared else "")
                + f"; {len(kit.images)} images from pinned bases, agreeing with the pins")
     return problems, summary
+
+
+def flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str], list[str]]:
+    """The flags (and vLLM's ``VLLM_*`` variables) of a kit's serve steps against its pinned release: (problems,
+    what was checked), sglang's first."""
+    vllm_problems, vllm_checked = vllm_flag_problems(kit, cache_dir)
+    problems, checked = kit_flag_problems(kit, cache_dir)
+    return problems + vllm_problems, checked + vllm_checked

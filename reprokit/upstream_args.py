@@ -296,18 +296,15 @@ def write_option_tables(tables: dict[str, OptionTable], path: Path, wheel: Path)
 
 def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str], list[str]]:
     """Every sglang server and bench_serving flag a kit's serve steps pass, checked against its pinned sglang
-    (and a serve-vllm step's flags and variables against its pinned vLLM, ``reprokit.upstream_vllm``).
+    (a serve-vllm step's flags and variables are ``reprokit.upstream_vllm``'s; ``kit_check.flag_problems`` asks both).
 
     Returns (problems, what was checked). The command lines are the serve workload's own
     (``server_command``, ``bench_command``), so what is checked is what would run.
     """
-    from reprokit import upstream_vllm  # noqa: PLC0415 - it reads this module's tables
-
-    vllm_problems, vllm_checked = upstream_vllm.kit_problems(kit, cache_dir)
     steps = [s for s in kit.steps if s.uses == "serve"]
     version = kit.pins.get(SGLANG)
     if not steps or not version:
-        return vllm_problems, vllm_checked
+        return [], []
     server = server_options(version, cache_dir)
     bench = upstream_options(SGLANG, version, BENCH_SERVING, cache_dir)
     problems, checked = [], []
@@ -322,5 +319,5 @@ def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str
             problems += [f"step '{step.name}': sglang.bench_serving {p}" for p in bench.problems(bench_argv)]
         checked.append(f"step '{step.name}': {sum(a.startswith('--') for a in server_argv)} server flags against"
                        f" {server.origin}, {bench_flags} benchmark flags against {bench.origin}")
-    return sorted(set(problems), key=problems.index) + vllm_problems, checked + vllm_checked
+    return sorted(set(problems), key=problems.index), checked
 

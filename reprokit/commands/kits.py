@@ -21,7 +21,6 @@ from reprokit.new_kit import new_kit
 from reprokit.pins import check_kit
 from reprokit.program import task
 from reprokit.runner import step_kinds_table
-from reprokit.upstream_args import kit_flag_problems
 
 
 def list_kits(kits_dir: KitPath | str | None, as_json: bool = False) -> int:
@@ -75,7 +74,7 @@ def check_kits(kits_dir: KitPath | str) -> int:
         structural, account = kit_check.structure(kit, path)
         for problem in structural:
             print(problem)
-        problems, checked = kit_flag_problems(kit)
+        problems, checked = kit_check.flag_problems(kit)
         for problem in problems:
             print(f"{path}: {problem}; change the kit's `with:` to a flag that release has")
         if checked and not problems:

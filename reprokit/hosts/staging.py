@@ -17,8 +17,8 @@ from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import shell
 from reprokit.hosts.transport import Transport
-from reprokit.plan.inputs import InputFile
 from reprokit.records.digests import DIGESTS, sha256_file
+from reprokit.records.inputs import InputFile
 
 CONTAINER_STEP_DIR = "/out"
 # cache directories under the host's cache_dir, and the variable that points each tool at its own

@@ -9,32 +9,15 @@ be had is left to the workload, whose own error says which file to put where.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reprokit.records.digests import DIGESTS
+from reprokit.records.inputs import InputFile
 from reprokit.records.models import StepEntry
 from reprokit.step_kinds import StepInput, StepKind
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem import wheel as flashinfer_wheel
-
-
-@dataclass(frozen=True)
-class InputFile:
-    """One file to stage for a step: where it is here, what it is, and whether the host may keep it."""
-
-    param: str
-    source: Path  # on the control machine
-    sha256: str
-    size_bytes: int
-    origin: str  # e.g. "step static-smem: result.json" or "control cache: flashinfer_python-0.6.3-py3-none-any.whl"
-    keep_on_host: bool  # control-machine artifacts stay in the host's cache (content-addressed) between runs
-
-    def describe(self, host_path: str) -> dict[str, Any]:
-        """The manifest's record of a staged input."""
-        return {"param": self.param, "origin": self.origin, "sha256": self.sha256, "bytes": self.size_bytes,
-                "host_path": host_path}
 
 
 def _file(param: str, path: Path, origin: str, keep_on_host: bool) -> InputFile:

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reprokit.draw.svg import is_number
+from reprokit.draw.tables import md_table as _table
 from reprokit.errors import ConfigError
 from reprokit.records.fingerprint import Driver, Fingerprint
 from reprokit.records.models import Manifest, Verdict
 from reprokit.records.run import load_manifest, load_verdict
-from reprokit.report.svg import is_number
-from reprokit.report.tables import md_table as _table
 from reprokit.step_kinds import STEP_KINDS, Result, ResultError
 from reprokit.step_kinds.serve import ServeResult, typed_performance
 from reprokit.step_kinds.static_smem import StaticSmemResult

@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import quote
 
+from reprokit.draw.svg import esc
+from reprokit.draw.tables import html_bytes, html_table
 from reprokit.hosttext import shown
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
@@ -23,8 +25,6 @@ from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
 from reprokit.report.markdown import JOB_COLUMNS, NOT_PULLED_NOTE, job_rows, not_pulled_rows
 from reprokit.report.reasons import refer, shared_reasons
-from reprokit.report.svg import esc
-from reprokit.report.tables import html_bytes, html_table
 
 REPORT_HTML = "report.html"
 VERDICT_CLASS = {"PASS": "pass", "FAIL": "fail", "INCONCLUSIVE": "inconclusive"}

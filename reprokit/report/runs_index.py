@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
+from reprokit.draw.svg import Linear, Svg, esc
 from reprokit.records.atomic import write_text_atomic
 from reprokit.report.html import CSP, CSS, VERDICT_CLASS
-from reprokit.report.svg import Linear, Svg, esc
 
 INDEX_CSS = """
 svg .trend { fill: none; stroke: #90a4ae; stroke-width: 1.5; }

@@ -1,6 +1,7 @@
 """The step kinds' own sections of the reports, in the run's step order: the report names no kind.
 
-Each section gets its step's result as the kind's model (``reprokit/step_kinds/``) and reads it by field.
+Each section (``reprokit/report/kinds/``) gets its step's result as the kind's model (``reprokit/step_kinds/``) and
+reads it by field.
 """
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from reprokit.records.models import StepEntry
-from reprokit.step_kinds import STEP_KINDS, ReportStep, Result, ResultError, Section, Slot
+from reprokit.report.kinds import KIND_SECTIONS
+from reprokit.report.kinds.base import ReportStep, Section, Slot
+from reprokit.step_kinds import STEP_KINDS, Result, ResultError
 
 
 def typed_results(steps: dict[str, StepEntry]) -> dict[str, tuple[str, Result]]:
@@ -38,7 +41,7 @@ class RunSections:
         results = tuple(self.typed.values())
         done: set[int] = set()
         for name, (uses, result) in self.typed.items():
-            for section in STEP_KINDS[uses].sections:
+            for section in KIND_SECTIONS.get(uses, ()):
                 if section.slot != slot or id(section) in done:
                     continue
                 if section.each_step:

@@ -15,15 +15,10 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from reprokit.report.kinds.static_smem import no_kernels_explanation
 from reprokit.step_kinds import given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
-from reprokit.step_kinds.static_smem import (
-    HeadersCompiled,
-    SmemRow,
-    StaticSmemResult,
-    Wheel,
-    no_kernels_explanation,
-)
+from reprokit.step_kinds.static_smem import HeadersCompiled, SmemRow, StaticSmemResult, Wheel
 
 VERDICT_STYLE = {"fits": "green", "exceeds": "bold red", "unsupported": "yellow"}
 SIZE_FIELDS = ("stages", "mainloop_smem_bytes", "epilogue_smem_bytes", "kernel_smem_bytes", "verdict", "verdict_optin")

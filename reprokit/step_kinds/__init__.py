@@ -1,7 +1,8 @@
 """The step kinds a kit can use: one module per kind in this package, each defining ``KIND``.
 
 Adding a kind is adding a module here (and its test): the registry finds it, and the kit schema, the
-planner, ``invoke kits --check`` and the report read its declarations. ``base`` says what a kind declares.
+planner, ``invoke kits --check`` and the report read its declarations. ``base`` says what a kind declares. What it
+draws in the reports, if anything, is its module of ``reprokit/report/kinds/``, found the same way.
 """
 
 from __future__ import annotations
@@ -12,17 +13,13 @@ from collections.abc import Iterable
 
 from reprokit.step_kinds.base import (  # noqa: F401 - the package's names
     RESULT_JSON,
-    SLOTS,
     HostPath,
     Number,
     Output,
     Part,
     PinParam,
-    ReportStep,
     Result,
     ResultError,
-    Section,
-    Slot,
     StepInput,
     StepKind,
     given,

@@ -12,13 +12,13 @@ verified) and hands the workload their host-side paths; a missing input is a rea
 ``host_paths`` are parameters naming paths that must already exist on the host (the model).
 
 Its ``result`` model types the top-level fields of its ``result.json`` (and, as ``Part``s, the nested objects its
-sections read) and is checked when the result is read back; its ``sections`` draw that model, by field, in
-``report.md`` and ``report.html``.
+sections read) and is checked when the result is read back. What the kind draws in ``report.md`` and
+``report.html`` is not here: its sections (``reprokit/report/kinds/``) read that model by field, so the kit schema,
+which reads these declarations, loads no drawing code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -123,42 +123,6 @@ class ResultError(ConfigError, ValueError):
     and the report catch it first and make it the step's error."""
 
 
-Slot = Literal["headline", "findings", "details"]
-SLOTS: tuple[Slot, ...] = ("headline", "findings", "details")  # before the expectations, after them, after the steps
-
-
-@dataclass(frozen=True)
-class ReportStep:
-    """One step with a result, as a section draws it: ``result`` is its kind's model, read by field. ``results``
-    holds every step of the run that left a valid result, as (kind, result) in step order (a section may read
-    another kind's)."""
-
-    name: str
-    result: Any  # the kind's own Result model (each section reads its kind's fields)
-    results: tuple[tuple[str, Result], ...] = ()
-
-    def first_result(self, uses: str) -> Any:
-        """The result (model) of the run's first step of kind ``uses`` that left a valid one."""
-        return next((result for kind, result in self.results if kind == uses), None)
-
-
-Draw = Callable[[ReportStep], list[str]]
-
-
-@dataclass(frozen=True)
-class Section:
-    """A kind's part of the reports, drawn in ``slot`` in the run's step order.
-
-    ``each_step``: one section per step of the kind whose status is ok; otherwise one, for the first step of
-    the kind that left a result. ``markdown`` returns lines of ``report.md``, ``html`` elements of ``report.html``.
-    """
-
-    slot: Slot
-    markdown: Draw | None = None
-    html: Draw | None = None
-    each_step: bool = False
-
-
 @dataclass(frozen=True)
 class StepKind:
     name: str
@@ -182,7 +146,6 @@ class StepKind:
     host_arch_param: str | None = None  # a parameter whose value `host` becomes the host's one GPU architecture
     optin_limit_param: str | None = None  # filled with the probed opt-in smem limit of the GPUs of that arch
     result: type[Result] = Result
-    sections: tuple[Section, ...] = ()
 
     @property
     def result_keys(self) -> tuple[str, ...]:

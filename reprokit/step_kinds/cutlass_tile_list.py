@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.tables import Block, drawn_blocks
-from reprokit.step_kinds.base import Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
+from reprokit.step_kinds.base import Part, PinParam, Result, StepInput, StepKind
 
 
 class TileRow(Part):
@@ -36,25 +35,6 @@ class TileListResult(Result):
     overflowing_tactics: dict[str, list[int]] | None = None
 
 
-def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
-    result: TileListResult = step.result
-    if not result.by_arch:
-        return None
-    rule = result.fixed_stages
-    out: list[Block] = [f"{result.source}: {len(result.tiles or [])} candidate tiles; "
-                        + (f"stages fixed at {rule['stages']} when {rule['condition']} ({result.launcher})" if rule
-                           else "every tile's stages sized by CUTLASS from the capacity") + "."]
-    for arch, rows in result.by_arch.items():
-        out.append(([f"tile ({arch})", "tactics", "stages", "bytes per stage", "mainloop bytes", "limit", "fit"],
-                    [[r.tile, ", ".join(map(str, r.tactics)), r.stages, r.stage_bytes, given(r.mainloop_bytes, "-"),
-                      r.limit_bytes, "-" if r.overflows is None else ("OVERFLOWS" if r.overflows else "fits")]
-                     for r in rows]))
-    return f"CUTLASS tile candidates ({result.package} {result.version}; step {step.name})", out
-
-
-markdown, html = drawn_blocks(blocks)
-
-
 KIND = StepKind(
     name="cutlass-tile-list",
     where="host",
@@ -69,5 +49,4 @@ KIND = StepKind(
     inputs=(StepInput("wheel", "the wheel the header comes from", from_control="package-wheel"),),
     pin_params=(PinParam("version", pin_named_by="package"),),
     result=TileListResult,
-    sections=(Section("findings", markdown=markdown, html=html, each_step=True),),
 )

@@ -1,13 +1,14 @@
-"""``serve-vllm``: ``vllm serve`` launched with the kit's flags and environment, watched until ready, fatal or
-timeout; smoke, checked answers and ``vllm bench serve`` through vLLM's OpenAI API. Its result has the sglang
-``serve`` step's shape, so the same sections draw it and the triage reads its ``server.log`` as it reads sglang's.
-``invoke kits --check`` holds its flags and ``VLLM_*`` variables to the pinned vLLM wheel (``reprokit/upstream_vllm.py``).
+"""``serve-vllm``: ``vllm serve`` launched with the kit's flags and environment, watched until ready, fatal or timeout;
+smoke, checked answers and ``vllm bench serve`` through vLLM's OpenAI API. Its result has the sglang ``serve``
+step's shape, so the same sections draw it (``reprokit/report/kinds/serve_vllm.py``) and the triage reads its
+``server.log`` as it reads sglang's. ``invoke kits --check`` holds its flags and ``VLLM_*`` variables to the pinned
+vLLM wheel (``reprokit/upstream_vllm.py``).
 """
 
 from __future__ import annotations
 
-from reprokit.step_kinds.base import HostPath, Output, Section, StepKind
-from reprokit.step_kinds.serve import ServeResult, html, markdown
+from reprokit.step_kinds.base import HostPath, Output, StepKind
+from reprokit.step_kinds.serve import ServeResult
 
 KIND = StepKind(
     name="serve-vllm",
@@ -32,5 +33,4 @@ KIND = StepKind(
              Output("**/*.log.gz", "a server log the host compressed"),
              Output("bench-c*.json", "vllm bench serve's saved results, one per concurrency")),
     result=ServeResult,
-    sections=(Section("findings", markdown=markdown, html=html),),
 )

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.tables import html_bytes, html_table, md_table
-from reprokit.step_kinds.base import Part, ReportStep, Result, Section, StepKind
-
-LAUNCHES = ("launch_at_optin_limit", "launch_past_optin_limit")
-LAUNCH_HEADERS = ["GPU", "dynamic smem (B)", "launch", "cuFuncSetAttribute", "launch error", "driver says"]
+from reprokit.step_kinds.base import Part, Result, StepKind
 
 
 class Launch(Part):
@@ -34,29 +30,6 @@ class ProbeResult(Result):
     devices: list[Device] | None = None
 
 
-def _launches(probe: ProbeResult) -> list[tuple[Device, Launch]]:
-    return [(device, launch) for device in probe.devices or [] for label in LAUNCHES
-            if (launch := getattr(device, label)) is not None]
-
-
-def markdown(step: ReportStep) -> list[str]:
-    probe: ProbeResult = step.result
-    if not probe.devices:
-        return []
-    rows = [[d.index, launch.dynamic_shared_bytes, "ok" if launch.ok else "refused", launch.set_attribute_error_name,
-             launch.error_name, launch.error_string] for d, launch in _launches(probe)]
-    return ["", "## SMEM probe launches", ""] + md_table(LAUNCH_HEADERS, rows)
-
-
-def html(step: ReportStep) -> list[str]:
-    rows = [[d.index, (html_bytes(launch.dynamic_shared_bytes), "num"), ("ok", "yes") if launch.ok else ("refused", "no"),
-             launch.set_attribute_error_name, launch.error_name, launch.error_string]
-            for d, launch in _launches(step.result)]
-    if not rows:
-        return []
-    return ["<h2>SMEM probe launches</h2>", html_table(LAUNCH_HEADERS, rows, "probe-launches")]
-
-
 KIND = StepKind(
     name="smem-probe",
     where="host",
@@ -69,5 +42,4 @@ KIND = StepKind(
     default_timeout_s=180,
     param_keys=("device_indices",),
     result=ProbeResult,
-    sections=(Section("details", markdown=markdown, html=html),),
 )

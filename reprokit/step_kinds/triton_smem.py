@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.report.tables import Block, drawn_blocks
-from reprokit.step_kinds.base import Part, PinParam, ReportStep, Result, Section, StepInput, StepKind, given
+from reprokit.step_kinds.base import Part, PinParam, Result, StepInput, StepKind
 
 
 class Case(Part):
@@ -41,29 +40,6 @@ class TritonSmemResult(Result):
     overflowing: dict[str, Any] | None = None
 
 
-def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
-    """The section of one step: a title, then paragraphs and tables; none for a result without cases."""
-    result: TritonSmemResult = step.result
-    if not result.by_case:
-        return None
-    archs, limits = result.archs or [], result.limits_bytes or {}
-    title = (f"Shared memory of {result.kernel} ({result.package} {result.version},"
-             f" Triton {result.triton}; step {step.name})")
-    rows = []
-    for case in result.cases or []:
-        cells = []
-        for arch in archs:
-            size = result.by_case[case.name][arch]
-            cells.append(f"{size.shared_bytes} ({'fits' if size.fits else 'OVERFLOWS'})" if size.fits is not None
-                         else f"compile failed: {size.error}")
-        rows.append([case.name, given(case.num_warps, "-"), given(case.num_stages, "-"), *cells])
-    return title, [f"{result.source}; limits: " + ", ".join(f"{a} {limits[a]} B" for a in archs) + ".",
-                   (["case", "warps", "stages", *archs], rows)]
-
-
-markdown, html = drawn_blocks(blocks)
-
-
 KIND = StepKind(
     name="triton-smem",
     where="host",
@@ -77,5 +53,4 @@ KIND = StepKind(
     inputs=(StepInput("wheel", "the wheel the kernel comes from", from_control="package-wheel"),),
     pin_params=(PinParam("version", pin_named_by="package"),),
     result=TritonSmemResult,
-    sections=(Section("findings", markdown=markdown, html=html, each_step=True),),
 )

@@ -1,5 +1,6 @@
 """The step-kind registry (reprokit/step_kinds/): what it finds, what it refuses, how a result is read back, and a
-kind added as one module being planned, checked and reported with no other file touched."""
+kind added as one module (its declaration) and its sections (one module of reprokit/report/kinds/) being planned,
+checked and reported with no other file touched."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+import reprokit.report.kinds as sections_package
 import reprokit.step_kinds as step_kinds_package
 from reprokit.commands.run import run_exit_code
 from reprokit.config.kit import load_kit_file
@@ -131,13 +133,29 @@ def test_every_committed_result_reads_back_into_its_kind():
 NEW_KIND = '''
 """``hello-smem``: a kind a test adds as one module; nothing else of reprokit changes."""
 
-from reprokit.report.tables import html_table, md_table
-from reprokit.step_kinds.base import Output, ReportStep, Result, Section, StepInput, StepKind
+from reprokit.step_kinds.base import Output, Result, StepInput, StepKind
 
 
 class HelloResult(Result):
     greeting: str | None = None
     bytes_said: int | None = None
+
+
+KIND = StepKind(
+    name="hello-smem", where="host", order=35, module="hello_workload", summary="says hello next to the limit",
+    implemented=True, param_keys=("greeting", "bytes_said", "arch", "optin_limit_bytes"), host_arch_param="arch",
+    optin_limit_param="optin_limit_bytes",
+    inputs=(StepInput("predicted", "the static prediction", from_step="static-smem"),),
+    outputs=(Output("result.json", "the greeting"),), result=HelloResult,
+)
+'''
+
+NEW_SECTIONS = '''
+"""The ``hello-smem`` kind's section of the reports, drawn from its result model."""
+
+from reprokit.draw.tables import html_table, md_table
+from reprokit.report.kinds.base import ReportStep, Section
+from reprokit.step_kinds.hello_smem import KIND
 
 
 def markdown(step: ReportStep) -> list[str]:
@@ -148,14 +166,7 @@ def html(step: ReportStep) -> list[str]:
     return ["<h2>Hello</h2>", html_table(["step", "greeting"], [[step.name, step.result.greeting]], "hello")]
 
 
-KIND = StepKind(
-    name="hello-smem", where="host", order=35, module="hello_workload", summary="says hello next to the limit",
-    implemented=True, param_keys=("greeting", "bytes_said", "arch", "optin_limit_bytes"), host_arch_param="arch",
-    optin_limit_param="optin_limit_bytes",
-    inputs=(StepInput("predicted", "the static prediction", from_step="static-smem"),),
-    outputs=(Output("result.json", "the greeting"),), result=HelloResult,
-    sections=(Section("findings", markdown=markdown, html=html),),
-)
+SECTIONS = (Section("findings", markdown=markdown, html=html),)
 '''
 
 KIT = """\
@@ -173,16 +184,22 @@ expect:
 
 @pytest.fixture
 def hello_kind(tmp_path, monkeypatch):
-    """``hello_smem.py`` in a directory of the package's path: discovered, registered, gone after the test."""
-    (tmp_path / "kinds").mkdir()
-    (tmp_path / "kinds" / "hello_smem.py").write_text(NEW_KIND)
-    monkeypatch.setattr(step_kinds_package, "__path__", [*step_kinds_package.__path__, str(tmp_path / "kinds")])
-    monkeypatch.delitem(sys.modules, "reprokit.step_kinds.hello_smem", raising=False)
+    """``hello_smem.py`` in a directory of each package's path (the declaration, its sections): discovered,
+    registered, gone after the test."""
+    for package, source in ((step_kinds_package, NEW_KIND), (sections_package, NEW_SECTIONS)):
+        folder = tmp_path / package.__name__.rsplit(".", 1)[-1]
+        folder.mkdir()
+        (folder / "hello_smem.py").write_text(source)
+        monkeypatch.setattr(package, "__path__", [*package.__path__, str(folder)])
+        monkeypatch.delitem(sys.modules, f"{package.__name__}.hello_smem", raising=False)
     found = discover(step_kinds_package.__path__)
     for name, kind in found.items():
         monkeypatch.setitem(STEP_KINDS, name, kind)
+    for name, drawn in sections_package.discover(sections_package.__path__).items():
+        monkeypatch.setitem(sections_package.KIND_SECTIONS, name, drawn)
     yield found
-    sys.modules.pop("reprokit.step_kinds.hello_smem", None)
+    for package in (step_kinds_package, sections_package):
+        sys.modules.pop(f"{package.__name__}.hello_smem", None)
 
 
 def test_a_kind_added_as_one_module_is_planned_checked_and_reported(hello_kind, tmp_path):
@@ -281,3 +298,24 @@ def test_a_module_without_a_kind_or_with_a_taken_name_stops_the_registry(tmp_pat
                                  " reprokit.step_kinds.serve_again: a second kind named 'serve'")
     for name in ("notes_only", "serve_again"):
         sys.modules.pop(f"reprokit.step_kinds.{name}", None)
+
+
+def test_a_sections_module_without_its_names_a_second_one_or_an_unknown_kind_stops_the_registry(tmp_path, monkeypatch):
+    (tmp_path / "drawn").mkdir()
+    (tmp_path / "drawn" / "notes_only.py").write_text('"""Not sections."""\n')
+    (tmp_path / "drawn" / "serve_again.py").write_text(
+        "from reprokit.report.kinds.serve import SECTIONS\nfrom reprokit.step_kinds.serve import KIND\n")
+    (tmp_path / "drawn" / "ghost.py").write_text(
+        "from dataclasses import replace\nfrom reprokit.step_kinds.serve import KIND as SERVE\n"
+        "KIND = replace(SERVE, name='ghost')\nSECTIONS = ()\n")
+    monkeypatch.setattr(sections_package, "__path__", [*sections_package.__path__, str(tmp_path / "drawn")])
+    for name in ("notes_only", "serve_again", "ghost"):
+        monkeypatch.delitem(sys.modules, f"reprokit.report.kinds.{name}", raising=False)
+    with pytest.raises(ValueError) as caught:
+        sections_package.discover(sections_package.__path__)
+    assert str(caught.value) == (
+        "report sections: reprokit.report.kinds.ghost: draws kind 'ghost', which reprokit/step_kinds/ does not declare;"
+        " reprokit.report.kinds.notes_only defines no KIND (the StepKind it draws) and SECTIONS (a tuple);"
+        " reprokit.report.kinds.serve_again: a second module drawing kind 'serve'")
+    for name in ("notes_only", "serve_again", "ghost"):
+        sys.modules.pop(f"reprokit.report.kinds.{name}", None)

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 from reprokit.hosts.staging import stage_local
-from reprokit.plan.inputs import InputFile
 from reprokit.records.atomic import write_bytes_atomic, write_json_atomic
 from reprokit.records.digests import DIGESTS
+from reprokit.records.inputs import InputFile
 from reprokit.records.run import RunRecord, verify_record
 from tests.unit.records.hashcount import hashed  # noqa: F401 - the fixture
 

@@ -10,9 +10,12 @@ from reprokit.config.kit import Expectation
 from reprokit.judge import judge_one
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry
+from reprokit.report.kinds import serve as serve_sections
+from reprokit.report.kinds import static_smem
+from reprokit.report.kinds.base import ReportStep
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import shared_reasons
-from reprokit.step_kinds import STEP_KINDS, ReportStep, serve, static_smem
+from reprokit.step_kinds import STEP_KINDS, serve
 from reprokit.workloads.serve_stats import findings, performance
 from tests.unit.report.report_data import BENCH_FIGURES, real_smem_result, triage_result
 
@@ -80,7 +83,7 @@ def test_a_record_without_performance_is_computed_the_same_way():
 
 
 def test_warmup_phases_from_the_real_ep8_log():
-    phases = serve.warmup_phases(typed("triage", triage_result()))
+    phases = serve_sections.warmup_phases(typed("triage", triage_result()))
     assert [(p.phase, p.duration_s) for p in phases] == [
         ("autotuning (FlashInfer MoE)", 50.0), ("CUDA graph capture", 99.0), ("ready", 8.0)]
 

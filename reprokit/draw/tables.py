@@ -1,7 +1,7 @@
 """Tables, figures and titled blocks for both reports: the primitives the step kinds' sections draw with.
 
-Nothing here knows a step kind; ``reprokit/step_kinds/`` imports this (and ``svg``) and nothing else of the
-report.
+Nothing here knows a step kind or a record: the report and the kinds' sections (``reprokit/report/kinds/``) draw
+with this and ``svg``.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reprokit.report.svg import esc, is_number
+from reprokit.draw.svg import esc, is_number
 
 Block = str | tuple[list[str], list[list[Any]]]  # a paragraph, or (headers, rows)
 

@@ -1,0 +1,29 @@
+"""A file staged into a step, as a value both sides of the executor read.
+
+The planner resolves a step's inputs to these (``reprokit/plan/inputs.py``), the executor stages them on the host
+(``reprokit/hosts/staging.py``), and the manifest keeps each one's ``describe``. It lives here, below both, so that
+the hosts import nothing of the planner.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file to stage for a step: where it is here, what it is, and whether the host may keep it."""
+
+    param: str
+    source: Path  # on the control machine
+    sha256: str
+    size_bytes: int
+    origin: str  # e.g. "step static-smem: result.json" or "control cache: flashinfer_python-0.6.3-py3-none-any.whl"
+    keep_on_host: bool  # control-machine artifacts stay in the host's cache (content-addressed) between runs
+
+    def describe(self, host_path: str) -> dict[str, Any]:
+        """The manifest's record of a staged input."""
+        return {"param": self.param, "origin": self.origin, "sha256": self.sha256, "bytes": self.size_bytes,
+                "host_path": host_path}

@@ -1,0 +1,105 @@
+"""The triage kind's sections of the reports, drawn from its result model (``reprokit/step_kinds/triage.py``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
+from reprokit.draw.tables import figure, html_table
+from reprokit.report.kinds.base import ReportStep, Section
+from reprokit.step_kinds.base import given
+from reprokit.step_kinds.triage import (
+    KIND,  # noqa: F401 - the kind these sections draw
+    TriageResult,
+)
+
+TIME_FORMATS = ("%Y-%m-%d %H:%M:%S,%f", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f",
+                "%Y-%m-%dT%H:%M:%S")
+
+
+def parse_log_time(text: Any) -> dt.datetime | None:
+    """A log timestamp as the triage writes it (``2026-02-19 10:05:14,016`` or without the fraction)."""
+    if not isinstance(text, str):
+        return None
+    for fmt in TIME_FORMATS:
+        try:
+            return dt.datetime.strptime(text.strip(), fmt)
+        except ValueError:
+            continue
+    return None
+
+
+def timeline_chart(result: TriageResult) -> str:
+    """One row per triage timeline event: a span from its first to its last occurrence, seconds from the first event."""
+    entries = []
+    for event in result.timeline or []:
+        first, last = parse_log_time(event.first), parse_log_time(event.last)
+        if first is not None:
+            entries.append((event, first, last if last is not None and last >= first else first))
+    if not entries:
+        return ""
+    start = min(e[1] for e in entries)
+    end_s = max(max((e[2] - start).total_seconds() for e in entries), 1.0)
+    label_w, plot_w, row_h, top, bottom = 230, 560, 20, 12, 40
+    ticks = nice_ticks(end_s, 6)
+    svg = Svg("timeline-chart", label_w + plot_w + 80, top + row_h * len(entries) + bottom,
+              f"Warmup and autotune timeline from {start.isoformat(sep=' ')}")
+    x = Linear(0, ticks[-1], label_w, label_w + plot_w)
+    plot_bottom = top + row_h * len(entries)
+    for tick in ticks:
+        svg.line(x(tick), top, x(tick), plot_bottom, "grid")
+        svg.text(x(tick), plot_bottom + 14, f"{tick:g} s", "tick", "middle")
+    svg.text(label_w + plot_w / 2, plot_bottom + 32, f"seconds after {start.isoformat(sep=' ')}", "axis-label", "middle")
+    for index, (event, first, last) in enumerate(entries):
+        y = top + index * row_h
+        name = str(given(event.event, "?"))
+        x0, x1 = x((first - start).total_seconds()), x((last - start).total_seconds())
+        kind = _event_class(name)
+        tip = f"{name}: {given(event.count, '?')} line(s), {event.first} .. {event.last}"
+        if event.first_location:
+            tip += f" (first at {event.first_location})"
+        svg.text(label_w - 8, y + row_h - 6, name, "row-label mono", "end")
+        svg.rect(x0, y + 4, max(x1 - x0, 3), row_h - 8, f"span {kind}", tip, event=name, count=event.count)
+        if is_number(event.count) and event.count > 1:
+            svg.text(max(x1, x0 + 3) + 4, y + row_h - 6, f"x{event.count}", "value")
+    return svg.render()
+
+
+def _event_class(name: str) -> str:
+    if any(word in name for word in ("fail", "skip", "error", "fatal")):
+        return "bad"
+    if name in ("ready", "uvicorn_startup_complete"):
+        return "good"
+    return "neutral"
+
+
+def html(step: ReportStep) -> list[str]:
+    """The verdict, the autotune failures per tactic, the fatal line and the warmup timeline."""
+    result: TriageResult = step.result
+    out = ['<h2 id="triage">Server log triage</h2>',
+           f"<p><strong>{esc(result.verdict)}</strong>: {esc(given(result.reason, ''))}</p>"]
+    if result.hint:
+        out.append(f'<p class="note">{esc(result.hint)}</p>')
+    rows = []
+    for failure in result.autotune_failures or []:
+        ranks = failure.ranks or []
+        rows.append([str(failure.op or "").rsplit("::", 1)[-1], (failure.tactic, "num"),
+                     (failure.tile, "mono"), failure.fusion,
+                     "yes" if failure.swap_ab else "no" if failure.swap_ab is not None else "",
+                     (failure.count, "num"), ", ".join(map(str, ranks)) or "not logged",
+                     failure.first, failure.last])
+    if rows:
+        total = sum(f.count or 0 for f in result.autotune_failures or [])
+        out += [f"<h3>Autotune failures: {len(rows)} tactic(s), {total} failure line(s)</h3>", html_table(
+            ["op", "tactic", "tile", "fusion", "swap_ab", "count", "ranks", "first", "last"], rows, "autotune-failures")]
+    fatal = result.fatal
+    if fatal is not None:
+        out.append(f'<p class="note">Fatal ({esc(fatal.kind)}) at {esc(fatal.at)}: {esc(fatal.message)}</p>')
+    out += figure(timeline_chart(result),
+                  "Warmup and autotuning as the server logged them: each event from its first to its last line (all ranks), "
+                  "autotune failures in red, readiness in green.")
+    return out
+
+
+SECTIONS = (Section("details", html=html),)
