@@ -95,7 +95,7 @@ def test_nvcc_compiles_the_headers_on_their_own(tmp_path: Path, fetch_wheel, nvc
     assert built.returncode == 0, built.stderr[-2000:]
     ran = subprocess.run([str(tmp_path / "common_main")], capture_output=True, text=True)
     assert (ran.returncode, ran.stdout) == (0, '{"n":3,"s":"a\\"b\\n","b":true,"r":null,"shape":"128x256"}\n')
-    checked = subprocess.run([str(nvcc.path), *flags, "-fsyntax-only", str(tmp_path / "kernel_alone.cu")],
+    checked = subprocess.run([str(nvcc.path), *flags, "-c", "-o", str(tmp_path / "kernel_alone.o"), str(tmp_path / "kernel_alone.cu")],
                              capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr[-2000:]
 
