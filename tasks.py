@@ -6,4 +6,7 @@
     invoke --dry repro ep8-crash                          show the plan (steps, where, images, transfers), run nothing
 """
 
+from reprokit.program import adopt_invoke_program
 from reprokit.tasks import ns  # noqa: F401 - Invoke loads the collection named `ns`
+
+adopt_invoke_program()  # `invoke` parses the task arguments as `reprokit` does (reprokit/program.py says why)

@@ -1,7 +1,7 @@
 """Errors for people, and the exit codes of every command, in one table.
 
 A ``ReprokitError`` carries a one-line message (what failed, where, what to do)
-and the exit code that ``program.call`` hands to ``invoke.Exit``.
+and the exit code that ``commands.tasking.call`` hands to ``invoke.Exit``.
 """
 
 from __future__ import annotations

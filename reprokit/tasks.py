@@ -7,6 +7,6 @@
 from __future__ import annotations
 
 from reprokit.commands import ci, fix, info, kits, records, run, setup, smem
-from reprokit.program import root
+from reprokit.commands.tasking import root
 
 ns = root(run.ns, kits.ns, info.ns, records.ns, smem.ns, fix.ns, setup.ns, ci.ns)

@@ -1,4 +1,4 @@
-"""What ``--quiet`` and ``--verbose`` mean, defined once; every task takes both (``program.ReprokitTask`` adds them).
+"""What ``--quiet`` and ``--verbose`` mean, defined once; every task takes both (``commands.tasking.ReprokitTask`` adds them).
 
 - quiet (``-q``): the result (tables, verdicts, JSON, the record's path) on stdout, and on stderr only the lines
   that need a person: errors, and reprokit's lines that start with ``warning:``. Nothing while it works.

@@ -10,8 +10,8 @@
     setup     lint, build, lock, provision: the tree, the images and the hosts made ready
     ci        changed-kits, ci-verdict: the GitOps job's steps
 
-A front end prints and returns an ``ExitCode`` (or raises a ``ReprokitError``); ``program.call`` turns both into the
-task's exit. What they share: ``console`` (where they print), ``flags`` (the help of shared flags); ``fit_table`` is
-the fit table's ``python -m`` program. The modules below return data or raise typed errors
+A front end prints and returns an ``ExitCode`` (or raises a ``ReprokitError``); ``tasking.call`` turns both into the
+task's exit. What they share: ``tasking`` (the task class, ``group``, ``call``, the config), ``console`` (where they
+print), ``flags`` (the help of shared flags); ``fit_table`` is the fit table's ``python -m`` program. The modules below return data or raise typed errors
 (``tests/unit/guards/test_front_ends.py``).
 """

@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reprokit import program
+from reprokit.commands import tasking
 from reprokit.commands.flags import KITS_DIR_HELP
+from reprokit.commands.tasking import task
 from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ExitCode
 from reprokit.history import find_records
-from reprokit.program import task
 from reprokit.records.models import STEP_ERRORS
 from reprokit.records.run import load_manifest
 from reprokit.report.ci import NO_BASE, annotations, changed_kits, escape, git_changed
@@ -65,14 +65,14 @@ def ci_verdict_command(runs_dir: str, inconclusive_fails: bool = False) -> int:
             "kits-dir": KITS_DIR_HELP, "github-output": "append kits=[...] to this file ($GITHUB_OUTPUT)"})
 def changed_kits_task(c, base=None, head="HEAD", kit=None, kits_dir=None, github_output=None):
     """The kits a push changed, as a JSON list (a kit file, a model it uses; docker/ or inventory.yml: every kit)."""
-    program.call(changed_kits_command, base, head, program.paths(c, kits_dir=kits_dir)["kits_dir"], kit=kit,
+    tasking.call(changed_kits_command, base, head, tasking.paths(c, kits_dir=kits_dir)["kits_dir"], kit=kit,
                  github_output=github_output)
 
 
 @task(name="ci-verdict", help={"runs-dir": "the CI job's run records", "inconclusive-fails": "INCONCLUSIVE fails the job too"})
 def ci_verdict_task(c, runs_dir=None, inconclusive_fails=False):
     """GitHub annotations for each run (FAIL: errors; INCONCLUSIVE: a warning with its reasons) and the job's status."""
-    program.call(ci_verdict_command, program.paths(c, runs_dir=runs_dir)["runs_dir"], inconclusive_fails=inconclusive_fails)
+    tasking.call(ci_verdict_command, tasking.paths(c, runs_dir=runs_dir)["runs_dir"], inconclusive_fails=inconclusive_fails)
 
 
-ns = program.group("ci", "the GitOps workflow's steps", changed_kits_task, ci_verdict_task)
+ns = tasking.group("ci", "the GitOps workflow's steps", changed_kits_task, ci_verdict_task)

@@ -11,14 +11,14 @@ from pathlib import Path
 
 from invoke import Exit
 
-from reprokit import program
+from reprokit.commands import tasking
 from reprokit.commands.flags import JSON_HELP
+from reprokit.commands.tasking import task
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.fix.mechanisms import summary_lines
 from reprokit.fix.plan import fix_plan, kit_stack
 from reprokit.fix.upstream_report import upstream_report
-from reprokit.program import task
 from reprokit.workloads.static_smem.targets import ARCHES, DTYPES
 
 
@@ -103,7 +103,7 @@ def write_upstream_report(run_dir: str, out: str | None) -> int:
 def fix_task(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None, gpu=None, out=None, json=False,
              vllm=None, block=None):
     """What keeps FlashInfer's failing tactics from being tried: blocklist, sglang/vLLM knobs or fallback, checked (no GPU)."""
-    program.call(fix, kit, flashinfer, arch, dtype, sglang, gpu, out, json, program.paths(c)["kits_dir"], vllm, block)
+    tasking.call(fix, kit, flashinfer, arch, dtype, sglang, gpu, out, json, tasking.paths(c)["kits_dir"], vllm, block)
 
 
 @task(name="report", positional=["run_dir"],
@@ -114,7 +114,7 @@ def report_task(c, run_dir, upstream=False, out=None):
     if not upstream:
         raise Exit(f"error: the run's own report is {run_dir}/report.md; `invoke report --upstream {run_dir}` drafts "
                    "the bug report for FlashInfer", code=2)
-    program.call(write_upstream_report, run_dir, out)
+    tasking.call(write_upstream_report, run_dir, out)
 
 
-ns = program.group("fix", "the workaround, and the bug report for upstream", fix_task, report_task)
+ns = tasking.group("fix", "the workaround, and the bug report for upstream", fix_task, report_task)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from rich.table import Table
 
-from reprokit import program
+from reprokit.commands import tasking
 from reprokit.commands.console import console, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP
+from reprokit.commands.tasking import task
 from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.program import task
 from reprokit.triage import render_explain, render_table, triage_files
 
 
@@ -79,13 +79,13 @@ def list_hosts(inventory_path: str, as_json: bool = False) -> int:
                        "why it is dead or alive", **JSON_HELP})
 def triage_task(c, paths, also=None, flashinfer=None, json=False, explain=False):
     """Triage server logs: readiness, autotune failures by tile, fatal errors; exit code per verdict (docs/triage.md)."""
-    program.call(triage, [*paths, *(also or [])], flashinfer, json, explain)
+    tasking.call(triage, [*paths, *(also or [])], flashinfer, json, explain)
 
 
 @task(name="hosts", help={**INVENTORY_HELP, **JSON_HELP})
 def hosts_task(c, inventory=None, json=False):
     """List the inventory's hosts (with the built-in 'local'); warns about misspelt reprokit variables."""
-    program.call(list_hosts, program.paths(c, inventory=inventory)["inventory"], as_json=json)
+    tasking.call(list_hosts, tasking.paths(c, inventory=inventory)["inventory"], as_json=json)
 
 
-ns = program.group("info", "the inventory, and what a server log says", triage_task, hosts_task)
+ns = tasking.group("info", "the inventory, and what a server log says", triage_task, hosts_task)

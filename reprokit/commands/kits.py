@@ -11,15 +11,16 @@ from pathlib import Path
 
 from rich.table import Table
 
-from reprokit import catalogue, kit_check, program
+from reprokit import catalogue, kit_check
+from reprokit.commands import tasking
 from reprokit.commands.console import console
 from reprokit.commands.flags import JSON_HELP, KITS_DIR_HELP
+from reprokit.commands.tasking import task
 from reprokit.config.kit import kit_names, load_kit, load_kit_file
 from reprokit.config.layers import KitPath, kit_path
 from reprokit.errors import ExitCode
 from reprokit.new_kit import new_kit
 from reprokit.pins import check_kit
-from reprokit.program import task
 from reprokit.runner import step_kinds_table
 
 
@@ -136,13 +137,13 @@ def write_new_kit(name: str, kind: str | None, kits_dir: KitPath | str, pins: li
                          "cases": "write the catalogue of cases (docs/cases.md) to this file"})
 def kits_task(c, kits_dir=None, json=False, check=False, cases=None):
     """List the kits and the step kinds they can use; --check their sglang flags against the pinned wheel."""
-    kits = program.paths(c, kits_dir=kits_dir)["kits_dir"]
+    kits = tasking.paths(c, kits_dir=kits_dir)["kits_dir"]
     if cases:
-        program.call(write_cases, kits, cases)
+        tasking.call(write_cases, kits, cases)
     elif check:
-        program.call(check_kits, kits)
+        tasking.call(check_kits, kits)
     else:
-        program.call(list_kits, kits, as_json=json)
+        tasking.call(list_kits, kits, as_json=json)
 
 
 @task(name="new-kit", positional=["name"], iterable=["pin"],
@@ -155,15 +156,15 @@ def kits_task(c, kits_dir=None, json=False, check=False, cases=None):
                         " $XDG_CONFIG_HOME/reprokit/kits)", **JSON_HELP})
 def new_kit_task(c, name, kind=None, pin=None, kits_dir=None, json=False, from_issue=None):
     """Write the skeleton of a new kit from a step kind's declaration (it loads as written; never overwrites)."""
-    program.no_dry(c, "new-kit")
-    program.call(write_new_kit, name, kind, program.paths(c, kits_dir=kits_dir)["kits_dir"], list(pin or []), as_json=json,
+    tasking.no_dry(c, "new-kit")
+    tasking.call(write_new_kit, name, kind, tasking.paths(c, kits_dir=kits_dir)["kits_dir"], list(pin or []), as_json=json,
                  issue=from_issue)
 
 
 @task(name="check-pins", help={"kit": "kit to check (default: all kits)", "kits-dir": KITS_DIR_HELP, **JSON_HELP})
 def check_pins_task(c, kit=None, kits_dir=None, json=False):
     """Check a kit's pins against the pinned wheels' own metadata (reads the metadata from PyPI)."""
-    program.call(check_pins, program.paths(c, kits_dir=kits_dir)["kits_dir"], kit, as_json=json)
+    tasking.call(check_pins, tasking.paths(c, kits_dir=kits_dir)["kits_dir"], kit, as_json=json)
 
 
-ns = program.group("kits", "the kits, checked, and a new one begun", kits_task, new_kit_task, check_pins_task)
+ns = tasking.group("kits", "the kits, checked, and a new one begun", kits_task, new_kit_task, check_pins_task)

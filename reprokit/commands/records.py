@@ -9,13 +9,13 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from reprokit import program
+from reprokit.commands import tasking
 from reprokit.commands.console import console
 from reprokit.commands.flags import JSON_HELP
+from reprokit.commands.tasking import task
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.history import list_runs, resolve_run
 from reprokit.hosttext import shown
-from reprokit.program import task
 from reprokit.records.run import load_manifest, verify_record
 from reprokit.report.compare import compare_runs, render_markdown
 from reprokit.report.runs_index import write_index
@@ -98,13 +98,13 @@ def compare_command(run_a: str, run_b: str, runs_dirs: list[str], as_json: bool 
                             "out": "append to this file (e.g. $GITHUB_STEP_SUMMARY) instead of printing"})
 def summary_task(c, runs_dir=None, out=None):
     """Print (or append to a file) the report of each run: verdict first, then the tables."""
-    program.call(summary, program.paths(c, runs_dir=runs_dir)["runs_dir"], out)
+    tasking.call(summary, tasking.paths(c, runs_dir=runs_dir)["runs_dir"], out)
 
 
 @task(name="check-record", positional=["run_dir"], help={"run-dir": "a run record directory, runs/<id>", **JSON_HELP})
 def check_record_task(c, run_dir, json=False):
     """Verify every artifact of a run record against the sha256 in its manifest."""
-    program.call(check_record, run_dir, as_json=json)
+    tasking.call(check_record, run_dir, as_json=json)
 
 
 @task(name="runs", help={"runs-dir": "directory of run records (default: config reprokit.runs_dir); e.g. evidence",
@@ -116,7 +116,7 @@ def check_record_task(c, run_dir, json=False):
                                  " this file", **JSON_HELP})
 def runs_task(c, runs_dir=None, kit=None, host=None, verdict=None, gpu=None, since=None, html=None, json=False):
     """The runs of a directory: verdict, kit, host, GPU, versions, when, git commit; filters; an HTML index."""
-    program.call(runs_command, program.paths(c, runs_dir=runs_dir)["runs_dir"], kit=kit, host=host, verdict=verdict,
+    tasking.call(runs_command, tasking.paths(c, runs_dir=runs_dir)["runs_dir"], kit=kit, host=host, verdict=verdict,
                  gpu=gpu, since=since, as_json=json, html=html)
 
 
@@ -127,9 +127,9 @@ def runs_task(c, runs_dir=None, kit=None, host=None, verdict=None, gpu=None, sin
             "fail-on-regression": "exit 1 when B regressed (for CI)", **JSON_HELP})
 def compare_task(c, run_a, run_b, runs_dir=None, tolerance_pct=5.0, fail_on_regression=False, json=False):
     """What changed from A to B: environment, pins, verdict, expectations, tiles, sweep, triage, serving; regressions."""
-    dirs = list(runs_dir or []) or [program.paths(c)["runs_dir"], "evidence"]
-    program.call(compare_command, run_a, run_b, dirs, as_json=json, tolerance_pct=float(tolerance_pct),
+    dirs = list(runs_dir or []) or [tasking.paths(c)["runs_dir"], "evidence"]
+    tasking.call(compare_command, run_a, run_b, dirs, as_json=json, tolerance_pct=float(tolerance_pct),
                  fail_on_regression=fail_on_regression)
 
 
-ns = program.group("records", "the records of runs, read back", summary_task, check_record_task, runs_task, compare_task)
+ns = tasking.group("records", "the records of runs, read back", summary_task, check_record_task, runs_task, compare_task)

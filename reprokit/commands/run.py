@@ -1,7 +1,7 @@
 """`invoke repro`, `probe`, `sweep`, `collect`, `unlock`: kit runs on hosts; the front ends, their tasks, their group.
 
 Every front end returns an exit code from ``reprokit.errors.ExitCode`` and raises ``ReprokitError`` for input it
-cannot use; its task hands both to ``program.call``, which turns them into ``invoke.Exit``.
+cannot use; its task hands both to ``tasking.call``, which turns them into ``invoke.Exit``.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from reprokit import program
 from reprokit.collect import collect_run
+from reprokit.commands import tasking
 from reprokit.commands.console import VERDICT_STYLE, cell, console, err_console, printers, transfer_progress, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
+from reprokit.commands.tasking import task
 from reprokit.config import ansible_inventory, layers
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import apply_overrides, load_kit, select_steps
@@ -31,7 +32,6 @@ from reprokit.hosts.launch import STOP
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosttext import shown
 from reprokit.judge import FAIL, INCONCLUSIVE, PASS
-from reprokit.program import task
 from reprokit.records.run import load_manifest, resolve_run_dir
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
@@ -240,11 +240,11 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
 
 def _repro(c, kit, host, group, inventory, runs_dir, kits_dir, json, image, keep_remote, known_hosts,
            accept_new_host_key, ssh_config, only, skip, set_, limit=None, nodes=None):
-    given = program.paths(c, inventory=inventory, runs_dir=runs_dir, kits_dir=kits_dir, known_hosts=known_hosts,
+    given = tasking.paths(c, inventory=inventory, runs_dir=runs_dir, kits_dir=kits_dir, known_hosts=known_hosts,
                   ssh_config=ssh_config)
-    program.call(lambda: repro(kit, host, given["inventory"], given["kits_dir"], given["runs_dir"], as_json=json, group=group,
+    tasking.call(lambda: repro(kit, host, given["inventory"], given["kits_dir"], given["runs_dir"], as_json=json, group=group,
                        options=connect_options(given, accept_new_host_key, image, keep_remote), only=list(only or []),
-                       skip=list(skip or []), sets=list(set_ or []), dry=program.is_dry(c), limit=limit,
+                       skip=list(skip or []), sets=list(set_ or []), dry=tasking.is_dry(c), limit=limit,
                        nodes=int(nodes) if nodes is not None else None))
 
 
@@ -286,10 +286,10 @@ def sweep_task(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir
 def collect_task(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, known_hosts=None,
                  accept_new_host_key=False, ssh_config=None, max_pull_bytes=None, runs_dir=None):
     """Finish a detached, incomplete or killed run: wait for its step on the host, pull, verify, judge, report."""
-    program.no_dry(c, "collect")
-    given = program.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config,
+    tasking.no_dry(c, "collect")
+    given = tasking.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config,
                   runs_dir=runs_dir)
-    program.call(lambda: collect(run_dir, given["inventory"], given["kits_dir"],
+    tasking.call(lambda: collect(run_dir, given["inventory"], given["kits_dir"],
                          connect_options(given, accept_new_host_key, max_pull_bytes=max_pull_bytes), float(wait),
                          as_json=json, runs_dir=given["runs_dir"]))
 
@@ -300,10 +300,10 @@ def collect_task(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=Fals
 def unlock_task(c, host, inventory=None, runs_dir=None, json=False, known_hosts=None, accept_new_host_key=False,
                 ssh_config=None, force=False):
     """Remove a host's lock whose owner is gone (a live owner's lock is refused; another machine's needs --force)."""
-    program.no_dry(c, "unlock")
-    given = program.paths(c, inventory=inventory, runs_dir=runs_dir, known_hosts=known_hosts, ssh_config=ssh_config)
-    program.call(lambda: unlock(host, given["inventory"], given["runs_dir"], connect_options(given, accept_new_host_key),
+    tasking.no_dry(c, "unlock")
+    given = tasking.paths(c, inventory=inventory, runs_dir=runs_dir, known_hosts=known_hosts, ssh_config=ssh_config)
+    tasking.call(lambda: unlock(host, given["inventory"], given["runs_dir"], connect_options(given, accept_new_host_key),
                         as_json=json, force=force))
 
 
-ns = program.group("run", "kit runs on hosts", repro_task, probe_task, sweep_task, collect_task, unlock_task)
+ns = tasking.group("run", "kit runs on hosts", repro_task, probe_task, sweep_task, collect_task, unlock_task)

@@ -14,10 +14,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from reprokit import program, verbosity
+from reprokit import verbosity
+from reprokit.commands import tasking
 from reprokit.commands.console import console, err_console, printers
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, KITS_DIR_HELP, SSH_HELP
 from reprokit.commands.run import connect_options
+from reprokit.commands.tasking import task
 from reprokit.config import layers
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import Kit, load_kit
@@ -28,7 +30,6 @@ from reprokit.images.build import REPO_ROOT, build_image
 from reprokit.images.dockerfile import from_args
 from reprokit.images.lock import lock_images
 from reprokit.images.lockfile import LOCK_PATH
-from reprokit.program import task
 from reprokit.provision import ProvisionResult, ansible_command, check_slurm_host, runs_by_gateway, target_hosts
 from reprokit.provision import provision as run_playbook
 
@@ -196,7 +197,7 @@ def _host_verdict(result: ProvisionResult, host: str, check: bool, known_hosts: 
 @task(name="lint")
 def lint_task(c):
     """Lint the Python sources (ruff)."""
-    program.call(lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
+    tasking.call(lint, ["reprokit", "tests", "tasks.py", "benchmarks"])
 
 
 @task(name="build", iterable=["base"],
@@ -209,9 +210,9 @@ def lint_task(c):
 def build_task(c, kit="ep8-crash", host=None, image=None, push=None, docker_host=None, base=None, inventory=None,
                kits_dir=None, json=False, known_hosts=None, accept_new_host_key=False, ssh_config=None):
     """Build a kit's pinned images on a host (bases from docker/images.lock.yml); prints each image's digest."""
-    program.no_dry(c, "build")
-    given = program.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
-    program.call(lambda: build(kit, host, given["inventory"], given["kits_dir"], image, push, docker_host,
+    tasking.no_dry(c, "build")
+    given = tasking.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config)
+    tasking.call(lambda: build(kit, host, given["inventory"], given["kits_dir"], image, push, docker_host,
                                connect_options(given, accept_new_host_key), as_json=json, bases=list(base or [])))
 
 
@@ -219,8 +220,8 @@ def build_task(c, kit="ep8-crash", host=None, image=None, push=None, docker_host
       iterable=["only"])
 def lock_task(c, only=None, json=False):
     """Resolve every pinned base's tag to its digest now and rewrite docker/images.lock.yml."""
-    program.no_dry(c, "lock")
-    program.call(lock, list(only or []) or None, as_json=json)
+    tasking.no_dry(c, "lock")
+    tasking.call(lock, list(only or []) or None, as_json=json)
 
 
 @task(name="provision", iterable=["tags", "skip_tags", "extra_vars"],
@@ -236,11 +237,11 @@ def provision_task(c, host=None, group=None, limit=None, check=False, diff=False
                    extra_vars=None, inventory=None, user=None, json=False, known_hosts=None, accept_new_host_key=False,
                    ssh_config=None):
     """Provision GPU hosts with Ansible (driver, Docker, NVIDIA Container Toolkit, reprokit), then verify a GPU in a container."""
-    given = program.paths(c, inventory=inventory, known_hosts=known_hosts, ssh_config=ssh_config)
-    program.call(provision, host, given["inventory"], check, given["known_hosts"], accept_new_host_key, user,
+    given = tasking.paths(c, inventory=inventory, known_hosts=known_hosts, ssh_config=ssh_config)
+    tasking.call(provision, host, given["inventory"], check, given["known_hosts"], accept_new_host_key, user,
                  group=group, limit=limit, diff=diff, tags=list(tags or []), skip_tags=list(skip_tags or []),
-                 extra_vars=list(extra_vars or []), as_json=json, dry=program.is_dry(c), ssh_config=given["ssh_config"])
+                 extra_vars=list(extra_vars or []), as_json=json, dry=tasking.is_dry(c), ssh_config=given["ssh_config"])
 
 
-ns = program.group("setup", "the tree, the images and the hosts made ready", lint_task, build_task, lock_task,
+ns = tasking.group("setup", "the tree, the images and the hosts made ready", lint_task, build_task, lock_task,
                    provision_task)

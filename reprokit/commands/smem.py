@@ -19,11 +19,12 @@ from pathlib import Path
 from rich.console import Console
 
 from reprokit import bisect as bisect_search
-from reprokit import program, verbosity
+from reprokit import verbosity
+from reprokit.commands import tasking
 from reprokit.commands.flags import JSON_HELP
+from reprokit.commands.tasking import task
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.fix import fit_table
-from reprokit.program import task
 from reprokit.progress import CountProgress
 from reprokit.report.smem_table import comparison_table, print_smem_result, smem_summary
 from reprokit.workloads.static_smem import wheel as wheels
@@ -171,7 +172,7 @@ def write_fit_table(versions: str | None, arch: str, dtype: str, jobs: int | Non
                          "jobs": "parallel nvcc compiles (default one per core, at most 8)", **JSON_HELP})
 def smem_task(c, flashinfer="0.6.3", arch="sm120", json=False, optin_limit=None, jobs=None):
     """Static shared memory of FlashInfer's CUTLASS MoE kernels per tactic, with verdicts; needs nvcc, no GPU."""
-    program.call(run_smem, flashinfer, arch, json, int(optin_limit) if optin_limit else None, int(jobs) if jobs else None)
+    tasking.call(run_smem, flashinfer, arch, json, int(optin_limit) if optin_limit else None, int(jobs) if jobs else None)
 
 
 @task(name="bisect", help={"flashinfer": "OLD..NEW, e.g. 0.6.3..0.6.8", "tile": "MxNxK in elements, e.g. 128x256x128",
@@ -179,7 +180,7 @@ def smem_task(c, flashinfer="0.6.3", arch="sm120", json=False, optin_limit=None,
                            "work-dir": "keep each version's analysis here (default: a temporary directory)", **JSON_HELP})
 def bisect_task(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_dir=None):
     """First FlashInfer release where a tile's static shared-memory verdict changes (no GPU needed)."""
-    program.call(bisect_versions, flashinfer, tile, arch, json, int(jobs) if jobs else None, work_dir)
+    tasking.call(bisect_versions, flashinfer, tile, arch, json, int(jobs) if jobs else None, work_dir)
 
 
 @task(name="fit-table",
@@ -197,9 +198,9 @@ def fit_table_task(c, versions=None, arch="sm120,sm121,sm90,sm100", dtype="auto"
     if new:
         from reprokit.commands.fit_table import new_releases
 
-        program.call(new_releases, index_url, arch, dtype, int(jobs) if jobs else None, check)
+        tasking.call(new_releases, index_url, arch, dtype, int(jobs) if jobs else None, check)
         return
-    program.call(write_fit_table, versions, arch, dtype, int(jobs) if jobs else None, refresh, docs_only)
+    tasking.call(write_fit_table, versions, arch, dtype, int(jobs) if jobs else None, refresh, docs_only)
 
 
-ns = program.group("smem", "the static shared-memory analysis, no GPU needed", smem_task, bisect_task, fit_table_task)
+ns = tasking.group("smem", "the static shared-memory analysis, no GPU needed", smem_task, bisect_task, fit_table_task)

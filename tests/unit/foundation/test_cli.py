@@ -14,7 +14,8 @@ from pathlib import Path
 import invoke
 import pytest
 
-from reprokit.program import SHORT_FLAGS, ReprokitConfig, ReprokitProgram
+from reprokit.commands.tasking import SHORT_FLAGS
+from reprokit.program import ReprokitConfig, ReprokitProgram, TaskProgram
 from reprokit.tasks import ns
 from tests.conftest import REPO, run_invoke
 
@@ -22,8 +23,8 @@ FIXTURES = REPO / "tests" / "fixtures" / "logs"
 
 
 def run_program(capsys, *argv: str, program: invoke.Program | None = None) -> tuple[int, str, str]:
-    """The `invoke` binary's Program (stock, with tasks.py's parser fix), in this process."""
-    program = program or invoke.Program(namespace=ns, name="invoke", binary="invoke")
+    """The `invoke` binary's program as tasks.py makes it (a TaskProgram), in this process."""
+    program = program or TaskProgram(namespace=ns, name="invoke", binary="invoke")
     try:
         program.run(["invoke", *argv])
         code = 0

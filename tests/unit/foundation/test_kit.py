@@ -5,6 +5,7 @@ import pytest
 
 from reprokit.config.kit import load_kit, load_kit_file
 from reprokit.errors import ConfigError
+from reprokit.step_kinds import STEP_KINDS
 
 
 def kit_file(tmp_path: Path, text: str, name: str = "demo") -> Path:
@@ -31,10 +32,17 @@ expect:
 """
 
 
+SHIPPED = sorted(path.stem for path in (Path(__file__).resolve().parents[3] / "kits").glob("*.yml"))
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_shipped_kit_loads_by_its_name(repo, name):
+    kit, path = load_kit(name, repo / "kits")
+    assert kit.kit == name and path == repo / "kits" / f"{name}.yml" and kit.steps
+
+
 def test_shipped_kits_load(repo):
-    for name in ("smem-probe", "tile-sweep", "ep8-crash"):
-        kit, path = load_kit(name, repo / "kits")
-        assert kit.kit == name and path == repo / "kits" / f"{name}.yml"
+    assert {"smem-probe", "tile-sweep", "ep8-crash"} <= set(SHIPPED)
     kit, _ = load_kit("ep8-crash", repo / "kits")
     assert kit.pins == {"cuda": "12.9.1", "torch": "2.9.1", "sglang": "0.5.9",
                         "flashinfer-python": "0.6.3", "flashinfer-cubin": "0.6.3"}
@@ -63,8 +71,7 @@ def test_valid_kit(tmp_path):
         ("  torch: \"2.9.1\"\n", "  torch: \">=2.9\"\n",
          "demo.yml:3: field 'pins': pin 'torch' must be an exact version such as 0.6.3, got '>=2.9'"),
         ("    uses: smem-probe\n", "    uses: smem-prob\n",
-         "demo.yml:8: field 'steps[0].uses': unknown step kind 'smem-prob'; known kinds: smem-probe, static-smem, tile-sweep, triton-moe-configs, triton-smem, cute-dsl-smem,"
-         " cutlass-tile-list, serve, serve-vllm, triage"),
+         "demo.yml:8: field 'steps[0].uses': unknown step kind 'smem-prob'; known kinds: " + ", ".join(STEP_KINDS)),
         ("    equals: true\n", "",
          "demo.yml:11: field 'expect[0]': give exactly one of equals, one_of, at_least, at_most, contains_all, matches, equals_by_arch, reference (have none)"),
         ("    equals: true\n", "    equals: true\n    at_least: 1\n",

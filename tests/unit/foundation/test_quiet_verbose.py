@@ -7,11 +7,11 @@ import re
 import sys
 from pathlib import Path
 
-import invoke
 import pytest
 
 from reprokit import verbosity
 from reprokit.commands.console import printers
+from reprokit.program import TaskProgram
 from reprokit.tasks import ns
 from tests.conftest import REPO, run_invoke
 
@@ -28,7 +28,7 @@ def test_every_task_takes_both_flags_with_one_meaning(name: str) -> None:
 
 @pytest.mark.parametrize("argv", [["repro", "smem-probe"], ["triage", str(LOG)], ["kits"]])
 def test_quiet_and_verbose_at_once_is_a_usage_error(capsys, argv: list[str], tmp_path: Path) -> None:
-    program = invoke.Program(namespace=ns, name="invoke", binary="invoke")
+    program = TaskProgram(namespace=ns, name="invoke", binary="invoke")
     with pytest.raises(SystemExit) as exit_info:
         program.run(["invoke", *argv, "-q", "-v"])
     assert exit_info.value.code == 2

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import re
 
-import invoke
 import pytest
 
 from reprokit.commands import ci, fix, info, kits, records, run, setup, smem
+from reprokit.program import TaskProgram
 from reprokit.tasks import ns
 from tests.conftest import REPO, run_invoke
 
@@ -74,7 +74,7 @@ def test_the_json_list_names_every_task_flat() -> None:
 
 
 def test_a_group_runs_alone_with_the_parser_and_the_config(capsys) -> None:
-    program = invoke.Program(namespace=info.ns, name="invoke", binary="invoke")
+    program = TaskProgram(namespace=info.ns, name="invoke", binary="invoke")
     with pytest.raises(SystemExit) as done:
         program.run(["invoke", "triage", "--json", str(LOG)])
     report = json.loads(capsys.readouterr().out)

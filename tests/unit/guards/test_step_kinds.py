@@ -5,16 +5,22 @@ report never name a kind."""
 from __future__ import annotations
 
 import ast
+import importlib
 import json
 import pkgutil
 import subprocess
 import sys
 from pathlib import Path
 
-from reprokit.step_kinds import NOT_KINDS, STEP_KINDS
+import pytest
+
+from reprokit.step_kinds import NOT_KINDS, STEP_KINDS, StepKind
 
 REPROKIT = Path(__file__).resolve().parents[3] / "reprokit"
 KINDS_DIR = REPROKIT / "step_kinds"
+# the kind modules, found as the registry finds them: a new kind is a new module, and no list here names it
+KIND_MODULES = sorted(info.name for info in pkgutil.iter_modules([str(KINDS_DIR)])
+                      if info.name not in NOT_KINDS and not info.name.startswith("_"))
 # what a kind module may import of reprokit: its package, the facts, the typed errors (reprokit/errors.py imports
 # nothing of reprokit); what it draws is its module of reprokit/report/kinds/
 MAY_IMPORT = ("reprokit.step_kinds", "reprokit.workloads.facts", "reprokit.errors")
@@ -62,12 +68,22 @@ def test_the_kit_schema_loads_no_control_plane_through_the_kinds():
     assert {"reprokit.step_kinds.serve", "reprokit.step_kinds.static_smem"} <= set(loaded)
 
 
-def test_every_module_of_the_package_is_a_registered_kind():
-    modules = sorted(info.name for info in pkgutil.iter_modules([str(KINDS_DIR)])
-                     if info.name not in NOT_KINDS and not info.name.startswith("_"))
-    assert modules == ["cute_dsl_smem", "cutlass_tile_list", "serve", "serve_vllm", "smem_probe", "static_smem", "tile_sweep", "triage",
-                       "triton_moe_configs", "triton_smem"]
-    assert sorted(kind.name.replace("-", "_") for kind in STEP_KINDS.values()) == modules
+def test_the_package_modules_are_the_files_of_its_directory():
+    """pkgutil's reading of the package and the directory's own files agree, so no kind module goes unseen."""
+    files = sorted(path.stem for path in KINDS_DIR.glob("*.py") if path.stem not in NOT_KINDS and not path.stem.startswith("_"))
+    assert KIND_MODULES == files and len(files) >= 1
+
+
+@pytest.mark.parametrize("module", KIND_MODULES)
+def test_each_module_of_the_package_is_its_registered_kind(module):
+    kind = getattr(importlib.import_module(f"reprokit.step_kinds.{module}"), "KIND", None)
+    assert isinstance(kind, StepKind), f"reprokit/step_kinds/{module}.py defines no KIND"
+    assert kind.name == module.replace("_", "-")  # a kind's module is named after it
+    assert STEP_KINDS[kind.name] is kind
+
+
+def test_the_registry_holds_the_modules_kinds_and_no_other():
+    assert sorted(STEP_KINDS) == sorted(module.replace("_", "-") for module in KIND_MODULES)
 
 
 def test_the_planner_and_the_report_name_no_kind():

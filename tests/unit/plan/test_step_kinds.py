@@ -23,20 +23,42 @@ from reprokit.plan.results import checked_result
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry
 from reprokit.report import sections
-from reprokit.step_kinds import STEP_KINDS, Output, ResultError, StepInput, StepKind, declaration_problems, discover
+from reprokit.step_kinds import (
+    STEP_KINDS,
+    Output,
+    Result,
+    ResultError,
+    StepInput,
+    StepKind,
+    declaration_problems,
+    discover,
+)
 from tests.conftest import REPO
 
 KITS = REPO / "kits"
 SM120 = Fingerprint.from_json({"devices": [{"index": 0, "gpu_arch": "sm120", "max_shared_memory_per_block_optin_bytes": 101376}]}, "test")
 
 
-def test_the_kinds_in_their_order_each_runnable():
-    assert list(STEP_KINDS) == ["smem-probe", "static-smem", "tile-sweep", "triton-moe-configs", "triton-smem",
-                                "cute-dsl-smem", "cutlass-tile-list", "serve", "serve-vllm", "triage"]
-    for kind in STEP_KINDS.values():
-        assert importlib.util.find_spec(kind.module) is not None, kind.name
-    assert callable(importlib.import_module(STEP_KINDS["triage"].module).run_step)
+def test_the_kinds_in_their_declared_order_each_input_after_its_producer():
+    assert list(STEP_KINDS) == sorted(STEP_KINDS, key=lambda name: (STEP_KINDS[name].order, name))
+    position = {name: index for index, name in enumerate(STEP_KINDS)}
+    late = [(kind.name, spec.from_step) for kind in STEP_KINDS.values() for spec in kind.inputs
+            if spec.from_step is not None and position[spec.from_step] >= position[kind.name]]
+    assert late == []  # `invoke kits` lists a producer before the kinds that read its outputs
     assert declaration_problems(STEP_KINDS) == []
+
+
+@pytest.mark.parametrize("name", list(STEP_KINDS))
+def test_each_kind_is_runnable_and_used_by_a_shipped_kit(name):
+    kind = STEP_KINDS[name]
+    assert kind.implemented and importlib.util.find_spec(kind.module) is not None, name
+    if kind.where == "host":  # a workload, run as `python -m` on the host
+        assert kind.module.startswith("reprokit.workloads."), kind.module
+    else:  # a control step: the module's run_step
+        assert callable(importlib.import_module(kind.module).run_step), kind.module
+    assert issubclass(kind.result, Result) and set(kind.param_keys) >= {p.param for p in kind.pin_params}
+    assert any(step.uses == name for path in sorted(KITS.glob("*.yml")) for step in load_kit_file(path).steps), (
+        f"no kit in kits/ uses {name}")
 
 
 def test_an_input_must_name_an_output_its_producer_declares():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from reprokit.records.run import RunRecord, load_manifest, load_verdict, verify_
 from tests.conftest import REPO, run_invoke
 
 EVIDENCE_MANIFESTS = sorted((REPO / "evidence").rglob("manifest.json"))
+RUN_ID = re.compile(r"\d{8}T\d{6}Z-[a-z0-9-]+-[0-9a-f]{4}")
 EP8_H200 = REPO / "evidence" / "h200" / "20261129T095816Z-ep8-crash-local-8aaa"
 
 
@@ -21,8 +23,11 @@ def written(manifest: Manifest) -> str:
     return json.dumps(manifest.to_json(), indent=2, default=str) + "\n"
 
 
-def test_there_are_seventeen_evidence_records() -> None:
-    assert len(EVIDENCE_MANIFESTS) == 17  # 13, and evidence/catalogue's 4
+def test_every_run_directory_of_the_evidence_is_a_record() -> None:
+    """Each directory named like a run (its id) holds a manifest, and each manifest is in such a directory: the
+    round trip below reads every record the tree keeps."""
+    run_dirs = sorted(path for path in (REPO / "evidence").rglob("*") if path.is_dir() and RUN_ID.fullmatch(path.name))
+    assert [path.parent for path in EVIDENCE_MANIFESTS] == run_dirs and len(run_dirs) >= 17
 
 
 @pytest.mark.parametrize("path", EVIDENCE_MANIFESTS, ids=lambda p: p.parent.name)

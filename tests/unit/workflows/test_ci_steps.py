@@ -17,8 +17,7 @@ from reprokit.records.run import RunRecord
 from reprokit.report.ci import annotations, changed_kits
 
 REPO = Path(__file__).resolve().parents[3]
-ALL = ["b12x-moe-smem", "ep8-crash", "ep8-crash-fixed", "ep8-crash-vllm", "ep8-crash-vllm-fixed", "mxfp8-gemm-tiles", "smem-probe",
-       "tile-sweep", "triton-mla-decode", "triton-moe-configs"]
+ALL = sorted(path.stem for path in (REPO / "kits").glob("*.yml"))  # every shipped kit
 
 
 def git(cwd: Path, *args: str) -> str:
