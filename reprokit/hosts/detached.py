@@ -52,31 +52,29 @@ confinement() {  # $1 a mounts file, $2 a cgroup file: systemd, cgroup DIR or pr
   elif dir=$(cgroup_parent "$1" "$2"); then echo "cgroup $dir"
   else echo proc; fi
 }
-kill_cgroup() {  # $1 a cgroup v2 directory: kill everything in it, wait until it is empty, remove it
+kill_cgroup() {  # $1 a cgroup v2 directory: kill everything in it, wait until it is empty, remove it; print who is left
   [ -d "$1" ] || return 0
   [ -f "$1/cgroup.kill" ] && echo 1 > "$1/cgroup.kill" 2>/dev/null
   i=0
-  while [ -s "$1/cgroup.procs" ] && [ $i -lt 50 ]; do
-    for p in $(cat "$1/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-    i=$((i + 1)); sleep 0.1
+  while pids=$(cat "$1/cgroup.procs" 2>/dev/null) && [ -n "$pids" ] && [ $i -lt 50 ]; do
+    kill -KILL $pids 2>/dev/null; i=$((i + 1)); sleep 0.1
   done
-  rmdir "$1" 2>/dev/null
+  rmdir "$1" 2>/dev/null || cat "$1/cgroup.procs" 2>/dev/null
   return 0
 }
 marked() {  # $1 an ERE of marks: the pids of this user's processes that carry one
   grep -lsazE "^REPROKIT_RUN=$1\$" /proc/[0-9]*/environ 2>/dev/null | sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p'
 }
-sweep() {  # $1 an ERE of marks: kill every marked process until none is left; print how many are left
+sweep() {  # $1 an ERE of marks: kill every marked process until none is left; print who is left
   i=0
   while pids=$(marked "$1") && [ -n "$pids" ] && [ $i -lt 50 ]; do
     kill -KILL $pids 2>/dev/null; i=$((i + 1)); sleep 0.1
   done
-  marked "$1" | wc -l
+  marked "$1"
 }
 reap() {  # $1 an ERE of marks, then step directories: kill their cgroups and sweep; print how many are left
   marks=$1; shift
-  for d in "$@"; do [ -f "$d/cgroup" ] && kill_cgroup "$(cat "$d/cgroup")"; done
-  sweep "$marks"
+  { for d in "$@"; do [ -f "$d/cgroup" ] && kill_cgroup "$(cat "$d/cgroup")"; done; sweep "$marks"; } | sort -u | wc -l
 }
 """
 

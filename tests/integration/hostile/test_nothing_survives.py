@@ -90,8 +90,8 @@ def test_a_process_that_survives_its_kill_keeps_the_lock_and_the_record_says_so(
     finally:
         (frozen / "freezer.state").write_text("THAWED")
         freezer.join()
-    deadline = time.monotonic() + 10
-    while alive(escapee) and time.monotonic() < deadline:  # the KILL it was sent lands once it is thawed
-        time.sleep(0.05)
+        deadline = time.monotonic() + 10
+        while (frozen / "tasks").read_text().strip() and time.monotonic() < deadline:  # the KILL lands once thawed
+            time.sleep(0.05)
+        frozen.rmdir()
     assert alive(escapee) is False
-    frozen.rmdir()
