@@ -31,6 +31,7 @@ KILL_AFTER_S = 10
 REMOTE_GRACE_S = 30  # the remote `timeout` should end a step first; the control plane waits this much longer
 EXIT_PLACEHOLDER = b"running\n"  # the wrapper overwrites these 8 bytes with the exit code
 LIVENESS_EVERY_S = 5.0
+NEVER_STARTED_AFTER_S = 60.0  # a wrapper writes its pid at once; a run.sh without one for this long never ran
 TIMEOUT_EXITS = (124, 137)  # GNU timeout: 124 when it ended the step at its limit, 137 (KILL) after --kill-after
 
 
@@ -272,7 +273,17 @@ class SessionLauncher:
         return Handle(self.kind, "", remote_dir)  # the session's pid is in its directory once the wrapper runs
 
     def poll(self, handle: Handle) -> StepEnd | None:
-        return session_end(read_exit_code(self.transport, handle.remote_dir))
+        end = session_end(read_exit_code(self.transport, handle.remote_dir))
+        if end is None and self._never_started(handle.remote_dir):
+            return StepEnd(exit_code=None, reason="it never started: the run was stopped while it launched the step")
+        return end
+
+    def _never_started(self, remote_dir: str) -> bool:
+        """No wrapper ever ran there: no pid file, and no run.sh (or one written long enough ago to have started)."""
+        if self.transport.read_text(f"{remote_dir}/pid") is not None:
+            return False
+        age_s = self.transport.age_s(f"{remote_dir}/run.sh")
+        return age_s is None or age_s > NEVER_STARTED_AFTER_S
 
     def follow(self, handle: Handle, name: str, timeout_s: float, on_line: Callable[[str], None] | None,
                check_stop: Callable[[], None]) -> StepEnd:

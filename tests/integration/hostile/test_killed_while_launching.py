@@ -17,22 +17,23 @@ from reprokit.records.run import load_manifest, verify_record
 from tests.conftest import REPO
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file, step
 
-KILL_AFTER_PARAMS = """
+KILL_AFTER = """
 import os, signal
 from reprokit.hosts.transport import Transport
 write_bytes = Transport.write_bytes
-def killed_after_params(self, path, data):
+def killed_after(self, path, data):
     write_bytes(self, path, data)
-    if path.endswith("/probe/params.json"):
+    if path.endswith("/probe/" + KILL_AFTER):
         os.kill(os.getpid(), signal.SIGKILL)
-Transport.write_bytes = killed_after_params
+Transport.write_bytes = killed_after
 """
 
 
-def test_a_run_killed_while_it_launches_a_step_is_collected_with_that_step_not_run(rig, tmp_path):
+def killed_while_launching(rig, tmp_path, after: str):
+    """Run the probe kit in a control process SIGKILLed once it has written the probe's file ``after``."""
     inv_path = inventory_file(tmp_path / "inv.yml", rig.work,
                               ansible_python_interpreter=str(rig.inventory(RESULT_OK).host(HOST).python))
-    script = KILL_AFTER_PARAMS + textwrap.dedent(f"""
+    script = f"KILL_AFTER = {after!r}\n" + KILL_AFTER + textwrap.dedent(f"""
         from pathlib import Path
         from reprokit.config.inventory import load_inventory
         from reprokit.config.kit import load_kit_file
@@ -49,8 +50,13 @@ def test_a_run_killed_while_it_launches_a_step_is_collected_with_that_step_not_r
     manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "killed" and manifest["in_flight"] == {"step": "probe", "since": manifest["in_flight"]["since"]}
     (remote_run,) = rig.remote_runs()
-    assert sorted(p.name for p in (remote_run / "probe").iterdir()) == ["params.json"]
     assert (rig.work / "lock").exists()
+    return run_dir, sorted(p.name for p in (remote_run / "probe").iterdir())
+
+
+def test_killed_after_the_steps_params_it_is_collected_with_that_step_not_run(rig, tmp_path):
+    run_dir, on_host = killed_while_launching(rig, tmp_path, "params.json")
+    assert on_host == ["params.json"]
 
     collect_run(run_dir, rig.inventory(RESULT_OK), rig.options(), KIT.parent, say=rig.messages.append, wait_s=60)
     manifest = load_manifest(run_dir).to_json()
@@ -58,5 +64,17 @@ def test_a_run_killed_while_it_launches_a_step_is_collected_with_that_step_not_r
     assert step(manifest)["status"] == "not_run"
     assert step(manifest)["reason"] == "not run: the run was killed before this step; run the kit again"
     assert manifest["fingerprint"] is not None
+    assert verify_record(run_dir) == []
+    assert rig.remote_runs() == [] and not (rig.work / "lock").exists()
+
+
+def test_killed_after_the_exit_code_placeholder_collect_ends_the_step_as_never_started(rig, tmp_path):
+    run_dir, on_host = killed_while_launching(rig, tmp_path, "exit_code")
+    assert on_host == ["exit_code", "params.json"]
+    collect_run(run_dir, rig.inventory(RESULT_OK), rig.options(), KIT.parent, say=rig.messages.append, wait_s=60)
+    manifest = load_manifest(run_dir).to_json()
+    assert manifest["status"] == "complete"
+    assert step(manifest)["status"] == "error"
+    assert step(manifest)["reason"] == "it never started: the run was stopped while it launched the step"
     assert verify_record(run_dir) == []
     assert rig.remote_runs() == [] and not (rig.work / "lock").exists()
