@@ -156,27 +156,44 @@ class RemoteExecutor:
 
     def finish(self, keep_remote: bool = False) -> str | None:
         """Kill what the run left running, then release the lock; remove the host's run directory only when every
-        step's files are back and verified. A line when a process of the run survived its kill: the lock stays."""
-        left = None
+        step's files are back and verified. A line when a process of the run survived its kill: the lock stays.
+
+        A link that dropped (or an sshd that died) during the run is reopened once for this: a lock left behind
+        blocks the host for every later run."""
         try:
-            left = self._reap()  # first: the step directories name their cgroups
-            if self.run_id and self.unpulled:
-                self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: the files of"
-                                   f" {', '.join(sorted(self.unpulled))} are not all back; `invoke collect {self.run_id}`"
-                                   " finishes")
-            elif self.run_id and self.kept_reasons:
-                self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: {'; '.join(self.kept_reasons)}")
-            elif self.run_id and not keep_remote:
-                self.transport.sh(f"rm -rf -- {shell.quote(self.run_dir(self.run_id))}", check=False)
-            if left:
-                self.transport.say(f"      {left}")
-            elif self.lock:
-                self.lock.release()
-        except (ReprokitError, *LINK_ERRORS) as exc:
-            self.transport.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay:"
-                               f" `invoke unlock --host {self.host.name}`")
+            for attempt in (1, 2):
+                try:
+                    return self._clean_up(keep_remote)
+                except (ReprokitError, *LINK_ERRORS) as exc:
+                    if attempt == 1 and self._reopened():
+                        continue
+                    self.transport.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay:"
+                                       f" `invoke unlock --host {self.host.name}`")
+            return None
         finally:
             self.transport.close()
+
+    def _reopened(self) -> bool:
+        try:
+            self.transport.reconnect()
+            return True
+        except (ReprokitError, *LINK_ERRORS):
+            return False
+
+    def _clean_up(self, keep_remote: bool) -> str | None:
+        left = self._reap()  # first: the step directories name their cgroups
+        if self.run_id and self.unpulled:
+            self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: the files of"
+                               f" {', '.join(sorted(self.unpulled))} are not all back; `invoke collect {self.run_id}`"
+                               " finishes")
+        elif self.run_id and self.kept_reasons:
+            self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: {'; '.join(self.kept_reasons)}")
+        elif self.run_id and not keep_remote:
+            self.transport.sh(f"rm -rf -- {shell.quote(self.run_dir(self.run_id))}", check=False)
+        if left:
+            self.transport.say(f"      {left}")
+        elif self.lock:
+            self.lock.release()
         return left
 
     def _reap(self) -> str | None:
