@@ -40,8 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from reprokit.records.run import load_manifest, verify_record  # noqa: E402
-from tests.integration.remote.conftest import (  # noqa: E402
-    ADDRESSES, STATE, host_workdir, known_hosts_for, sshd_master_pid, write_inventory)
+from tests.integration.remote.conftest import ADDRESSES, STATE, host_workdir, known_hosts_for, sshd_master_pid, write_inventory  # noqa: E402
 
 HOSTS = [f"h{i}" for i in range(1, 9)]
 FAULTS = ("sshd_killed", "link_reset", "disk_full", "control_sigkill", "concurrent_collect", "setsid_workload")
@@ -231,7 +230,7 @@ def find_record(rig: Rig, host: str, before: set[str]) -> Path | None:
 
 def collect(rig: Rig, host: str, run_dir: Path, inventory: Path, at_once: int) -> None:
     """``at_once`` collects of the record; each outcome counted: completed, waited then refused, refused, failed."""
-    for attempt in range(3):
+    for _attempt in range(3):
         procs = [rig.invoke("collect", run_dir.name, "--runs-dir", str(rig.runs), "--inventory", str(inventory),
                             "--known-hosts", str(rig.known), "--wait", "120") for _ in range(at_once)]
         results = [wait(p, rig.args.run_timeout_s) for p in procs]

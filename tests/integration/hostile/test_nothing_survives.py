@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.errors import ExitCode
 from reprokit.commands.run import run_exit_code
+from reprokit.errors import ExitCode
 from tests.integration.hostile.conftest import RESULT_OK, step
 from tests.integration.remote.conftest import alive
 
