@@ -149,20 +149,40 @@ class DetachedStep:
     cleanup: str = ""
 
     def launch(self, command: str, timeout_s: float, params: bytes, secrets: tuple[str, str] | None = None) -> None:
-        """Write the step's files (``secrets``: a file name and its text, mode 0600) and start it with ``setsid``."""
+        """Write the step's files (``secrets``: a file name and its text, mode 0600) and start it with ``setsid``.
+
+        A link that drops meanwhile is reopened once: the step is launched again, unless its wrapper already
+        runs (its pid file is there)."""
+        for attempt in (1, 2):
+            try:
+                return self._launch(command, timeout_s, params, secrets)
+            except LINK_ERRORS as exc:
+                if attempt == 2 or not is_dropped_link(exc):
+                    if isinstance(exc, OSError):
+                        raise self._launch_failed(exc) from None
+                    raise
+                self.transport.say(f"      connection to {self.transport.host.name} lost while launching"
+                                   f" '{self.name}' ({type(exc).__name__}); reconnecting")
+                self.transport.reconnect()
+                time.sleep(1.0)  # a wrapper whose start was asked for writes its pid at once
+                if self.transport.read_text(f"{self.remote_dir}/pid") is not None:
+                    return None
+        return None
+
+    def _launch_failed(self, exc: OSError) -> HostError:
+        problem = self.transport.explain(f"cannot start step '{self.name}'", str(exc) or "Failure")
+        return HostError(self.transport.disk_problem(problem))
+
+    def _launch(self, command: str, timeout_s: float, params: bytes, secrets: tuple[str, str] | None) -> None:
         transport, remote_dir = self.transport, self.remote_dir
-        try:
-            transport.sh(f"mkdir -p -- {shell.quote(remote_dir)}")
-            transport.write_bytes(f"{remote_dir}/params.json", params)
-            if secrets:
-                transport.write_private(f"{remote_dir}/{secrets[0]}", secrets[1])
-            transport.write_bytes(f"{remote_dir}/exit_code", EXIT_PLACEHOLDER)
-            transport.write_text(f"{remote_dir}/run.sh", wrapper_script(command, timeout_s, self.cleanup))
-            # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once
-            transport.sh(f"cd -- {shell.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
-        except OSError as exc:
-            problem = transport.explain(f"cannot start step '{self.name}'", str(exc) or "Failure")
-            raise HostError(transport.disk_problem(problem)) from None
+        transport.sh(f"mkdir -p -- {shell.quote(remote_dir)}")
+        transport.write_bytes(f"{remote_dir}/params.json", params)
+        if secrets:
+            transport.write_private(f"{remote_dir}/{secrets[0]}", secrets[1])
+        transport.write_bytes(f"{remote_dir}/exit_code", EXIT_PLACEHOLDER)
+        transport.write_text(f"{remote_dir}/run.sh", wrapper_script(command, timeout_s, self.cleanup))
+        # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once
+        transport.sh(f"cd -- {shell.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
 
     def exit_code(self) -> int | None:
         return read_exit_code(self.transport, self.remote_dir)

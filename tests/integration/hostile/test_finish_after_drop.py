@@ -12,6 +12,7 @@ import re
 import subprocess
 
 from reprokit.hosts.remote import RemoteExecutor
+from reprokit.hosts.transport import Transport
 from tests.integration.hostile.conftest import HOST, RESULT_OK, step
 from tests.integration.remote.conftest import ADDRESSES
 
@@ -39,4 +40,21 @@ def test_a_link_reset_before_the_clean_up_still_releases_the_lock(rig, monkeypat
     assert resets == [1]
     assert manifest["status"] == "complete" and step(manifest)["status"] == "ok"
     assert not any("could not clean up" in m for m in rig.messages), rig.messages
+    assert rig.remote_runs() == [] and not (rig.work / "lock").exists()
+
+
+def test_a_link_reset_while_a_step_is_launched_relaunches_it(rig, monkeypatch):
+    """Before, the dropped link ended the run `failed` with a traceback (SSHException) or "cannot start step"."""
+    write_bytes, resets = Transport.write_bytes, []
+
+    def reset_after_params(self, path, data):
+        write_bytes(self, path, data)
+        if path.endswith("/probe/params.json") and not resets:
+            resets.append(reset_my_links(ADDRESSES[HOST]))
+
+    monkeypatch.setattr(Transport, "write_bytes", reset_after_params)
+    outcome, manifest, _ = rig.run(RESULT_OK)
+    assert resets == [1]
+    assert manifest["status"] == "complete" and step(manifest)["status"] == "ok" and step(manifest)["exit_code"] == 0
+    assert any(m.startswith(f"      connection to {HOST} lost while launching 'probe' (") for m in rig.messages)
     assert rig.remote_runs() == [] and not (rig.work / "lock").exists()
