@@ -78,8 +78,8 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
         for name in pending:
             handle = step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
             if not executor.launched(handle):
-                if name == FINGERPRINT or name in steps:
-                    continue  # never started there, or already pulled and judged
+                if name == FINGERPRINT or name in steps or killed_launching(manifest, name):
+                    continue  # never started there (it is recorded not run), or already pulled and judged
                 raise HostError(f"host '{host.name}': {handle.remote_dir} is gone; step '{name}' cannot be collected")
             end = _wait(executor, handle, name, wait_s, say)
             say(f"pulling back {handle.remote_dir} from {host.name} ...")
@@ -105,6 +105,12 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     executor.finish()
     say(f"collected {record.run_id}: {outcome.verdict.verdict}")
     return outcome
+
+
+def killed_launching(manifest: Manifest, name: str) -> bool:
+    """The run was killed while it launched step ``name``: in flight, but its launch never returned a handle."""
+    at = manifest.in_flight
+    return manifest.status == "killed" and at is not None and at.step == name and not at.handle
 
 
 def step_handle(manifest: Manifest, name: str, remote_dir: str, launcher: str) -> Handle:

@@ -141,8 +141,8 @@ def run_kit(
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
-        if not detached:
-            executor.finish(keep_remote=options.keep_remote)
+        if not detached and (left := executor.finish(keep_remote=options.keep_remote)):
+            record.update(host_left=left)  # a process of the run survived its kill: the host's lock stays
         release_record()
 
 

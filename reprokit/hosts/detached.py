@@ -1,10 +1,12 @@
 """The session launcher: one step running detached on an SSH host (launch, stream its log, its exit code, stop it,
 collect its files). The only module that knows how a session is started and ended (``setsid``, ``pgrep -s``,
-``pkill -s``) and what GNU ``timeout``'s exit codes mean; everything above speaks the ``Launcher`` protocol.
+``pkill -s``), how its processes are confined and swept (a cgroup, a mark in their environment) and what GNU
+``timeout``'s exit codes mean; everything above speaks the ``Launcher`` protocol.
 
 The step runs under a wrapper (``setsid``, its own session, a remote ``timeout``), so a dropped connection
 never kills it: the control plane reconnects, or leaves the run ``detached`` for ``invoke collect``. When the
-step ends, whatever it left running in its session is killed. Its log streams back while it runs; its files
+step ends, whatever it left running is killed: its cgroup where the host allows one, every process that carries
+its mark (``setsid`` escapes the session, not the mark), what is left in its session. Its log streams back while it runs; its files
 come back through ``pullback.py``, which trusts no path the host sends.
 """
 
@@ -29,28 +31,105 @@ KILL_AFTER_S = 10
 REMOTE_GRACE_S = 30  # the remote `timeout` should end a step first; the control plane waits this much longer
 EXIT_PLACEHOLDER = b"running\n"  # the wrapper overwrites these 8 bytes with the exit code
 LIVENESS_EVERY_S = 5.0
+NEVER_STARTED_AFTER_S = 60.0  # a wrapper writes its pid at once; a run.sh without one for this long never ran
 TIMEOUT_EXITS = (124, 137)  # GNU timeout: 124 when it ended the step at its limit, 137 (KILL) after --kill-after
 
 
+# The step's confinement, in the host's shell. Where the host lets this user have a cgroup (a systemd user manager's
+# scope, or a cgroup v2 directory the user may write) the step runs in one of its own, killed whole when it ends.
+# Everywhere, the step's processes carry REPROKIT_RUN=<run id>/<step> in their environment, and a sweep of /proc
+# kills every process of this user that still carries it (a cgroup escapes nothing; the mark escapes `env -i`).
+CONFINE_SH = r"""
+cgroup_parent() {  # $1 a mounts file, $2 a cgroup file: the cgroup v2 directory this user may nest one in
+  mnt=$(awk '$3 == "cgroup2" { print $2; exit }' "$1" 2>/dev/null)
+  rel=$(sed -n 's/^0:://p' "$2" 2>/dev/null)
+  [ -n "$mnt" ] && [ -n "$rel" ] || return 1
+  dir="$mnt${rel%/}"
+  [ -d "$dir" ] && [ -w "$dir" ] && [ -w "$dir/cgroup.procs" ] || return 1
+  echo "$dir"
+}
+confinement() {  # $1 a mounts file, $2 a cgroup file: systemd, cgroup DIR or proc (the sweep only)
+  if systemd-run --user --scope --quiet true >/dev/null 2>&1; then echo systemd
+  elif dir=$(cgroup_parent "$1" "$2"); then echo "cgroup $dir"
+  else echo proc; fi
+}
+kill_cgroup() {  # $1 a cgroup v2 directory: kill everything in it, wait until it is empty, remove it; print who is left
+  [ -d "$1" ] || return 0
+  [ -f "$1/cgroup.kill" ] && echo 1 > "$1/cgroup.kill" 2>/dev/null
+  i=0
+  while pids=$(cat "$1/cgroup.procs" 2>/dev/null) && [ -n "$pids" ] && [ $i -lt 50 ]; do
+    kill -KILL $pids 2>/dev/null; i=$((i + 1)); sleep 0.1
+  done
+  rmdir "$1" 2>/dev/null || cat "$1/cgroup.procs" 2>/dev/null
+  return 0
+}
+marked() {  # $1 an ERE of marks: the pids of this user's processes that carry one
+  grep -lsazE "^REPROKIT_RUN=$1\$" /proc/[0-9]*/environ 2>/dev/null | sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p'
+}
+sweep() {  # $1 an ERE of marks: kill every marked process until none is left; print who is left
+  i=0
+  while pids=$(marked "$1") && [ -n "$pids" ] && [ $i -lt 50 ]; do
+    kill -KILL $pids 2>/dev/null; i=$((i + 1)); sleep 0.1
+  done
+  marked "$1"
+}
+reap() {  # $1 an ERE of marks, then step directories: kill their cgroups and sweep; print how many are left
+  marks=$1; shift
+  { for d in "$@"; do [ -f "$d/cgroup" ] && kill_cgroup "$(cat "$d/cgroup")"; done; sweep "$marks"; } | sort -u | wc -l
+}
+"""
+
+
+def mark_pattern(run_id: str, step: str | None = None) -> str:
+    """The ERE of the marks of run ``run_id`` (of its step ``step``): names are letters, digits, '.', '_', '-'."""
+    def escaped(name: str) -> str:
+        return name.replace(".", "\\.")
+    return f"{escaped(run_id)}/{escaped(step) if step else '[^/]*'}"
+
+
 def wrapper_script(command: str, timeout_s: float, cleanup: str = "") -> str:
-    """``run.sh``: the step under ``timeout``, its log and exit code in its directory, its session ended after it."""
+    """``run.sh``: the step under ``timeout``, confined and marked, its log and exit code in its directory.
+
+    ``sh run.sh`` is the wrapper; ``sh run.sh step [DIR]`` the step itself, which the wrapper starts in its
+    cgroup (a systemd scope, or DIR) and marks with its run and step (``CONFINE_SH``).
+    """
     return (
         "#!/bin/sh\n"
         "# Written by reprokit: runs one step detached from the SSH session.\n"
         'cd "$(dirname "$0")" || exit 1\n'
+        f"{CONFINE_SH.strip()}\n"
+        'mark="$(basename "$(dirname "$PWD")")/$(basename "$PWD")"\n'
+        'if [ "$1" = step ]; then\n'
+        '  if [ "$2" = systemd ]; then sed -n "s,^0::,$(awk \'$3 == "cgroup2" { print $2; exit }\' /proc/self/mounts),p"'
+        " /proc/self/cgroup > cgroup\n"
+        '  elif [ -n "$2" ] && echo $$ > "$2/cgroup.procs"; then echo "$2" > cgroup; fi\n'
+        '  export REPROKIT_RUN="$mark"\n'
+        f"  exec timeout --kill-after={KILL_AFTER_S} {int(timeout_s)} {command} > step.log 2>&1 < /dev/null\n"
+        "fi\n"
         "echo $$ > pid\n"
         "if [ -f .secrets.sh ]; then set -a; . ./.secrets.sh; set +a; rm -f .secrets.sh; fi\n"
         # docker reads its --env-file from this descriptor: the file is gone before any container starts
         "if [ -f .secrets.env ]; then exec 3< .secrets.env; rm -f .secrets.env; fi\n"
-        f"timeout --kill-after={KILL_AFTER_S} {int(timeout_s)} {command} > step.log 2>&1 < /dev/null\n"
+        "set -- $(confinement /proc/self/mounts /proc/self/cgroup)\n"
+        'case "$1" in\n'
+        "  systemd) systemd-run --user --scope --quiet -- sh run.sh step systemd ;;\n"
+        '  cgroup) if mkdir "$2/reprokit-$$" 2>/dev/null; then sh run.sh step "$2/reprokit-$$"; else sh run.sh step; fi ;;\n'
+        "  *) sh run.sh step ;;\n"
+        "esac\n"
         "rc=$?\n"
         "exec 3<&-\n"
         f"{cleanup + chr(10) if cleanup else ''}"
-        # a finished step leaves nothing behind: end what it started in this session (all but this shell)
+        # a finished step leaves nothing behind: its cgroup, what carries its mark, what is left in this session
+        'reap "$(printf %s "$mark" | sed \'s/\\./\\\\./g\')" . > /dev/null\n'
         'for p in $(pgrep -s $$); do [ "$p" = "$$" ] || kill -KILL "$p" 2>/dev/null; done\n'
         # overwrite the placeholder in place: this needs no new disk space, so it works on a full disk too
         "printf '%-7s\\n' \"$rc\" 1<> exit_code\n"
     )
+
+
+def reap_command(run_dir: str, run_id: str) -> str:
+    """A host command that ends what every step of a run left running; it prints how many processes are left."""
+    return f"{CONFINE_SH.strip()}\nreap {shell.quote(mark_pattern(run_id))} {shell.quote(run_dir)}/*"
 
 
 def read_exit_code(transport: Transport, remote_dir: str) -> int | None:
@@ -70,20 +149,40 @@ class DetachedStep:
     cleanup: str = ""
 
     def launch(self, command: str, timeout_s: float, params: bytes, secrets: tuple[str, str] | None = None) -> None:
-        """Write the step's files (``secrets``: a file name and its text, mode 0600) and start it with ``setsid``."""
+        """Write the step's files (``secrets``: a file name and its text, mode 0600) and start it with ``setsid``.
+
+        A link that drops meanwhile is reopened once: the step is launched again, unless its wrapper already
+        runs (its pid file is there)."""
+        for attempt in (1, 2):
+            try:
+                return self._launch(command, timeout_s, params, secrets)
+            except LINK_ERRORS as exc:
+                if attempt == 2 or not is_dropped_link(exc):
+                    if isinstance(exc, OSError):
+                        raise self._launch_failed(exc) from None
+                    raise
+                self.transport.say(f"      connection to {self.transport.host.name} lost while launching"
+                                   f" '{self.name}' ({type(exc).__name__}); reconnecting")
+                self.transport.reconnect()
+                time.sleep(1.0)  # a wrapper whose start was asked for writes its pid at once
+                if self.transport.read_text(f"{self.remote_dir}/pid") is not None:
+                    return None
+        return None
+
+    def _launch_failed(self, exc: OSError) -> HostError:
+        problem = self.transport.explain(f"cannot start step '{self.name}'", str(exc) or "Failure")
+        return HostError(self.transport.disk_problem(problem))
+
+    def _launch(self, command: str, timeout_s: float, params: bytes, secrets: tuple[str, str] | None) -> None:
         transport, remote_dir = self.transport, self.remote_dir
-        try:
-            transport.sh(f"mkdir -p -- {shell.quote(remote_dir)}")
-            transport.write_bytes(f"{remote_dir}/params.json", params)
-            if secrets:
-                transport.write_private(f"{remote_dir}/{secrets[0]}", secrets[1])
-            transport.write_bytes(f"{remote_dir}/exit_code", EXIT_PLACEHOLDER)
-            transport.write_text(f"{remote_dir}/run.sh", wrapper_script(command, timeout_s, self.cleanup))
-            # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once
-            transport.sh(f"cd -- {shell.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
-        except OSError as exc:
-            problem = transport.explain(f"cannot start step '{self.name}'", str(exc) or "Failure")
-            raise HostError(transport.disk_problem(problem)) from None
+        transport.sh(f"mkdir -p -- {shell.quote(remote_dir)}")
+        transport.write_bytes(f"{remote_dir}/params.json", params)
+        if secrets:
+            transport.write_private(f"{remote_dir}/{secrets[0]}", secrets[1])
+        transport.write_bytes(f"{remote_dir}/exit_code", EXIT_PLACEHOLDER)
+        transport.write_text(f"{remote_dir}/run.sh", wrapper_script(command, timeout_s, self.cleanup))
+        # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once
+        transport.sh(f"cd -- {shell.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
 
     def exit_code(self) -> int | None:
         return read_exit_code(self.transport, self.remote_dir)
@@ -143,6 +242,9 @@ class DetachedStep:
                          " true", check=False)
         if self.cleanup:
             transport.sh(f"{self.cleanup}; true", check=False)
+        run_id, step = remote_dir.rstrip("/").rsplit("/", 2)[-2:]
+        transport.sh(f"{CONFINE_SH.strip()}\nreap {shell.quote(mark_pattern(run_id, step))} {shell.quote(remote_dir)}"
+                     " > /dev/null", check=False)
         transport.sh(f"rm -f -- {shell.path(remote_dir, '.secrets.env')} {shell.path(remote_dir, '.secrets.sh')}",
                      check=False)
         if self.exit_code() is None:
@@ -191,7 +293,17 @@ class SessionLauncher:
         return Handle(self.kind, "", remote_dir)  # the session's pid is in its directory once the wrapper runs
 
     def poll(self, handle: Handle) -> StepEnd | None:
-        return session_end(read_exit_code(self.transport, handle.remote_dir))
+        end = session_end(read_exit_code(self.transport, handle.remote_dir))
+        if end is None and self._never_started(handle.remote_dir):
+            return StepEnd(exit_code=None, reason="it never started: the run was stopped while it launched the step")
+        return end
+
+    def _never_started(self, remote_dir: str) -> bool:
+        """No wrapper ever ran there: no pid file, and no run.sh (or one written long enough ago to have started)."""
+        if self.transport.read_text(f"{remote_dir}/pid") is not None:
+            return False
+        age_s = self.transport.age_s(f"{remote_dir}/run.sh")
+        return age_s is None or age_s > NEVER_STARTED_AFTER_S
 
     def follow(self, handle: Handle, name: str, timeout_s: float, on_line: Callable[[str], None] | None,
                check_stop: Callable[[], None]) -> StepEnd:
@@ -205,5 +317,13 @@ class SessionLauncher:
     def collect(self, handle: Handle, out_dir: Path) -> Listing:
         return self._step(handle).collect(out_dir)
 
+    def reap(self, run_dir: str) -> int:
+        """Kill what the run's steps left running (their cgroups, their marked processes); how many are left."""
+        run_id = run_dir.rstrip("/").rsplit("/", 1)[-1]
+        _, out, _ = self.transport.sh(reap_command(run_dir, run_id), check=False)
+        left = out.strip().splitlines()[-1:] or ["0"]
+        return int(left[0]) if left[0].isdigit() else 0
 
-__all__ = ["Detached", "DetachedStep", "PullIncomplete", "STOP", "SessionLauncher", "read_exit_code", "wrapper_script"]
+
+__all__ = ["CONFINE_SH", "Detached", "DetachedStep", "PullIncomplete", "STOP", "SessionLauncher", "mark_pattern",
+           "read_exit_code", "reap_command", "wrapper_script"]

@@ -80,8 +80,9 @@ class Executor(Protocol):
     def host_lock(self, run_id: str) -> HostLock:
         """The host's lock, wherever it lives."""
 
-    def finish(self, keep_remote: bool = False) -> None:
-        """Release the host's lock and clean up what the run left there."""
+    def finish(self, keep_remote: bool = False) -> str | None:
+        """Release the host's lock and clean up what the run left there; a line (and the lock kept) when a process
+        of the run survived being killed there."""
 
 
 def workload_argv(python: str, module: str, params_path: str, out_dir: str) -> list[str]:
@@ -164,9 +165,10 @@ class LocalNativeExecutor:
     def pending(self) -> dict[str, Handle]:
         return {}  # a local step's files are written where the record is
 
-    def finish(self, keep_remote: bool = False) -> None:
+    def finish(self, keep_remote: bool = False) -> str | None:
         if self.lock:
             self.lock.release()
+        return None  # steps on the control machine itself are not swept
 
     def stage_inputs(self, step_name: str, out_dir: Path, files: list) -> list:
         """Inputs of a step on this machine (staging.py): run files copied into the step, cached files as they are."""

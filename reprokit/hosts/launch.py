@@ -116,6 +116,9 @@ class Launcher(Protocol):
     def collect(self, handle: Handle, out_dir: Path) -> Listing:
         """Pull the step's directory into ``out_dir`` (verified, confined: ``pullback.py``)."""
 
+    def reap(self, run_dir: str) -> int:
+        """Kill whatever the run's steps left running on the host; how many of its processes are still there."""
+
 
 LAUNCHERS: dict[str, Callable[..., Launcher]] = {}  # filled by each launcher's module; chosen by the inventory's `launcher`
 

@@ -20,7 +20,7 @@ from reprokit.errors import HostError
 
 BATCH_FILES, BATCH_SPEC_BYTES, BATCH_BYTES = 256, 96 << 10, 32 << 20  # one batch's files, argv bytes, data bytes
 MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255
-WRAPPER_FILES = {"run.sh", "pid", "exit_code"}  # reprokit's own files in a step directory
+WRAPPER_FILES = {"run.sh", "pid", "exit_code", "cgroup"}  # reprokit's own files in a step directory
 SECRETS_FILES = {".secrets.sh", ".secrets.env"}  # deleted before the workload starts; never pulled
 
 

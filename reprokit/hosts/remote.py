@@ -154,24 +154,57 @@ class RemoteExecutor:
                           f" && {{ test -f {complete} || {{ rm -rf -- {code_dir} && mv -T -- {staged} {code_dir}; }}; }}"
                           f"; rm -rf -- {staged}")
 
-    def finish(self, keep_remote: bool = False) -> None:
-        """Release the lock; remove the host's run directory only when every step's files are back and verified."""
+    def finish(self, keep_remote: bool = False) -> str | None:
+        """Kill what the run left running, then release the lock; remove the host's run directory only when every
+        step's files are back and verified. A line when a process of the run survived its kill: the lock stays.
+
+        A link that dropped (or an sshd that died) during the run is reopened once for this: a lock left behind
+        blocks the host for every later run."""
         try:
-            if self.run_id and self.unpulled:
-                self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: the files of"
-                                   f" {', '.join(sorted(self.unpulled))} are not all back; `invoke collect {self.run_id}`"
-                                   " finishes")
-            elif self.run_id and self.kept_reasons:
-                self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: {'; '.join(self.kept_reasons)}")
-            elif self.run_id and not keep_remote:
-                self.transport.sh(f"rm -rf -- {shell.quote(self.run_dir(self.run_id))}", check=False)
-            if self.lock:
-                self.lock.release()
-        except (ReprokitError, *LINK_ERRORS) as exc:
-            self.transport.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay:"
-                               f" `invoke unlock --host {self.host.name}`")
+            for attempt in (1, 2):
+                try:
+                    return self._clean_up(keep_remote)
+                except (ReprokitError, *LINK_ERRORS) as exc:
+                    if attempt == 1 and self._reopened():
+                        continue
+                    self.transport.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay:"
+                                       f" `invoke unlock --host {self.host.name}`")
+            return None
         finally:
             self.transport.close()
+
+    def _reopened(self) -> bool:
+        try:
+            self.transport.reconnect()
+            return True
+        except (ReprokitError, *LINK_ERRORS):
+            return False
+
+    def _clean_up(self, keep_remote: bool) -> str | None:
+        left = self._reap()  # first: the step directories name their cgroups
+        if self.run_id and self.unpulled:
+            self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: the files of"
+                               f" {', '.join(sorted(self.unpulled))} are not all back; `invoke collect {self.run_id}`"
+                               " finishes")
+        elif self.run_id and self.kept_reasons:
+            self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: {'; '.join(self.kept_reasons)}")
+        elif self.run_id and not keep_remote:
+            self.transport.sh(f"rm -rf -- {shell.quote(self.run_dir(self.run_id))}", check=False)
+        if left:
+            self.transport.say(f"      {left}")
+        elif self.lock:
+            self.lock.release()
+        return left
+
+    def _reap(self) -> str | None:
+        """Nothing of the run may outlive it on the host; a line when a process survived being killed."""
+        if not self.run_id:
+            return None
+        survivors = self.launcher.reap(self.run_dir(self.run_id))
+        if not survivors:
+            return None
+        return (f"{survivors} process(es) of run {self.run_id} survived being killed on {self.host.name}; its lock"
+                f" stays: end them there, then `invoke unlock --host {self.host.name}`")
 
     # -- one workload --------------------------------------------------------------------------
     def stage_inputs(self, step_name: str, out_dir: Path, files: list) -> list:

@@ -227,6 +227,10 @@ class SlurmLauncher:
         if self.workload_exit(handle.remote_dir) is None:
             transport.write_text(f"{handle.remote_dir}/exit_code", "130\n")
 
+    def reap(self, run_dir: str) -> int:
+        """Nothing to sweep on the login node: each job ran in its own cgroup on its node, which Slurm kills with it."""
+        return 0
+
     def collect(self, handle: Handle, out_dir: Path) -> Listing:
         name = handle.remote_dir.rstrip("/").rsplit("/", 1)[-1]
         try:

@@ -259,6 +259,7 @@ class Manifest:
     in_flight: StepAt | None = None
     status_detail: str | None = None
     detached: StepAt | None = None
+    host_left: str | None = None  # what of the run survived being killed on the host (its lock then stays)
 
     @property
     def kit_name(self) -> str | None:
@@ -296,7 +297,8 @@ class Manifest:
             preflight_notes=_strings(fields, "preflight_notes"),
             in_flight=StepAt.from_json(fields.child("in_flight")) if take("in_flight", dict) else None,
             status_detail=take("status_detail", str),
-            detached=StepAt.from_json(fields.child("detached")) if take("detached", dict) else None)
+            detached=StepAt.from_json(fields.child("detached")) if take("detached", dict) else None,
+            host_left=take("host_left", str))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"schema_version": self.schema_version, "run_id": self.run_id, "status": self.status,
@@ -311,7 +313,8 @@ class Manifest:
         out.update(_drop_none([("pin_drift", self.pin_drift), ("preflight_notes", self.preflight_notes),
                                ("in_flight", self.in_flight and self.in_flight.to_json()),
                                ("status_detail", self.status_detail),
-                               ("detached", self.detached and self.detached.to_json())]))
+                               ("detached", self.detached and self.detached.to_json()),
+                               ("host_left", self.host_left)]))
         return out
 
 

@@ -106,7 +106,7 @@ def test_the_factory_composes_the_runtime_the_host_names(inventory, tmp_path):
 @pytest.mark.parametrize("launcher", [SessionLauncher, SlurmLauncher])
 def test_every_launcher_has_the_protocols_methods_with_its_signatures(launcher):
     assert LAUNCHERS == {"session": SessionLauncher, "slurm": SlurmLauncher}
-    assert _members(Launcher) == ["collect", "follow", "launch", "lock_dir", "poll", "stop"]
+    assert _members(Launcher) == ["collect", "follow", "launch", "lock_dir", "poll", "reap", "stop"]
     for name in _members(Launcher):
         assert list(inspect.signature(getattr(launcher, name)).parameters) == \
             list(inspect.signature(getattr(Launcher, name)).parameters), name
