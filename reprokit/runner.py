@@ -9,6 +9,7 @@ connection lost for good leaves it ``detached`` for ``invoke collect``.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from dataclasses import dataclass, replace
@@ -27,7 +28,7 @@ from reprokit.plan.control_steps import run_control_step
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
-from reprokit.records.atomic import sha256_file, write_json_atomic
+from reprokit.records.atomic import RecordUnwritable, sha256_file, write_json_atomic
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.lock import hold_record
 from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry, Verdict
@@ -130,6 +131,14 @@ def run_kit(
             record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
             say(f"warning: interrupted; partial record in {record.dir}")
         return RunOutcome(record.dir, Verdict("INTERRUPTED", ""), "interrupted")
+    except RecordUnwritable as exc:  # this machine refused the write: the host keeps the step, collect finishes it
+        pending = executor.pending()
+        if not pending:
+            raise
+        mark_unpulled(record, "incomplete", str(exc), *next(iter(pending.items())))
+        say(f"warning: incomplete: {exc}; the files stay on host '{host.name}'. Bring the run back later with"
+            f" `invoke collect {run_id}`")
+        return RunOutcome(record.dir, Verdict("INCOMPLETE", str(exc)), "host_kept")
     except BaseException as exc:
         pending = executor.pending()
         if pending:
@@ -224,9 +233,14 @@ def in_flight(record: RunRecord, step: str, since: str | None):
 
 
 def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, handle: Handle) -> None:
-    """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``."""
-    record.update(status=status, status_detail=detail, in_flight=None,
-                  detached=StepAt(step, utc_now(), handle.remote_dir, handle.to_json()))
+    """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``.
+
+    Where this machine cannot write the record any more, it stays as last written (``running``, the step's handle in
+    ``in_flight``): ``invoke collect`` reads that as a killed run once the directory is writable again.
+    """
+    with contextlib.suppress(RecordUnwritable):
+        record.update(status=status, status_detail=detail, in_flight=None,
+                      detached=StepAt(step, utc_now(), handle.remote_dir, handle.to_json()))
 
 
 def stage_inputs(planned: PlannedStep, executor: Executor, steps: dict[str, StepEntry], record_dir: Path,
