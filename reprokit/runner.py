@@ -84,10 +84,7 @@ def run_kit(
     built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
     options = replace(options, images={**built, **options.images})
     executor = executor_for(host, inventory, runs_dir, options, say)
-    secrets = collect_secrets(kit.secrets)
-    for name in kit.secrets:
-        if name not in secrets:
-            say(f"warning: secret {name} is not set in the environment; the run goes on without it")
+    secrets = kit_secrets(kit, say)
     run_id = new_run_id(kit.kit, host.name)
     executor.connect()  # host keys, auth, reachability: fail before anything is written
     executor.prepare(run_id, secrets)  # the host's lock, the workload code
@@ -132,13 +129,7 @@ def run_kit(
             say(f"warning: interrupted; partial record in {record.dir}")
         return RunOutcome(record.dir, Verdict("INTERRUPTED", ""), "interrupted")
     except RecordUnwritable as exc:  # this machine refused the write: the host keeps the step, collect finishes it
-        pending = executor.pending()
-        if not pending:
-            raise
-        mark_unpulled(record, "incomplete", str(exc), *next(iter(pending.items())))
-        say(f"warning: incomplete: {exc}; the files stay on host '{host.name}'. Bring the run back later with"
-            f" `invoke collect {run_id}`")
-        return RunOutcome(record.dir, Verdict("INCOMPLETE", str(exc)), "host_kept")
+        return kept_unwritable(record, executor, exc, say)
     except BaseException as exc:
         pending = executor.pending()
         if pending:
@@ -153,6 +144,26 @@ def run_kit(
         if not detached:
             executor.finish(keep_remote=options.keep_remote)
         release_record()
+
+
+def kit_secrets(kit: Kit, say: Say) -> dict[str, str]:
+    """The kit's secrets set in the environment; each one missing is said, and the run goes on without it."""
+    secrets = collect_secrets(kit.secrets)
+    for name in kit.secrets:
+        if name not in secrets:
+            say(f"warning: secret {name} is not set in the environment; the run goes on without it")
+    return secrets
+
+
+def kept_unwritable(record: RunRecord, executor: Executor, exc: RecordUnwritable, say: Say) -> RunOutcome:
+    """This machine cannot write the record: with a step still on the host, the run ends ``incomplete`` in one line."""
+    pending = executor.pending()
+    if not pending:
+        raise exc
+    mark_unpulled(record, "incomplete", str(exc), *next(iter(pending.items())))
+    say(f"warning: incomplete: {exc}; the files stay on host '{executor.host.name}'. Bring the run back later with"
+        f" `invoke collect {record.dir.name}`")
+    return RunOutcome(record.dir, Verdict("INCOMPLETE", str(exc)), "host_kept")
 
 
 def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: Say, stream: Say | None) -> RunOutcome:
