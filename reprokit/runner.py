@@ -9,6 +9,7 @@ connection lost for good leaves it ``detached`` for ``invoke collect``.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 from dataclasses import dataclass, replace
@@ -27,7 +28,7 @@ from reprokit.plan.control_steps import run_control_step
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
-from reprokit.records.atomic import sha256_file, write_json_atomic
+from reprokit.records.atomic import RecordUnwritable, sha256_file, write_json_atomic
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.lock import hold_record
 from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry, Verdict
@@ -83,10 +84,7 @@ def run_kit(
     built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
     options = replace(options, images={**built, **options.images})
     executor = executor_for(host, inventory, runs_dir, options, say)
-    secrets = collect_secrets(kit.secrets)
-    for name in kit.secrets:
-        if name not in secrets:
-            say(f"warning: secret {name} is not set in the environment; the run goes on without it")
+    secrets = kit_secrets(kit, say)
     run_id = new_run_id(kit.kit, host.name)
     executor.connect()  # host keys, auth, reachability: fail before anything is written
     executor.prepare(run_id, secrets)  # the host's lock, the workload code
@@ -130,6 +128,8 @@ def run_kit(
             record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM; the running workload was ended")
             say(f"warning: interrupted; partial record in {record.dir}")
         return RunOutcome(record.dir, Verdict("INTERRUPTED", ""), "interrupted")
+    except RecordUnwritable as exc:  # this machine refused the write: the host keeps the step, collect finishes it
+        return kept_unwritable(record, executor, exc, say)
     except BaseException as exc:
         pending = executor.pending()
         if pending:
@@ -144,6 +144,26 @@ def run_kit(
         if not detached and (left := executor.finish(keep_remote=options.keep_remote)):
             record.update(host_left=left)  # a process of the run survived its kill: the host's lock stays
         release_record()
+
+
+def kit_secrets(kit: Kit, say: Say) -> dict[str, str]:
+    """The kit's secrets set in the environment; each one missing is said, and the run goes on without it."""
+    secrets = collect_secrets(kit.secrets)
+    for name in kit.secrets:
+        if name not in secrets:
+            say(f"warning: secret {name} is not set in the environment; the run goes on without it")
+    return secrets
+
+
+def kept_unwritable(record: RunRecord, executor: Executor, exc: RecordUnwritable, say: Say) -> RunOutcome:
+    """This machine cannot write the record: with a step still on the host, the run ends ``incomplete`` in one line."""
+    pending = executor.pending()
+    if not pending:
+        raise exc
+    mark_unpulled(record, "incomplete", str(exc), *next(iter(pending.items())))
+    say(f"warning: incomplete: {exc}; the files stay on host '{executor.host.name}'. Bring the run back later with"
+        f" `invoke collect {record.dir.name}`")
+    return RunOutcome(record.dir, Verdict("INCOMPLETE", str(exc)), "host_kept")
 
 
 def _run(kit: Kit, executor: Executor, record: RunRecord, kits_dir: Path, say: Say, stream: Say | None) -> RunOutcome:
@@ -224,9 +244,14 @@ def in_flight(record: RunRecord, step: str, since: str | None):
 
 
 def mark_unpulled(record: RunRecord, status: str, detail: str, step: str, handle: Handle) -> None:
-    """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``."""
-    record.update(status=status, status_detail=detail, in_flight=None,
-                  detached=StepAt(step, utc_now(), handle.remote_dir, handle.to_json()))
+    """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``.
+
+    Where this machine cannot write the record any more, it stays as last written (``running``, the step's handle in
+    ``in_flight``): ``invoke collect`` reads that as a killed run once the directory is writable again.
+    """
+    with contextlib.suppress(RecordUnwritable):
+        record.update(status=status, status_detail=detail, in_flight=None,
+                      detached=StepAt(step, utc_now(), handle.remote_dir, handle.to_json()))
 
 
 def stage_inputs(planned: PlannedStep, executor: Executor, steps: dict[str, StepEntry], record_dir: Path,

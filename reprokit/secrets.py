@@ -4,18 +4,22 @@ A kit names the environment variables it needs (``secrets: [HF_TOKEN]``);
 their values never appear on a command line, in the manifest or a report.
 Every log the run keeps passes through ``Redactor`` before it is written: the value, its case variants, hex,
 URL-encoded and base64 forms (three alignments), also split across lines or across two reads of a file.
-A compressed copy (gzip) cannot be masked by pattern; it is named as not covered in the README.
+A file that is gzip (by its first bytes, whatever its name: ``.gz``, a ``gzip``-ed stream a workload wrote) is
+also read decompressed, every member of it; where a secret shows there, the file is written again as gzip of the
+masked text. Its compressed bytes are then masked like any file's (a name in the gzip header, bytes after the members).
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
+import gzip
 import os
 import re
 import shlex
 import tempfile
 import urllib.parse
+import zlib
 from pathlib import Path
 
 from reprokit.errors import ConfigError
@@ -26,6 +30,7 @@ CHUNK_BYTES = 1 << 20
 BREAK = rb"(?:\r?\n)?"  # a line break a secret may be split by
 MAX_BREAK_BYTES = 2
 WRAP_CHARS = 76  # base64(1)'s and MIME's line length
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _base64_cores(raw: bytes) -> set[bytes]:
@@ -128,24 +133,86 @@ class Redactor:
         """Redact a file in place, streaming in bounded memory; True when something was masked.
 
         Every artifact goes through here, whatever its name: a secret can land in a JSON result or a trace as
-        easily as in a log. The file is rewritten (atomically) only when it holds a secret.
+        easily as in a log. The file is rewritten (atomically) only when it holds a secret. A gzip file is
+        checked decompressed first (``_gzip_file``), then as the bytes it is.
         """
         if self._pattern is None:
             return False
+        unzipped = self._gzip_file(path, chunk_bytes)
+        return self._plain_file(path, chunk_bytes) or unzipped
+
+    def _plain_file(self, path: Path, chunk_bytes: int) -> bool:
         with open(path, "rb") as fh:
             if not any(held and self._pattern.search(piece) for piece, held in self._chunks(fh, chunk_bytes)):
                 return False
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacting", dir=path.parent)
-        try:
-            with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
-                for piece, held in self._chunks(src, chunk_bytes):
-                    dst.write(self._pattern.sub(MASK.encode(), piece) if held else piece)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        with _replacing(path) as dst, open(path, "rb") as src:
+            for piece, held in self._chunks(src, chunk_bytes):
+                dst.write(self._pattern.sub(MASK.encode(), piece) if held else piece)
         return True
+
+    def _gzip_file(self, path: Path, chunk_bytes: int) -> bool:
+        """Mask the text inside a gzip file (every member); True when it held a secret and was written again.
+
+        A damaged or cut stream is read as far as it decompresses: what no gzip reader can get back is not text.
+        """
+        with open(path, "rb") as fh:
+            if fh.read(2) != GZIP_MAGIC:
+                return False
+        with open(path, "rb") as fh:
+            if not any(held and self._pattern.search(piece) for piece, held in self._chunks(_Gunzipped(fh), chunk_bytes)):
+                return False
+        with _replacing(path) as dst, open(path, "rb") as src, \
+                gzip.GzipFile(filename="", mode="wb", fileobj=dst, mtime=0) as packed:
+            for piece, held in self._chunks(_Gunzipped(src), chunk_bytes):
+                packed.write(self._pattern.sub(MASK.encode(), piece) if held else piece)
+        return True
+
+
+class _Gunzipped:
+    """The decompressed text of a gzip file, member after member, in reads of bounded size.
+
+    Unlike ``gzip.GzipFile``, a damaged or cut stream gives what decompressed before the damage, then ends: the
+    text that any gzip reader can get back is what must be checked.
+    """
+
+    def __init__(self, fh, chunk_bytes: int = CHUNK_BYTES):
+        self.fh, self.chunk_bytes = fh, chunk_bytes
+        self.unzip = zlib.decompressobj(wbits=31)
+        self.pending = b""  # compressed bytes not yet fed
+        self.ended = False
+
+    def read(self, size: int) -> bytes:
+        out = b""
+        while not out and not self.ended:
+            data = self.pending or self.fh.read(self.chunk_bytes)
+            self.pending = b""
+            if not data:
+                self.ended = True
+                break
+            try:
+                out = self.unzip.decompress(data, size)
+            except zlib.error:
+                self.ended = True  # damaged: what came before is all a reader gets
+                break
+            self.pending = self.unzip.unconsumed_tail
+            if self.unzip.eof:  # a member ended; what follows is another one, or bytes that are not gzip (ended)
+                self.pending = self.unzip.unused_data + self.pending
+                self.unzip = zlib.decompressobj(wbits=31)
+        return out
+
+
+@contextlib.contextmanager
+def _replacing(path: Path):
+    """A file beside ``path`` to write, put in its place when the block ends, removed if it fails."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacting", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as dst:
+            yield dst
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
 
 
 def collect_secrets(names: list[str], environ: dict[str, str] | None = None) -> dict[str, str]:

@@ -43,6 +43,7 @@ from reprokit.hosts.pull_listing import (
     unsafe_reason,
 )
 from reprokit.hosts.transport import LINK_ERRORS, Transport
+from reprokit.records.atomic import unwritable
 from reprokit.records.digests import DIGESTS
 from reprokit.secrets import Redactor
 
@@ -365,6 +366,9 @@ class PullBack:
                             refused.append({"path": remote.rel, "reason": f"the host refused to read it: {exc}"})
                 break
             except LINK_ERRORS as exc:
+                refused = unwritable(exc)  # this machine's disk said no: not a link to retry
+                if refused:
+                    raise PullStopped(f"{refused}; the files stay on host '{host.name}'") from None
                 if attempt == attempts:
                     raise PullStopped(f"host '{host.name}': pull-back of {remote_dir} failed: {exc};"
                                       " the files stay on the host") from None

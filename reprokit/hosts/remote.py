@@ -149,10 +149,11 @@ class RemoteExecutor:
             problem = self.transport.explain("cannot upload the workload code", str(exc) or "Failure")
             raise HostError(self.transport.disk_problem(problem)) from None
         staged = shell.quote(tmp)
-        self.transport.sh(f"rm -rf -- {staged} && mkdir -p -- {staged} && tar -xzf {shell.quote(tmp + '.tar.gz')} -C {staged}"
-                          f" && rm -f -- {shell.quote(tmp + '.tar.gz')} && touch -- {shell.path(tmp, '.complete')}"
-                          f" && {{ test -f {complete} || {{ rm -rf -- {code_dir} && mv -T -- {staged} {code_dir}; }}; }}"
-                          f"; rm -rf -- {staged}")
+        # the unpacking's status is the command's: the clean-up after it must not turn a failed tar into success
+        self.transport.sh(f"{{ rm -rf -- {staged} && mkdir -p -- {staged} && tar -xzf {shell.quote(tmp + '.tar.gz')} -C {staged}"
+                          f" && touch -- {shell.path(tmp, '.complete')}"
+                          f" && {{ test -f {complete} || {{ rm -rf -- {code_dir} && mv -T -- {staged} {code_dir}; }}; }}; }}"
+                          f"; status=$?; rm -rf -- {staged} {shell.quote(tmp + '.tar.gz')}; exit $status")
 
     def finish(self, keep_remote: bool = False) -> str | None:
         """Kill what the run left running, then release the lock; remove the host's run directory only when every

@@ -116,8 +116,10 @@ class Transport:
 
     def explain(self, what: str, detail: str) -> str:
         """One line for a failed command: what failed and the host's last word, or what to do on a full disk."""
-        detail = detail.strip().splitlines()[-1] if detail.strip() else ""
-        if "No space left on device" in detail or "Disk quota exceeded" in detail:
+        lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
+        full = [line for line in lines if "No space left on device" in line or "Disk quota exceeded" in line]
+        detail = (full or lines or [""])[0 if full else -1]  # tar says why first, "Exiting with failure status" last
+        if full:
             return (f"host '{self.host.name}': no space left in {self.host.workdir} ({detail});"
                     " free space there or set a larger `workdir` for the host")
         return f"host '{self.host.name}': {what}: {detail}"

@@ -5,6 +5,7 @@ Each write remembers the sha256 of what it wrote, so the record's artifact list 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -12,17 +13,39 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from reprokit.errors import HostError
 from reprokit.records.digests import DIGESTS, sha256_file
 
-__all__ = ["sha256_file", "write_bytes_atomic", "write_json_atomic", "write_text_atomic"]
+__all__ = ["RecordUnwritable", "UNWRITABLE_ERRNOS", "sha256_file", "unwritable", "write_bytes_atomic",
+           "write_json_atomic", "write_text_atomic"]
+
+UNWRITABLE_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)  # this machine refuses the write: no retry helps
+
+
+class RecordUnwritable(HostError):
+    """This machine cannot write the run's record (read-only, no permission): said once, the host keeps the files."""
+
+
+def unwritable(exc: BaseException) -> RecordUnwritable | None:
+    """The one-line error for a local write this machine refused, or None for any other error (a link's, say)."""
+    if not isinstance(exc, OSError) or exc.errno not in UNWRITABLE_ERRNOS or exc.filename is None:
+        return None
+    where = Path(exc.filename)
+    return RecordUnwritable(f"this machine cannot write {where.parent} ({exc.strerror}); make it writable")
 
 
 def write_bytes_atomic(path: Path, data: bytes, hashed: bool = True) -> str | None:
     """Write ``data`` to ``path`` atomically; return its sha256, remembered for the record (``hashed=False``: a file
     that is no artifact, the manifest, rewritten at every change)."""
     digest = hashlib.sha256(data).hexdigest() if hashed else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        refused = unwritable(exc)
+        if refused:
+            raise refused from None
+        raise
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -29,8 +29,8 @@ def shorten(text: str, limit: int) -> str:
     return (text[:cut] if cut > 0 else text[:limit]).rstrip(" ,") + " …"
 
 
-NOT_PULLED_NOTE = ("These entries stayed on the host (links, FIFOs, unreadable or oddly named files); `invoke collect"
-                   " --prune RUN` removes the host's copy once you have looked.")
+NOT_PULLED_NOTE = ("These entries stayed on the host (links, FIFOs, unreadable or oddly named files), with the run's"
+                   " directory there (`<workdir>/runs/RUN`): remove it on the host once you have looked.")
 
 
 def not_pulled_rows(steps: dict[str, StepEntry]) -> list[list[str]]:

@@ -11,6 +11,7 @@ from reprokit.errors import ExitCode
 from reprokit.hosts.factory import remote_executor
 from reprokit.hosts.pullback import RemoteRefused, local_target, parse_listing
 from reprokit.records.run import load_manifest, verify_record
+from reprokit.report.markdown import NOT_PULLED_NOTE
 from reprokit.runner import run_kit
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, step
 from tests.integration.remote.conftest import alive
@@ -47,6 +48,13 @@ def test_forged_names_links_and_fifos_never_leave_the_step_dir(rig, tmp_path):
     (remote_run,) = rig.remote_runs()
     assert (remote_run / "probe" / "pipe").exists() and (remote_run / "probe" / "result.json").exists()
     assert not (rig.work / "lock").exists()
+    report_md = (outcome.run_dir / "report.md").read_text()
+    report_html = (outcome.run_dir / "report.html").read_text()
+    assert "| probe | passwd-link | not a regular file (symlink) |" in report_md
+    assert "| probe | pipe | not a regular file (fifo) |" in report_md
+    assert report_md.count("| probe | ") >= 4 and NOT_PULLED_NOTE in report_md
+    assert "passwd-link" in report_html and "not a regular file (fifo)" in report_html
+    assert "remove it on the host once you have looked" in report_html
 
 
 def test_unreadable_file_is_reported_and_kept_on_the_host(rig):

@@ -201,3 +201,22 @@ def test_the_byte_cap_is_configurable_for_invoke_repro(rig, tmp_path):
     assert manifest["status"] == "incomplete"
     assert "passes this run's cap of 204800 bytes" in manifest["status_detail"]
     assert f"`invoke collect {run_dir.name}`" in proc.stderr
+
+
+def test_a_host_disk_that_fills_while_the_code_unpacks_is_one_line_naming_it(rig):
+    """200 KB free: the code's archive uploads, its unpacking fails; tar's reason is said, not its last line."""
+    small = rig.work / "small300k"
+    small.mkdir()
+    in_host = ["nsenter", "--mount", "--target", str(sshd_master_pid(HOST))]
+    subprocess.run([*in_host, "mount", "-t", "tmpfs", "-o", "size=2m,uid=" + str(HOME_UID) + ",gid=" + str(HOME_UID),
+                    "tmpfs", str(small)], check=True)
+    try:
+        subprocess.run([*in_host, "sh", "-c", f"head -c {2048 * 1024 - 200 * 1024} /dev/zero > {small}/fill"], check=True)
+        with pytest.raises(HostError) as full:
+            rig.run(RESULT_OK, workdir=small)
+        message = str(full.value)
+        assert "\n" not in message and "Exiting with failure status" not in message, message
+        assert message.startswith(f"host '{HOST}': no space left in {small} (tar: "), message
+        assert message.endswith("No space left on device); free space there or set a larger `workdir` for the host")
+    finally:
+        subprocess.run([*in_host, "umount", "-l", str(small)], check=False)

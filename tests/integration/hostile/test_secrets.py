@@ -140,3 +140,37 @@ def test_every_common_encoding_of_a_secret_is_masked_in_step_log_and_files(rig, 
     assert log.count(b"***") == 10  # 3 alignments, wrapped base64, hex, HEX, URL-encoded, upper, lower, split
     assert (outcome.run_dir / "steps" / "probe" / "urlsafe.txt").read_bytes().startswith(b"***")
     assert verify_record(outcome.run_dir) == []
+
+
+GZIPPED = ('printf "token %s\\n" "$HF_TOKEN" | gzip > token.log.gz; (printf a | gzip; printf "x%s" "$HF_TOKEN" | gzip)'
+           ' > members.bin; printf "%s" "$HF_TOKEN" > "n"; gzip -N -c n > named; rm n;'
+           ' printf \'{"workload": "smem-probe", "schema_version": 1, "status": "ok", "devices": []}\' > result.json; exit 0')
+
+
+def test_a_secret_inside_gzip_is_masked_in_the_decompressed_text(rig, tmp_path, monkeypatch):
+    import gzip
+    monkeypatch.setenv("HF_TOKEN", ODD_SECRET)
+    outcome, manifest, _ = rig.run(GZIPPED, kit=secret_kit(tmp_path))
+    out = outcome.run_dir / "steps" / "probe"
+    assert step(manifest)["status"] == "ok", rig.messages
+    assert gzip.decompress((out / "token.log.gz").read_bytes()) == b"token ***\n"
+    assert gzip.decompress((out / "members.bin").read_bytes()) == b"ax***"  # every member, whatever the name
+    assert gzip.decompress((out / "named").read_bytes()) == b"***"
+    assert ODD_SECRET.encode() not in (out / "named").read_bytes()  # nor the gzip header's name field
+    assert verify_record(outcome.run_dir) == []
+
+
+def test_a_cut_gzip_is_masked_as_far_as_it_decompresses(tmp_path):
+    import gzip
+    path = tmp_path / "cut.gz"
+    noise = bytes(range(256)) * 40  # not compressible to nothing: the cut lands after the secret
+    whole = gzip.compress(b"a" * 100 + SECRET.encode() + noise, mtime=0)
+    path.write_bytes(whole[:-40])  # the trailer and some data gone: a reader gets the secret, then an error
+    assert Redactor([SECRET]).file(path, chunk_bytes=64) is True
+    with gzip.open(path) as fh:
+        text = fh.read()
+    assert text.startswith(b"a" * 100 + b"***\x00\x01") and SECRET.encode() not in text
+    clean = tmp_path / "clean.gz"
+    clean.write_bytes(gzip.compress(b"nothing here", mtime=0))
+    before = clean.read_bytes()
+    assert Redactor([SECRET]).file(clean) is False and clean.read_bytes() == before
