@@ -60,17 +60,17 @@ def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
           bases: list[str] | None = None) -> int:
     """Build the kit's images (or one of them) on the host; print each image's tag and digest.
 
-    A remote host builds through a command runner over its SSH connection; the local host and ``docker_host``
+    A remote host builds through a command target over its SSH connection; the local host and ``docker_host``
     need none. ``bases``: ``ARG=name@sha256:...`` replacing bases of the lock (a mirror's copy of them).
     """
-    from reprokit.hosts.commands import SSHCommandRunner  # noqa: PLC0415 - only remote builds need it
+    from reprokit.hosts.ssh_command import SSHTarget  # noqa: PLC0415 - only remote builds need it
 
     overrides = base_overrides(bases or [])
     say, stream = printers(False)  # reprokit's lines and docker's, at the task's --quiet / --verbose level
     kit, _ = load_kit(kit_name, kits_dir)
     inventory = load_inventory(inventory_path)
     host = inventory.host(host_name)
-    runner = None if host.is_local or docker_host else SSHCommandRunner(host, inventory, options, say)
+    target = None if host.is_local or docker_host else SSHTarget(host, inventory, options, say)
     names = [image] if image else list(kit.images)
     takes = {name: _base_args(kit, name) for name in names if name in kit.images}  # an unknown image: the build says so
     unused = sorted(set(overrides) - {arg for args in takes.values() for arg in args})
@@ -79,7 +79,7 @@ def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
                           + ", ".join(sorted({arg for args in takes.values() for arg in args})))
     images = []
     for name in names:
-        built = build_image(kit, name, host, runner=runner, docker_host=docker_host, push_to=push, say=say, stream=stream,
+        built = build_image(kit, name, host, target=target, docker_host=docker_host, push_to=push, say=say, stream=stream,
                             base_overrides={arg: ref for arg, ref in overrides.items() if arg in takes.get(name, ())})
         err_console.print(f"{kit.kit}/{name} on {host.name}: {built.reference}", markup=False)  # the result
         images.append({**dataclasses.asdict(built), "reference": built.reference})

@@ -23,7 +23,7 @@ from reprokit.config import layers
 from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.command_runner import CommandResult, LocalRunner, Runner
+from reprokit.hosts.command_target import CommandResult, LocalTarget, CommandTarget
 from reprokit.images import dockerfile as dockerfile_rules
 from reprokit.images.context import ContextSource, arg_defaults, checkout, copy_sources, default_source, gather
 from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, BaseImage, load_lock
@@ -116,7 +116,7 @@ def build_image(
     *,
     repo_root: Path | None = None,
     lock_path: Path = LOCK_PATH,
-    runner: Runner | None = None,
+    target: CommandTarget | None = None,
     docker: str | None = None,
     docker_host: str | None = None,
     base_overrides: dict[str, str] | None = None,
@@ -128,7 +128,7 @@ def build_image(
 ) -> BuiltImage:
     """Build ``kit``'s image ``image_name`` on ``host`` and return what was built (its digest included).
 
-    ``runner`` runs each command on the host (``LocalRunner`` for the local host; a remote host needs one from
+    ``target`` runs each command on the host (``LocalTarget`` for the local host; a remote host needs one from
     the SSH executor). ``docker_host`` targets another engine from here (``DOCKER_HOST``). ``base_overrides``
     replaces bases of the lock (build argument -> ``name@sha256:...``, digest-pinned too); ``requirements``
     replaces the Dockerfile's requirements file (tests use a tiny one). ``push_to`` (``registry[:port]``)
@@ -139,11 +139,11 @@ def build_image(
     if spec is None:
         known = ", ".join(kit.images) or "(none)"
         raise ConfigError(f"kit '{kit.kit}' declares no image '{image_name}'; images: {known}")
-    if runner is None:
+    if target is None:
         if not host.is_local:
-            raise HostError(f"host '{host.name}': building on a remote host needs its SSH runner (reprokit.hosts);"
+            raise HostError(f"host '{host.name}': building on a remote host needs its SSH target (reprokit.hosts);"
                             " or build here against its engine with docker_host=ssh://...")
-        runner = LocalRunner()
+        target = LocalTarget()
     docker = docker or docker_cli()
     source: ContextSource = checkout(repo_root) if repo_root else default_source()
     dockerfile = spec.dockerfile
@@ -169,22 +169,22 @@ def build_image(
     env = {"DOCKER_BUILDKIT": "1"}
     if docker_host:
         env["DOCKER_HOST"] = docker_host
-    argv = _build_argv(docker, dockerfile, tag, spec.target, build_args, runner, env)
+    argv = _build_argv(docker, dockerfile, tag, spec.target, build_args, target, env)
 
     say(f"building {image_name} of kit {kit.kit} on {host.name}: {dockerfile}, {len(context.files)} files, bases "
         + ", ".join(f"{k}={v}" for k, v in bases.items()))
     started = time.monotonic()
-    result = runner(argv, stdin=context.tar, env=env, timeout_s=BUILD_TIMEOUT_S, on_line=stream)
+    result = target(argv, stdin=context.tar, env=env, timeout_s=BUILD_TIMEOUT_S, on_line=stream)
     if result.returncode != 0:
         raise _fail(host.name, f"docker build of {image_name}", result)
     build_s = time.monotonic() - started
-    inspect = runner([docker, "image", "inspect", "--format", "{{.Id}}", tag], env=env, timeout_s=SHORT_TIMEOUT_S)
+    inspect = target([docker, "image", "inspect", "--format", "{{.Id}}", tag], env=env, timeout_s=SHORT_TIMEOUT_S)
     if inspect.returncode != 0:
         raise _fail(host.name, f"docker image inspect {tag}", inspect)
     built = BuiltImage(kit.kit, image_name, host.name, dockerfile, tag, inspect.output.strip().splitlines()[-1], revision,
                        bases, build_s=round(build_s, 3))
     if push_to:
-        built.repo_digest = push_image(built, push_to, runner, docker, env)
+        built.repo_digest = push_image(built, push_to, target, docker, env)
     say(f"built {tag} ({built.image_id}) in {build_s:.1f} s" + (f", pushed as {built.repo_digest}" if built.repo_digest else ""))
     if record:
         record_built(repo_root / STATE_DIR if repo_root else layers.images_state_dir(), built)
@@ -205,29 +205,29 @@ def _pinned_bases(dockerfile: str, text: str, lock: dict[str, BaseImage], base_o
     return bases
 
 
-def _build_argv(docker: str, dockerfile: str, tag: str, target: str | None, build_args: dict[str, str],
-                runner: Runner, env: dict[str, str]) -> list[str]:
+def _build_argv(docker: str, dockerfile: str, tag: str, stage: str | None, build_args: dict[str, str],
+                target: CommandTarget, env: dict[str, str]) -> list[str]:
     """``docker build`` reading the context from stdin; the host's CA bundle as a build secret when it has one."""
     argv = [docker, "build", "--progress=plain", "-f", dockerfile, "-t", tag]
-    if target:
-        argv += ["--target", target]
+    if stage:
+        argv += ["--target", stage]
     for key, value in build_args.items():
         argv += ["--build-arg", f"{key}={value}"]
-    if runner(["test", "-s", CA_BUNDLE], env=env, timeout_s=SHORT_TIMEOUT_S).returncode == 0:
+    if target(["test", "-s", CA_BUNDLE], env=env, timeout_s=SHORT_TIMEOUT_S).returncode == 0:
         argv += ["--secret", f"id=ca_bundle,src={CA_BUNDLE}"]
     return argv + ["-"]
 
 
-def push_image(built: BuiltImage, registry: str, runner: Runner, docker: str, env: dict[str, str]) -> str:
+def push_image(built: BuiltImage, registry: str, target: CommandTarget, docker: str, env: dict[str, str]) -> str:
     """Push to ``registry`` and return ``registry/name@sha256:...``, the reference any host can pull by."""
     name = f"{registry}/{built.tag.split(':', 1)[0]}"
     remote_tag = f"{name}:{built.tag.split(':', 1)[1]}"
     for argv, what in (([docker, "tag", built.image_id, remote_tag], "docker tag"),
                        ([docker, "push", remote_tag], f"docker push to {registry}")):
-        result = runner(argv, env=env, timeout_s=BUILD_TIMEOUT_S)
+        result = target(argv, env=env, timeout_s=BUILD_TIMEOUT_S)
         if result.returncode != 0:
             raise _fail(built.host, what, result)
-    inspect = runner([docker, "image", "inspect", "--format", "{{json .RepoDigests}}", remote_tag], env=env,
+    inspect = target([docker, "image", "inspect", "--format", "{{json .RepoDigests}}", remote_tag], env=env,
                      timeout_s=SHORT_TIMEOUT_S)
     if inspect.returncode != 0:
         raise _fail(built.host, f"docker image inspect {remote_tag}", inspect)

@@ -7,7 +7,7 @@ import pytest
 
 from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
-from reprokit.hosts.commands import SSHCommandRunner
+from reprokit.hosts.ssh_command import SSHTarget
 from reprokit.hosts.factory import ConnectOptions
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_docker import BASE
@@ -17,7 +17,7 @@ from tests.integration.remote.test_remote_docker import REASON as DOCKER_REASON
 def runner_for(tmp_path, name="h3"):
     inventory = load_inventory(write_inventory(tmp_path / "inv.yml", {name: {"workdir": host_workdir(name, "cmd")}}))
     known = known_hosts_for(tmp_path / "known_hosts", name)
-    return SSHCommandRunner(inventory.host(name), inventory, ConnectOptions(known_hosts=known), say=lambda m: None)
+    return SSHTarget(inventory.host(name), inventory, ConnectOptions(known_hosts=known), say=lambda m: None)
 
 
 def test_binary_stdin_env_streaming_and_exit_codes(tmp_path):

@@ -1,4 +1,4 @@
-"""What `invoke build` asks a host to run (a recording runner stands in for the host), the context it sends,
+"""What `invoke build` asks a host to run (a recording target stands in for the host), the context it sends,
 and the workload's requirements against the kits' pins."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.command_runner import CommandResult, LocalRunner
+from reprokit.hosts.command_target import CommandResult, LocalTarget
 from reprokit.images.build import CA_BUNDLE, build_image, requirement_pins
 from reprokit.images.context import ContextSource, checkout, context_files, context_tar, gather
 from reprokit.images.lockfile import load_lock
@@ -23,7 +23,7 @@ from tests.conftest import REPO
 IMAGE_ID = "sha256:" + "c" * 64
 
 
-class RecordingRunner:
+class RecordingTarget:
     def __init__(self, ca_present=True, build_rc=0, build_output="#1 DONE"):
         self.calls = []
         self.ca_present = ca_present
@@ -47,10 +47,10 @@ def kit():
 
 
 def test_the_build_command(kit, tmp_path):
-    runner = RecordingRunner()
-    built = build_image(kit, "workload", local_host(), runner=runner, docker="docker", say=lambda _: None,
+    target = RecordingTarget()
+    built = build_image(kit, "workload", local_host(), target=target, docker="docker", say=lambda _: None,
                         record=False, docker_host="ssh://gpu@example.org")
-    test, build, inspect = runner.calls
+    test, build, inspect = target.calls
     assert test["argv"] == ["test", "-s", CA_BUNDLE]
     argv = build["argv"]
     assert argv[:6] == ["docker", "build", "--progress=plain", "-f", "docker/workload.Dockerfile", "-t"]
@@ -75,30 +75,30 @@ def test_the_build_command(kit, tmp_path):
 
 
 def test_no_ca_bundle_no_secret(kit):
-    runner = RecordingRunner(ca_present=False)
-    build_image(kit, "serve", local_host(), runner=runner, docker="docker", say=lambda _: None, record=False)
-    assert "--secret" not in runner.calls[1]["argv"]
+    target = RecordingTarget(ca_present=False)
+    build_image(kit, "serve", local_host(), target=target, docker="docker", say=lambda _: None, record=False)
+    assert "--secret" not in target.calls[1]["argv"]
 
 
 def test_failures_say_what_to_do(kit):
-    runner = RecordingRunner(build_rc=1, build_output="ERROR: BuildKit is enabled but the buildx component is missing")
+    target = RecordingTarget(build_rc=1, build_output="ERROR: BuildKit is enabled but the buildx component is missing")
     with pytest.raises(HostError, match="this docker client has no BuildKit"):
-        build_image(kit, "serve", local_host(), runner=runner, docker="docker", say=lambda _: None, record=False)
-    runner = RecordingRunner(build_rc=127, build_output="docker: command not found")
+        build_image(kit, "serve", local_host(), target=target, docker="docker", say=lambda _: None, record=False)
+    target = RecordingTarget(build_rc=127, build_output="docker: command not found")
     with pytest.raises(HostError, match="docker is not installed on host 'local'; `invoke provision --host local`"):
-        build_image(kit, "serve", local_host(), runner=runner, docker="docker", say=lambda _: None, record=False)
+        build_image(kit, "serve", local_host(), target=target, docker="docker", say=lambda _: None, record=False)
 
 
 def test_bad_requests_are_refused_before_anything_runs(kit):
-    runner = RecordingRunner()
+    target = RecordingTarget()
     with pytest.raises(ConfigError, match="declares no image 'nope'; images: workload, serve"):
-        build_image(kit, "nope", local_host(), runner=runner)
+        build_image(kit, "nope", local_host(), target=target)
     with pytest.raises(ConfigError, match="takes no base from OTHER_IMAGE"):
-        build_image(kit, "serve", local_host(), runner=runner, base_overrides={"OTHER_IMAGE": "a@sha256:" + "1" * 64})
+        build_image(kit, "serve", local_host(), target=target, base_overrides={"OTHER_IMAGE": "a@sha256:" + "1" * 64})
     remote = local_host().__class__(**{**local_host().__dict__, "name": "gpu1", "connection": "ssh"})
-    with pytest.raises(HostError, match="needs its SSH runner"):
+    with pytest.raises(HostError, match="needs its SSH target"):
         build_image(kit, "serve", remote)
-    assert runner.calls == []
+    assert target.calls == []
 
 
 def test_the_context_tar_is_deterministic():
@@ -110,13 +110,13 @@ def test_the_context_tar_is_deterministic():
     assert [(m.name, m.mtime, m.uid, m.mode) for m in members] == [(f, 0, 0, 0o644) for f in files]
 
 
-def test_local_runner_feeds_stdin_and_streams_lines():
+def test_local_target_feeds_stdin_and_streams_lines():
     lines = []
-    result = LocalRunner()(["sh", "-c", "cat; echo done >&2"], stdin=b"one\ntwo\n", on_line=lines.append)
+    result = LocalTarget()(["sh", "-c", "cat; echo done >&2"], stdin=b"one\ntwo\n", on_line=lines.append)
     assert (result.returncode, lines) == (0, ["one", "two", "done"])
-    assert LocalRunner()(["/nonexistent/docker"]).returncode == 127
+    assert LocalTarget()(["/nonexistent/docker"]).returncode == 127
     with pytest.raises(HostError, match="did not finish within 1 s"):
-        LocalRunner()(["sleep", "5"], timeout_s=1)
+        LocalTarget()(["sleep", "5"], timeout_s=1)
 
 
 def test_workload_requirements_are_the_kits_pins_hash_pinned():

@@ -1,7 +1,7 @@
 """How a command reaches a host: a function that runs it there (image builds are the first user).
 
 A build is a short sequence of commands (``docker build`` reading its context as a tar on stdin, ``docker
-image inspect``, ``docker push``), so the same code builds on this machine (``LocalRunner``), on a Docker
+image inspect``, ``docker push``), so the same code builds on this machine (``LocalTarget``), on a Docker
 engine named by ``DOCKER_HOST`` (the local client ships the context), or on a remote host through any
 function with this signature, e.g. one that runs the command over an SSH connection.
 """
@@ -27,7 +27,7 @@ class CommandResult:
         return "\n".join(self.output.strip().splitlines()[-lines:])
 
 
-class Runner(Protocol):
+class CommandTarget(Protocol):
     def __call__(
         self,
         argv: Sequence[str],
@@ -41,7 +41,7 @@ class Runner(Protocol):
         ...
 
 
-class LocalRunner:
+class LocalTarget:
     """Runs commands on this machine; streams each output line to ``on_line`` as it comes."""
 
     def __call__(

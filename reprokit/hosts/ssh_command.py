@@ -11,14 +11,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.errors import HostError
-from reprokit.hosts.command_runner import CommandResult
+from reprokit.hosts.command_target import CommandResult
 from reprokit.hosts.factory import ConnectOptions, transport_for
 from reprokit.hosts.pullback import MAX_PACKET_BYTES, WINDOW_BYTES
 from reprokit.say import Say, silent
 
 
-class SSHCommandRunner:
-    """A ``reprokit.hosts.command_runner.Runner`` over one SSH connection to ``host``, opened on first use."""
+class SSHTarget:
+    """A ``reprokit.hosts.command_target.CommandTarget`` over one SSH connection to ``host``, opened on first use."""
 
     def __init__(self, host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent):
         self.transport = transport_for(host, inventory, options, say)
