@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The kits on a GPU host reached over a real OpenSSH server: the control plane and the GPU host are the same
 # machine, joined by sshd on 127.0.0.1 (recipe: ../shared/reference/H200-SSH.md). Runs
-#   invoke repro smem-probe | tile-sweep | ep8-crash --host h200, and invoke provision --host h200 --check
+#   invoke repro KIT --host h200 for each of $KITS (default: smem-probe tile-sweep ep8-crash), and
+#   invoke provision --host h200 --check (PROVISION=0 leaves it out)
 # with reprokit's own inventory and known_hosts (the first run accepts the new host key, the rest are strict),
 # and leaves the records, the provisioning log and a summary in $OUT (default ./h200-ssh-out).
 #
@@ -11,7 +12,7 @@
 # and .cache/h200-ssh/reprokit-cache/wheels/flashinfer_python-<pin>-py3-none-any.whl: the control machine's
 # cache, from which the kits stage the wheel onto the (offline) host themselves.
 #
-# Environment: PY (the control plane's Python, default python3), HOST_PY (the host's Python over SSH, default
+# Environment: KITS, PROVISION (above), PY (the control plane's Python, default python3), HOST_PY (the host's Python over SSH, default
 # /opt/torch/.venv/bin/python3), SSH_PORT (2222), GPU_ARCH (sm90), GPU_COUNT (1).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -92,12 +93,16 @@ run_kit() {  # run_kit KIT [flags]: one repro over SSH; its exit code is recorde
     tar -czf "$OUT/records.tar.gz" -C "$WORK/runs" .  # after each kit: what ran comes back even if a later one overruns
 }
 started=$(date +%s)
-run_kit smem-probe --accept-new-host-key
-run_kit tile-sweep
-run_kit ep8-crash
-log "invoke provision --host h200 --check"
-invoke_ provision --host h200 --check --inventory "$INV" --known-hosts "$KNOWN" 2>&1 | tee "$OUT/provision-check.log"
-log "exit code of provision --check: ${PIPESTATUS[0]}"
+first=--accept-new-host-key  # the first run accepts the new host key; the others check it
+for kit in ${KITS:-smem-probe tile-sweep ep8-crash}; do
+    run_kit "$kit" $first
+    first=
+done
+if [ "${PROVISION:-1}" = 1 ]; then
+    log "invoke provision --host h200 --check"
+    invoke_ provision --host h200 --check --inventory "$INV" --known-hosts "$KNOWN" 2>&1 | tee "$OUT/provision-check.log"
+    log "exit code of provision --check: ${PIPESTATUS[0]}"
+fi
 log "known_hosts written by reprokit: $(cut -d' ' -f1,2 "$KNOWN")"
 log "host cache: $(find "$WORK/host/cache" -type f -name '*.whl' | sed "s|$WORK/host|<workdir>|")"
 log "total $(( $(date +%s) - started )) s"
