@@ -18,7 +18,7 @@ import inspect
 import os
 import shlex
 import sys
-from importlib import metadata
+from importlib import metadata, resources
 from pathlib import Path
 
 from invoke import Config, Exit, Program
@@ -122,6 +122,13 @@ class ReprokitProgram(TaskProgram):
         print(f"Shell completion (tasks, kits, hosts): eval \"$({self.binary} --print-completion-script bash)\""
               " in ~/.bashrc (zsh: ... zsh, in ~/.zshrc)")
 
+    def parse_core_args(self) -> None:
+        """``--print-completion-script zsh``: reprokit's own script (Invoke's completes nothing without compinit)."""
+        super().parse_core_args()
+        if self.args["print-completion-script"].value == "zsh":
+            print(zsh_completion_script(self.binary_names))
+            raise Exit
+
     def print_version(self) -> None:
         """``reprokit --version``: its version, the ansible-core it drives, and the pins of the built-in kits."""
         print(version_text())
@@ -156,7 +163,14 @@ def _completion_tokens(remainder: str, names: list[str]) -> list[str]:
         tokens = shlex.split(remainder)
     except ValueError:  # an open quote: complete as if at its start
         tokens = remainder.split()
+    if remainder[-1:].isspace():  # the word being completed is empty (zsh's script passes it): `-H local <TAB>`
+        tokens.append("")
     return tokens[1:] if tokens and Path(tokens[0]).name in names else tokens
+
+
+def zsh_completion_script(names: list[str]) -> str:
+    template = resources.files("reprokit").joinpath("data/completion/zsh.completion").read_text()
+    return template.replace("@BINARY@", names[0]).replace("@NAMES@", " ".join(names))
 
 
 def version_text() -> str:

@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
@@ -33,11 +34,12 @@ CHECKOUT_KITS = sorted(p.stem for p in (REPO / "kits").glob("*.yml"))
 DEV_ENV = {"REPROKIT_VENV": sys.prefix, "PYTHON": sys.executable}
 
 
-def _pipx() -> str | None:
-    if shutil.which("pipx") is None and os.geteuid() == 0 and shutil.which("apt-get"):
-        subprocess.run(["apt-get", "install", "-y", "-q", "pipx"], env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
+def _debian_tool(name: str) -> str | None:
+    """``name`` on the PATH, installed from Debian's package of that name first where it is missing and we can."""
+    if shutil.which(name) is None and os.geteuid() == 0 and shutil.which("apt-get"):
+        subprocess.run(["apt-get", "install", "-y", "-q", name], env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"),
                        capture_output=True, timeout=300)
-    return shutil.which("pipx")
+    return shutil.which(name)
 
 
 def _checkout_state() -> list[str]:
@@ -69,7 +71,7 @@ def installed(tmp_path_factory):
     env.update(XDG_CACHE_HOME=os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"))
     env.update(HOME=str(home), PIPX_HOME=str(home / ".local" / "pipx"), PIPX_BIN_DIR=str(bin_dir),
                PATH=os.pathsep.join([str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin"]), NO_COLOR="1", COLUMNS="200")
-    pipx = _pipx()
+    pipx = _debian_tool("pipx")
     before = _checkout_state()
     if pipx:
         # pip's downloads (the lock's wheels, pipx's own shared pip) through this machine's pip cache, not the home's
@@ -315,3 +317,48 @@ def test_lock_refuses_to_rewrite_the_installed_packages_lock(installed):
         2, f"error: {shipped}: the lock of an installed reprokit is the wheel's and is not rewritten; run"
            " `./dev invoke lock` in a checkout, then `./dev install` again")
     assert shipped.read_bytes() == before
+
+
+ZSH_SETUPS = {"compctl": "", "compinit": "autoload -Uz compinit && compinit -u; "}  # with and without compsys
+
+
+@pytest.mark.parametrize("setup", sorted(ZSH_SETUPS))
+def test_zsh_completion_offers_tasks_kits_and_hosts_in_a_real_terminal(installed, tmp_path, setup):
+    """The README's ``eval "$(reprokit --print-completion-script zsh)"`` in a zsh inside tmux: Tab twice lists the
+    candidates on the screen. Invoke's own script lists nothing without compinit (it reads ``$words``)."""
+    zsh, tmux = _debian_tool("zsh"), _debian_tool("tmux")
+    if not (zsh and tmux):
+        pytest.skip("zsh or tmux is missing and cannot be installed here (apt-get install zsh tmux)")
+    (tmp_path / "inventory.yml").write_text("all:\n  hosts:\n    rtx-01:\n      ansible_host: 10.213.0.11\n")
+    (tmp_path / ".zshrc").write_text(f'{ZSH_SETUPS[setup]}eval "$(reprokit --print-completion-script zsh)"\n')
+    socket = f"reprokit-zsh-{os.getpid()}-{setup}"
+    env = {key: installed["env"][key] for key in ("PATH", "HOME", "XDG_CACHE_HOME")}
+    env.update(ZDOTDIR=str(tmp_path), TERM="xterm")
+
+    def tmux_(*args: str) -> str:
+        return subprocess.run([tmux, "-L", socket, *args], check=True, capture_output=True, text=True, env=env,
+                              timeout=30).stdout
+
+    def listed(line: str, expected: list[str]) -> list[str]:
+        tmux_("send-keys", "-t", "z", "C-u")
+        tmux_("send-keys", "-t", "z", line, "Tab")
+        time.sleep(3)  # the first Tab inserts the common prefix; the second lists what is left
+        tmux_("send-keys", "-t", "z", "Tab")
+        for _ in range(60):  # until the listing is on the screen (or 30 s): the lines below the last command line
+            screen = tmux_("capture-pane", "-p", "-t", "z").splitlines()
+            prompts = [i for i, ln in enumerate(screen) if "reprokit " in ln]
+            listing = screen[prompts[-1] + 1:] if prompts else []
+            if set(expected) <= {w for ln in listing for w in ln.split()}:
+                break
+            time.sleep(0.5)
+        candidates = [ln for ln in listing if ln.strip()]
+        return sorted(w for ln in candidates for w in ln.split())
+
+    tmux_("new-session", "-d", "-s", "z", "-x", "200", "-y", "40", "-c", str(tmp_path), f"{zsh} -i")
+    try:
+        assert listed("reprokit rep", ["report", "repro"]) == ["report", "repro"]
+        assert listed("reprokit repro ep8", ["ep8-crash-vllm-fixed"]) == [
+            "ep8-crash", "ep8-crash-fixed", "ep8-crash-vllm", "ep8-crash-vllm-fixed"]
+        assert listed("reprokit probe --host ", ["rtx-01"]) == ["local", "rtx-01"]
+    finally:
+        subprocess.run([tmux, "-L", socket, "kill-server"], capture_output=True, env=env, timeout=30)

@@ -87,6 +87,19 @@ def test_completion_offers_kits_hosts_and_leaves_the_rest_to_invoke(home):
     assert completion.candidates(["probe", "-g", "g"], tasks, "inventory.yml") == ["all", "gpu"]
     assert completion.candidates(["rep"], tasks, "inventory.yml") is None  # a task name: Invoke's
     assert completion.candidates(["repro", "ep8-crash", "--ho"], tasks, "inventory.yml") is None  # a flag: Invoke's
+    # zsh's script passes the empty word being completed: after a whole value, the host list is not offered again
+    assert completion.candidates(["probe", "-H", ""], tasks, "inventory.yml") == ["local", "rtx-01"]
+    assert completion.candidates(["probe", "-H", "local", ""], tasks, "inventory.yml") is None
+
+
+def test_the_completion_words_keep_an_empty_last_word_and_drop_the_program_name():
+    from reprokit.program import _completion_tokens, zsh_completion_script
+
+    assert _completion_tokens("reprokit probe -H ", ["reprokit"]) == ["probe", "-H", ""]
+    assert _completion_tokens("/x/bin/reprokit repro ep", ["reprokit"]) == ["repro", "ep"]
+    assert _completion_tokens("repro 'ep", ["reprokit"]) == ["repro", "'ep"]  # an open quote
+    script = zsh_completion_script(["reprokit", "rk"])
+    assert "compctl -K _complete_reprokit + -f reprokit rk" in script and "@" not in script.replace("${line[@]}", "")
 
 
 def test_the_workloads_cache_follows_xdg_cache_home_unless_reprokit_cache_is_set(home, monkeypatch):
