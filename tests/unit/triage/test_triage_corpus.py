@@ -11,7 +11,10 @@ DIRECTORY = Path(__file__).resolve().parents[2] / "fixtures" / "real"
 CORPUS = load_corpus(DIRECTORY)
 MOVED = moved_to_tuning(DIRECTORY)
 # excerpts the triage still reads otherwise than the expert (all of the tuning half), and why
-KNOWN_MISSES: dict[str, str] = {}
+KNOWN_MISSES: dict[str, str] = {
+    "vllm-24578-apiserver-routes-only": "round 5 first count: vLLM's route listing (launcher.py 'Route: /v1/..., Methods:'),"
+    " printed once its HTTP server is set up, is not read as readiness; the excerpt has no banner line",
+}
 
 
 def test_the_corpus_covers_what_the_issue_asks_for():
