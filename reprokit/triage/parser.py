@@ -4,8 +4,7 @@ Speed comes from looking at few lines. In a server log almost every line is an s
 line (``[date ranks] message``) whose message says nothing the triage needs. Per region
 of whole lines (see ``reader``), three scans run in C:
 
-1. a count of newlines gives the line count, once per byte: up to each line read (its line
-   number), then the rest of the region (``scan._count_newlines``);
+1. ``bytes.count`` of newlines gives the line count;
 2. one regex finds every line that does *not* start with ``[`` and a digit: FlashInfer's
    logger, tracebacks, tqdm bars, vLLM and torch prefixes, anything unknown;
 3. one regex finds sglang lines whose message starts with the ``lead`` of a server
@@ -196,10 +195,12 @@ class FileParser:
     def feed(self, region: bytes, start: int, end: int) -> list[Event]:
         """Parse the whole lines ``region[start:end]``; return the events that completed."""
         self._region, self._region_start, self._cursor_offset, self._cursor_line = region, start, start, 0
+        line_count = _count_newlines(region, start, end)
         starts = [] if _SGLANG_SHAPED.match(region, start) else [start]
         # endpos end - 1: the region's last newline starts no line of this region
         starts.extend(m.end() for m in _NOT_SGLANG_LINE.finditer(region, start, end - 1))
-        not_sglang = len(starts)
+        if line_count > len(starts):
+            self._stats.lines_by_format["sglang"] += line_count - len(starts)
         triggered = [
             max(region.rfind(b"\n", start, m.start()) + 1, start)
             for m in (_SGLANG_TRIGGER_READY if self._sglang_ready else _SGLANG_TRIGGER).finditer(region, start, end)
@@ -215,10 +216,6 @@ class FileParser:
             expected = line_end + 1
         self._previous_line_read = expected == end
         self._previous_tail = region[region.rfind(b"\n", start, end - 1) + 1:end - 1]
-        # the newlines before the last line read were counted for its line number: count only the rest
-        line_count = self._cursor_line + _count_newlines(region, self._cursor_offset, end)
-        if line_count > not_sglang:
-            self._stats.lines_by_format["sglang"] += line_count - not_sglang
         self._stats.lines += line_count
         self._lines_before_region += line_count
         events, self._events = self._events, []
@@ -449,7 +446,7 @@ class FileParser:
 
     def _line_no(self, offset: int) -> int:
         """1-based line number of the line at ``offset`` of the current region (counted on demand)."""
-        self._cursor_line += _count_newlines(self._region, self._cursor_offset, offset)
+        self._cursor_line += self._region.count(b"\n", self._cursor_offset, offset)
         self._cursor_offset = offset
         return self._lines_before_region + self._cursor_line + 1
 

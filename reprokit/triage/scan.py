@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import re
 
-_SMALL_SPAN_BYTES = 4096  # below it the copy costs more than it saves
-
 
 def _count_newlines(buffer: bytes, start: int, end: int) -> int:
-    """``buffer.count(b"\\n", start, end)``, about twice as fast on a span of more than a few KiB.
+    """``buffer.count(b"\\n", start, end)``, three times faster on a region that is most of its buffer.
 
-    ``bytes.count`` of one byte compares byte by byte; ``bytes.replace`` of one byte finds it with
-    ``memchr`` (2 against 3.5 GB/s here, the copy of the span included), so a span's newlines are its
-    length less the length without them. The parser counts each byte of a region once, in the spans
-    between the lines it reads, so this is the whole cost of line numbers.
+    ``bytes.count`` of one byte compares byte by byte; ``bytes.replace`` of one byte counts with
+    ``memchr`` first (2.4 against 7.5 GB/s here), so the newlines of the whole buffer are its length
+    less the length without them, and those outside the region are counted the slow way.
     """
-    if end - start < _SMALL_SPAN_BYTES:
+    if (end - start) * 2 < len(buffer):
         return buffer.count(b"\n", start, end)
-    span = buffer if start == 0 and end == len(buffer) else buffer[start:end]
-    return len(span) - len(span.replace(b"\n", b""))
+    return (len(buffer) - len(buffer.replace(b"\n", b""))) - buffer.count(b"\n", 0, start) - buffer.count(b"\n", end)
 
 
 def _trigger_regex(leads: list[bytes]) -> re.Pattern[bytes]:
