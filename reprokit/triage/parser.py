@@ -185,6 +185,8 @@ class FileParser:
         self._region_start = 0
         self._cursor_offset = 0
         self._cursor_line = 0
+        self._region_end = 0  # the current region's end and line count: a line number is counted from the nearer side
+        self._region_lines = 0
         self._previous_tail = b""  # the last line of the previous region
         self._counting = True  # False for the second record of a physical line: lines are counted once
         self._stream_last: OrderedDict[str, str] = OrderedDict()  # each worker stream's last line
@@ -196,6 +198,7 @@ class FileParser:
         """Parse the whole lines ``region[start:end]``; return the events that completed."""
         self._region, self._region_start, self._cursor_offset, self._cursor_line = region, start, start, 0
         line_count = _count_newlines(region, start, end)
+        self._region_end, self._region_lines = end, line_count
         starts = [] if _SGLANG_SHAPED.match(region, start) else [start]
         # endpos end - 1: the region's last newline starts no line of this region
         starts.extend(m.end() for m in _NOT_SGLANG_LINE.finditer(region, start, end - 1))
@@ -446,7 +449,10 @@ class FileParser:
 
     def _line_no(self, offset: int) -> int:
         """1-based line number of the line at ``offset`` of the current region (counted on demand)."""
-        self._cursor_line += self._region.count(b"\n", self._cursor_offset, offset)
+        if self._region_end - offset < offset - self._cursor_offset:  # nearer the end: count back from it
+            self._cursor_line = self._region_lines - self._region.count(b"\n", offset, self._region_end)
+        else:
+            self._cursor_line += self._region.count(b"\n", self._cursor_offset, offset)
         self._cursor_offset = offset
         return self._lines_before_region + self._cursor_line + 1
 
