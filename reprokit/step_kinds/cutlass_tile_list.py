@@ -16,6 +16,7 @@ class TileRow(Part):
     stages: Any = None  # a count, or "auto" (StageCountAutoCarveout)
     stage_bytes: int | None = None
     mainloop_bytes: int | None = None
+    kernel_bytes: int | None = None  # mainloop + the kit's epilogue_bytes, when it gives them
     limit_bytes: int | None = None
     overflows: bool | None = None
 
@@ -45,7 +46,7 @@ KIND = StepKind(
     implemented=True,
     default_timeout_s=300,
     param_keys=("package", "version", "source", "list", "launcher", "a_bytes", "b_bytes", "sf_vec_size", "sf_bytes",
-                "archs"),
+                "epilogue_bytes", "archs"),
     inputs=(StepInput("wheel", "the wheel the header comes from", from_control="package-wheel"),),
     pin_params=(PinParam("version", pin_named_by="package"),),
     result=TileListResult,

@@ -21,9 +21,9 @@ def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
                         + (f"stages fixed at {rule['stages']} when {rule['condition']} ({result.launcher})" if rule
                            else "every tile's stages sized by CUTLASS from the capacity") + "."]
     for arch, rows in result.by_arch.items():
-        out.append(([f"tile ({arch})", "tactics", "stages", "bytes per stage", "mainloop bytes", "limit", "fit"],
+        out.append(([f"tile ({arch})", "tactics", "stages", "bytes per stage", "mainloop bytes", "kernel bytes", "limit", "fit"],
                     [[r.tile, ", ".join(map(str, r.tactics)), r.stages, r.stage_bytes, given(r.mainloop_bytes, "-"),
-                      r.limit_bytes, "-" if r.overflows is None else ("OVERFLOWS" if r.overflows else "fits")]
+                      given(r.kernel_bytes, "-"), r.limit_bytes, "-" if r.overflows is None else ("OVERFLOWS" if r.overflows else "fits")]
                      for r in rows]))
     return f"CUTLASS tile candidates ({result.package} {result.version}; step {step.name})", out
 

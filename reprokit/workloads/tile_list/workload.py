@@ -1,7 +1,9 @@
 """The cutlass-tile-list step. Parameters (``with:``): ``package``/``version`` (the pin) and ``wheel``; ``source``
 (the header that lists the tiles) and ``list`` (the vector's name, ``tiles``); ``launcher`` (the header whose
 ``std::conditional_t<COND, StageCount<N>, ...>`` fixes stages); ``a_bytes``/``b_bytes`` (bytes per element of A
-and B), ``sf_vec_size`` and ``sf_bytes`` (one scale factor per that many K elements); ``archs``.
+and B), ``sf_vec_size`` and ``sf_bytes`` (one scale factor per that many K elements); ``epilogue_bytes`` (the kernel's
+epilogue storage, which only a compile gives: with it a row has the kernel's bytes and its fit is judged on them);
+``archs``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from reprokit.workloads.triton_smem import kernels
 
 REQUIRED = ("package", "version", "source", "launcher", "a_bytes", "b_bytes", "sf_vec_size")
 BARRIER_BYTES = 16  # one pipeline barrier per stage (CUTLASS's PipelineTmaAsync storage)
+STAGE_STORAGE_ALIGN_BYTES = 1024  # the mainloop's stage buffers are alignas(1024) (TMA's 128 B swizzle atoms)
 FIXED_STAGES = re.compile(r"std::conditional_t<\s*(?P<cond>[^,]+?),\s*cutlass::gemm::collective::StageCount<(?P<n>\d+)>",
                           re.S)
 SAFE_CONDITION = re.compile(r"^[\sCTA_MNK0-9=!<>|&()]+$")
@@ -59,10 +62,13 @@ def row(index: int, tile: tuple[int, int, int], stages: int | None, params: dict
     k = k_bytes // int(params["a_bytes"])  # the enum counts K in bytes of A
     sf = (m * k + n * k) // int(params["sf_vec_size"]) * int(params.get("sf_bytes", 1))
     stage_bytes = m * k * int(params["a_bytes"]) + n * k * int(params["b_bytes"]) + sf + BARRIER_BYTES
-    mainloop = None if stages is None else stages * stage_bytes
+    mainloop = None if stages is None else -(-stages * stage_bytes // STAGE_STORAGE_ALIGN_BYTES) * STAGE_STORAGE_ALIGN_BYTES
+    epilogue = params.get("epilogue_bytes")
+    kernel = None if mainloop is None or epilogue is None else mainloop + int(epilogue)
+    judged = mainloop if kernel is None else kernel
     return {"tile": f"{m}x{n}x{k}", "tactics": [2 * index, 2 * index + 1], "stages": stages if stages else "auto",
-            "stage_bytes": stage_bytes, "mainloop_bytes": mainloop, "limit_bytes": limit,
-            "overflows": None if mainloop is None else mainloop > limit}
+            "stage_bytes": stage_bytes, "mainloop_bytes": mainloop, "kernel_bytes": kernel, "limit_bytes": limit,
+            "overflows": None if judged is None else judged > limit}
 
 
 def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
@@ -81,7 +87,7 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
                for arch in archs}
     for arch, rows in by_arch.items():
         over = [r["tile"] for r in rows if r["overflows"]]
-        progress(f"cutlass-tile-list: {len(rows)} tiles on {arch}; mainloop alone over {rows[0]['limit_bytes']} B:"
+        progress(f"cutlass-tile-list: {len(rows)} tiles on {arch}; over {rows[0]['limit_bytes']} B:"
                  f" {', '.join(over) or 'none'}")
     return {
         "package": params["package"], "version": params["version"], "wheel": wheel.name,

@@ -20,7 +20,7 @@ def test_every_kit_is_catalogued_and_names_an_expectation_it_has():
     facts = catalogue.case_facts()
     assert sorted(facts) == kit_names(REPO / "kits")
     rows = catalogue.cases()
-    assert len(rows) == len(facts) == 10
+    assert len(rows) == len(facts) == len(kit_names(REPO / "kits"))
     assert not [r.kit for r in rows if r.predicted.startswith("(no expectation")]
 
 
@@ -28,3 +28,11 @@ def test_the_measured_column_reads_the_newest_record():
     row = next(r for r in catalogue.cases() if r.kit == "b12x-moe-smem")
     assert row.predicted == "`by_case.qwen35-122b-a10b.sm120.shared_bytes` equals 118784"
     assert row.observed.startswith("118784 (PASS, evidence/catalogue/")
+
+
+def test_a_case_without_a_kit_is_listed_with_its_reason():
+    without = catalogue.without_kit()
+    assert [w.threads for w in without] == [("flashinfer 3031",), ("triton 8182",)]
+    page = catalogue.markdown([], without)
+    assert "## Cases without a kit" in page and "| flashinfer 3031 |" in page and "no byte figure" in page
+    assert catalogue.markdown([], []).count("without a kit") == 0

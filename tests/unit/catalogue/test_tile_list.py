@@ -40,7 +40,8 @@ def test_a_fixed_stage_tile_over_the_limit(tmp_path):
         zf.writestr("demo/launch.h", LAUNCHER)
     result = run({**PARAMS, "wheel": str(wheel)}, tmp_path)
     big = result["by_arch"]["sm120"][1]
-    assert (big["tile"], big["tactics"], big["stages"], big["mainloop_bytes"]) == ("256x128x128", [2, 3], 2, 101408)
+    assert (big["tile"], big["tactics"], big["stages"], big["mainloop_bytes"]) == ("256x128x128", [2, 3], 2, 102400)
+    assert big["kernel_bytes"] is None  # no epilogue_bytes given: the fit is the mainloop's
     assert result["overflowing"] == {"sm120": ["256x128x128"], "sm90": []}
     assert result["by_arch"]["sm120"][0]["stages"] == "auto" and result["by_arch"]["sm120"][0]["overflows"] is None
 
@@ -58,3 +59,14 @@ def test_flashinfer_mxfp8_sm120_tiles_before_and_after_pr_4013(tmp_path, version
                   "launcher": "flashinfer/data/include/flashinfer/gemm/mxfp8_gemm_template_sm120.h"}, tmp_path)
     assert result["tiles"] == tiles
     assert result["overflowing_tactics"]["sm120"] == ([6, 7, 8, 9] if len(tiles) == 5 else [])
+
+
+def test_the_epilogue_makes_the_threads_111616_bytes(tmp_path):
+    """101408 B of two stages, aligned to 1024 B (102400), plus the 9216 B epilogue: PR 3568's traced 111616 B."""
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("demo/tiles.h", HEADER)
+        zf.writestr("demo/launch.h", LAUNCHER)
+    result = run({**PARAMS, "wheel": str(wheel), "epilogue_bytes": 9216, "archs": ["sm120"]}, tmp_path)
+    big = result["by_arch"]["sm120"][1]
+    assert (big["mainloop_bytes"], big["kernel_bytes"], big["overflows"]) == (102400, 111616, True)

@@ -47,9 +47,9 @@ def test_runs_lists_the_committed_evidence():
         ("20261201T134523Z-ep8-crash-h200-f951", "INCONCLUSIVE", 2, 9, "ep8-crash", "1 x NVIDIA H200", "580.159.04"),
         # evidence/catalogue: the catalogue kits on the development VM, no GPU
         ("20261201T225636Z-b12x-moe-smem-local-7ba7", "PASS", 5, 5, "b12x-moe-smem", "none", "-"),
-        ("20261201T230942Z-mxfp8-gemm-tiles-local-644f", "PASS", 5, 5, "mxfp8-gemm-tiles", "none", "-"),
         ("20261201T234901Z-ep8-crash-vllm-local-ab3b", "INCONCLUSIVE", 0, 6, "ep8-crash-vllm", "none", "-"),
         ("20261201T234903Z-ep8-crash-vllm-fixed-local-746a", "INCONCLUSIVE", 0, 5, "ep8-crash-vllm-fixed", "none", "-"),
+        ("20261203T082826Z-mxfp8-gemm-tiles-local-a629", "PASS", 6, 6, "mxfp8-gemm-tiles", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
