@@ -67,7 +67,7 @@ def main() -> None:
 
     def pull(remote: Path):
         def run():
-            ex.pull(str(remote), Path(tempfile.mkdtemp(dir=tmp)))
+            ex.pullback.pull(str(remote), Path(tempfile.mkdtemp(dir=tmp)))
         return run
 
     def scp():

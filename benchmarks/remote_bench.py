@@ -25,6 +25,7 @@ sys.path.insert(0, str(REPO))
 from reprokit.config.inventory import load_inventory  # noqa: E402
 from reprokit.config.kit import load_kit  # noqa: E402
 from reprokit.hosts.factory import ConnectOptions, remote_executor  # noqa: E402
+from reprokit.hosts.launch import StepSpec  # noqa: E402
 from reprokit.runner import run_kit  # noqa: E402
 from tests.integration.remote.conftest import STATE, host_workdir, known_hosts_for, write_inventory  # noqa: E402
 
@@ -60,7 +61,7 @@ def main() -> None:
     def remote_step():
         step[0] += 1
         out = tmp / "overhead" / str(step[0])
-        ex.run_workload("reprokit.workloads.fingerprint", {}, out, out / "step.log", 60, step_name=f"s{step[0]}")
+        ex.run_step(StepSpec("reprokit.workloads.fingerprint", {}, out, out / "step.log", 60, f"s{step[0]}"))
 
     def local_step():
         out = tmp / "local" / str(time.perf_counter_ns())
@@ -82,7 +83,7 @@ def main() -> None:
 
     def pull():
         out = Path(tempfile.mkdtemp(dir=tmp))
-        ex.pull(remote_dir, out)
+        ex.pullback.pull(remote_dir, out)
 
     def scp():
         out = Path(tempfile.mkdtemp(dir=tmp))
