@@ -17,6 +17,7 @@ from reprokit.config.inventory import Inventory
 from reprokit.config.kit import Kit, load_kit_file
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.executor import read_result
+from reprokit.hosts import shell
 from reprokit.hosts.factory import ConnectOptions, fanned_out, remote_executor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped
@@ -25,7 +26,7 @@ from reprokit.plan.results import checked_result
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, StepEntry
-from reprokit.records.run import MANIFEST, RunRecord
+from reprokit.records.run import MANIFEST, RunRecord, utc_now
 from reprokit.runner import RunOutcome, conclude, step_entry
 from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
@@ -105,6 +106,44 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     executor.finish()
     say(f"collected {record.run_id}: {outcome.verdict.verdict}")
     return outcome
+
+
+def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say: Say = silent,
+              wait_s: float = 3600) -> list[str]:
+    """Remove the host's copy of a finished run, kept because some entries could not be pulled (``not_pulled``).
+
+    For after the operator has looked at them there, or accepts losing them: the record keeps their list and says
+    when the copy went (``host_pruned``). A run that still has steps to collect is refused: collect it first.
+    Returns the record's not-pulled paths, as ``step/path``.
+    """
+    if not run_dir.is_dir():
+        raise ConfigError(f"{run_dir}: no such run record; give runs/<id> or the run id")
+    with record_lock(run_dir, say, wait_s):
+        record = RunRecord.open_existing(run_dir)
+        manifest = record.manifest
+        if manifest.status in COLLECTABLE or manifest.status == "running":
+            raise ConfigError(f"{run_dir}: run is '{manifest.status}'; `invoke collect {record.run_id}` first, then --prune"
+                              " removes what it could not pull")
+        kept = [f"{e.name}/{entry.get('path', '')}" for e in manifest.steps for entry in e.not_pulled or []]
+        if not kept or manifest.host_pruned:
+            raise ConfigError(f"{run_dir}: " + (f"the host's copy was already removed ({manifest.host_pruned})" if kept else
+                                                "the record lists no entries left on the host; nothing to prune"))
+        host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
+        if host.is_local:
+            raise ConfigError(f"{run_dir}: the run was local; there is no host copy to prune")
+        executor = remote_executor(host, inventory, options, say)
+        executor.connect()
+        try:
+            remote = executor.run_dir(record.run_id)
+            executor.transport.sh(f"rm -rf -- {shell.quote(remote)}")
+        except ConnectionLost as exc:
+            raise HostError(f"{exc}; the host's copy and the record are unchanged: prune again later") from None
+        finally:
+            executor.close_connection()
+        record.update(host_pruned=f"{utc_now()}: removed {remote} on {host.name} with {len(kept)} entries not pulled")
+        for path in kept:
+            say(f"pruned from {host.name}: {path!r} (not pulled; gone from the host)")
+        return kept
 
 
 def killed_launching(manifest: Manifest, name: str) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from reprokit.collect import collect_run
+from reprokit.collect import collect_run, prune_run
 from reprokit.commands import tasking
 from reprokit.commands.console import VERDICT_STYLE, cell, console, err_console, printers, transfer_progress, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
@@ -204,9 +204,14 @@ def _severity(code: int) -> int:
 
 
 def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float,
-            as_json: bool = False, runs_dir: str = "runs") -> int:
+            as_json: bool = False, runs_dir: str = "runs", prune: bool = False) -> int:
     say, _ = printers(as_json)
     run_dir = str(resolve_run_dir(run_dir, runs_dir))  # runs/<id>, or just <id>
+    if prune:
+        kept = prune_run(Path(run_dir), load_inventory(inventory_path), options, say=say, wait_s=wait_s)
+        if as_json:
+            print(json.dumps({"run_dir": run_dir, "pruned": kept, "exit_code": int(ExitCode.PASS)}, indent=2))
+        return ExitCode.PASS
     outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, layers.kit_path(kits_dir), say=say,
                           wait_s=wait_s)
     manifest = load_manifest(run_dir)
@@ -282,16 +287,17 @@ def sweep_task(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir
       help={"run-dir": "the record to finish: runs/<id>, or just the run id",
             "wait": "seconds to wait for the step still running on the host",
             "max-pull-bytes": "cap on the bytes brought back (default 64 GiB)", "runs-dir": RUN_HELP["runs-dir"],
+            "prune": "remove the host's copy of a finished run kept for its not-pulled entries (look at them first)",
             "kits-dir": RUN_HELP["kits-dir"], **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
 def collect_task(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, known_hosts=None,
-                 accept_new_host_key=False, ssh_config=None, max_pull_bytes=None, runs_dir=None):
+                 accept_new_host_key=False, ssh_config=None, max_pull_bytes=None, runs_dir=None, prune=False):
     """Finish a detached, incomplete or killed run: wait for its step on the host, pull, verify, judge, report."""
     tasking.no_dry(c, "collect")
     given = tasking.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config,
                   runs_dir=runs_dir)
     tasking.call(lambda: collect(run_dir, given["inventory"], given["kits_dir"],
                          connect_options(given, accept_new_host_key, max_pull_bytes=max_pull_bytes), float(wait),
-                         as_json=json, runs_dir=given["runs_dir"]))
+                         as_json=json, runs_dir=given["runs_dir"], prune=prune))
 
 
 @task(name="unlock", help={"host": "inventory host whose lock to remove", "runs-dir": RUN_HELP["runs-dir"],

@@ -181,8 +181,14 @@ class DetachedStep:
             transport.write_private(f"{remote_dir}/{secrets[0]}", secrets[1])
         transport.write_bytes(f"{remote_dir}/exit_code", EXIT_PLACEHOLDER)
         transport.write_text(f"{remote_dir}/run.sh", wrapper_script(command, timeout_s, self.cleanup))
-        # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once
-        transport.sh(f"cd -- {shell.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null")
+        # setsid -f: the step gets its own session and outlives this SSH channel, which closes at once. Not retried
+        # by ``sh``: a second start could run the step twice; ``launch`` looks for its pid file first.
+        code, out, err = transport.sh(f"cd -- {shell.quote(remote_dir)} && setsid -f sh run.sh >/dev/null 2>&1 < /dev/null",
+                                      check=False, retry=False)
+        if code == -1:  # the channel closed with no exit status (its sshd died): the step may have started
+            raise EOFError("the connection closed before the launch command's exit status came")
+        if code != 0:
+            raise HostError(transport.explain("`cd` failed", err or out))
 
     def exit_code(self) -> int | None:
         return read_exit_code(self.transport, self.remote_dir)

@@ -1,7 +1,7 @@
 """The GPU host's side of the pull-back: list a step directory and read its files, following no link.
 
 Runs on the host with the standard library only, as ``python3 - list ROOT``, ``python3 - read ROOT REL
-OFFSET SIZE DEV INO`` or ``python3 - read-many ROOT JSON`` (small files) with this file's text on standard input, so it needs nothing installed there and
+OFFSET SIZE DEV INO``, ``python3 - read-stream ROOT JSON`` (large files) or ``python3 - read-many ROOT JSON`` (small files) with this file's text on standard input, so it needs nothing installed there and
 works for ``invoke collect`` of a run whose workload code is gone.
 
 Nothing the host sends is trusted, but the host is where links can be swapped: every path is opened one
@@ -17,6 +17,7 @@ import stat
 import sys
 
 CHUNK_BYTES = 1 << 20
+PIPE_BYTES = 1 << 20
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO swapped in must not block the open
 KINDS = {stat.S_IFLNK: "symlink", stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "character device",
@@ -91,6 +92,11 @@ def read(root, rel, offset, size, dev, ino):
     os.set_blocking(fd, True)
     digest = hashlib.sha256()
     out = sys.stdout.buffer
+    try:  # a pipe to sshd of Linux's default 64 KiB stalls this reader at every chunk
+        import fcntl
+        fcntl.fcntl(out.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
     position = 0
     while position < size:
         chunk = os.read(fd, min(CHUNK_BYTES, size - position))
@@ -102,6 +108,50 @@ def read(root, rel, offset, size, dev, ino):
         position += len(chunk)
     out.flush()
     sys.stderr.write(f"sha256 {digest.hexdigest()}\n")
+
+
+def read_stream(root, spec):
+    """Large files through one reader: per file a JSON header line (or why not), bytes [offset, size), then a
+    trailer line with its sha256 over [0, size); one SSH connection and one Python start for all of them."""
+    out = sys.stdout.buffer
+    try:  # a pipe to sshd of Linux's default 64 KiB stalls this reader at every chunk
+        import fcntl
+        fcntl.fcntl(out.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
+    for index, (rel, offset, size, dev, ino) in enumerate(json.loads(spec)):
+        try:
+            fd = open_inside(root, rel)
+        except OSError as exc:
+            out.write(json.dumps({"i": index, "refused": f"cannot open it without following a link ({exc.strerror})"})
+                      .encode() + b"\n")
+            continue
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (dev, ino):
+                out.write(json.dumps({"i": index, "refused": "it was replaced after the listing"}).encode() + b"\n")
+                continue
+            if info.st_size < size:
+                out.write(json.dumps({"i": index, "refused": f"it shrank from {size} to {info.st_size} bytes after the"
+                                      " listing"}).encode() + b"\n")
+                continue
+            os.set_blocking(fd, True)
+            out.write(json.dumps({"i": index}).encode() + b"\n")
+            digest = hashlib.sha256()
+            position = 0
+            while position < size:
+                chunk = os.read(fd, min(CHUNK_BYTES, size - position))
+                if not chunk:  # cut while it was read: the framing cannot go on; the control machine resumes
+                    out.flush()
+                    refuse(f"{rel} ended at byte {position} of {size}")
+                digest.update(chunk)
+                if position + len(chunk) > offset:
+                    out.write(chunk[max(0, offset - position):])
+                position += len(chunk)
+            out.write(json.dumps({"i": index, "sha256": digest.hexdigest()}).encode() + b"\n")
+        finally:
+            os.close(fd)
+    out.flush()
 
 
 def read_many(root, spec):
@@ -147,10 +197,13 @@ def main(argv):
     if argv[:1] == ["read"] and len(argv) == 7:
         read(argv[1], argv[2], *map(int, argv[3:7]))
         return 0
+    if argv[:1] == ["read-stream"] and len(argv) == 3:
+        read_stream(argv[1], argv[2])
+        return 0
     if argv[:1] == ["read-many"] and len(argv) == 3:
         read_many(argv[1], argv[2])
         return 0
-    sys.stderr.write("usage: list ROOT | read ROOT REL OFFSET SIZE DEV INO | read-many ROOT JSON\n")
+    sys.stderr.write("usage: list ROOT | read ROOT REL OFFSET SIZE DEV INO | read-many ROOT JSON | read-stream ROOT JSON\n")
     return 2
 
 

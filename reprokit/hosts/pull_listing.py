@@ -126,14 +126,14 @@ def partial_path(out_dir: Path, rel: str) -> Path:
     return folder / hashlib.sha256(rel.encode()).hexdigest()[:32]
 
 
-def batches(files: list[RemoteFile]) -> Iterator[list[RemoteFile]]:
-    """Small files in groups that keep one reader's argv and answer bounded."""
+def batches(files: list[RemoteFile], max_bytes: int = BATCH_BYTES) -> Iterator[list[RemoteFile]]:
+    """Files in groups that keep one reader's argv (and, for small files held whole, its answer) bounded."""
     batch: list[RemoteFile] = []
     spec_bytes = data_bytes = 0
     for remote in files:
         entry_bytes = len(json.dumps([remote.rel, remote.size, remote.dev, remote.ino]))
         if batch and (len(batch) >= BATCH_FILES or spec_bytes + entry_bytes > BATCH_SPEC_BYTES
-                      or data_bytes + remote.size > BATCH_BYTES):
+                      or data_bytes + remote.size > max_bytes):
             yield batch
             batch, spec_bytes, data_bytes = [], 0, 0
         batch.append(remote)
@@ -166,6 +166,13 @@ class BufferedStream:
 
     def exactly(self, size: int) -> bytes:
         while len(self.buffer) < size:
+            self._more()
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+    def upto(self, size: int) -> bytes:
+        """At most ``size`` bytes, as they come: a large file streams through without being held whole."""
+        if not self.buffer:
             self._more()
         data, self.buffer = self.buffer[:size], self.buffer[size:]
         return data

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import posixpath
@@ -49,9 +50,9 @@ from reprokit.secrets import Redactor
 
 CHUNK_BYTES = 1 << 20
 WINDOW_BYTES = 64 << 20
-FAST_PATH_BYTES = 1 << 20  # files this big or bigger go through the OpenSSH client
-SMALL_FILE_BYTES = 256 << 10  # files below this come many per host-side reader (a Python start each costs ~50 ms)
+SMALL_FILE_BYTES = 256 << 10  # below: held whole, many per reader; at or above: streamed, all through one OpenSSH client
 MAX_PACKET_BYTES = 32768
+PIPE_BYTES = 1 << 20  # the OpenSSH client's pipe to us (Linux's default, 64 KiB, stalls it at every hash)
 PULL_REPORT_BYTES = 1 << 20  # pull-backs above this size get a progress bar (on a terminal) and a summary line
 MAX_PULL_BYTES = 64 << 30  # default cap on what one run may bring back (ConnectOptions.max_pull_bytes)
 MAX_PULL_FILES = 100_000  # default cap on the entries one run may list and bring back (ConnectOptions.max_pull_files)
@@ -133,35 +134,73 @@ class PullBack:
                               f" {needed // (1 << 20) + 1} MiB from host '{self.transport.host.name}'; free space there; the files"
                               " stay on the host")
 
-    def _pull_file(self, remote_dir: str, remote: RemoteFile, out_dir: Path, on_bytes) -> None:
-        """Stream one file, resumable, hashing as it arrives; the host hashes the same bytes and the two must agree."""
+    def _pull_large(self, remote_dir: str, files: list[RemoteFile], out_dir: Path, on_bytes) -> list[dict[str, str]]:
+        """Large files through one host-side reader and one OpenSSH client: resumable, hashed as they arrive; the host
+        hashes the same bytes and the two must agree. Each file is read up to its listed size and not one byte more."""
+        host = self.transport.host.name
+        starts = [self._resume_point(out_dir, remote) for remote in files]
+        spec = json.dumps([[f.rel, start, f.size, f.dev, f.ino] for f, start in zip(files, starts)])
+        status: dict[str, Any] = {}
+        command = self.hostside_command("read-stream", remote_dir, spec)
+        argv = self.transport.openssh_argv()
+        stream = BufferedStream(self._openssh_source(argv, command, status) if argv else self._channel_source(command, status))
+        refused = []
+        try:
+            for index, (remote, offset) in enumerate(zip(files, starts)):
+                header = _frame(stream, index)
+                if header is None:
+                    raise PullStopped(f"host '{host}': the reader's answer for {remote.rel} is out of order; the files"
+                                      " stay on the host")
+                if "refused" in header:
+                    refused.append({"path": remote.rel, "reason": f"the host refused to read it: {str(header['refused'])[:300]}"})
+                    continue
+                digest = self._receive(stream, remote, offset, out_dir, on_bytes)
+                trailer = _frame(stream, index)
+                if trailer is None or not isinstance(trailer.get("sha256"), str):
+                    raise ProtocolViolation(f"host '{host}': {remote.rel}: the host sent more than the {remote.size} bytes"
+                                            " it listed (protocol violation); the pull-back from this host stops, the files"
+                                            " stay on the host")
+                self._verified(remote, digest, trailer["sha256"], offset, out_dir)
+            if stream.buffer or next(stream.chunks, None) is not None:
+                raise ProtocolViolation(f"host '{host}': the reader sent bytes after its answer for {len(files)} files"
+                                        " (protocol violation); the pull-back from this host stops, the files stay on the host")
+        except EOFError:
+            stream.drain()
+            if status.get("exit") == hostside.EXIT_REFUSED:  # a file cut while read: the next pass sees its new size
+                raise EOFError(status.get("stderr", "").strip()[-300:]) from None
+            raise
+        stream.drain()
+        if status.get("exit") != 0:
+            raise EOFError(f"the host's reader ended with {status.get('exit')}: {status.get('stderr', '').strip()[-300:]}")
+        return refused
+
+    def _resume_point(self, out_dir: Path, remote: RemoteFile) -> int:
+        """Where ``remote`` starts again: its size when a copy is complete (only its digest comes back), or what the
+        partial file holds."""
         target = local_target(out_dir, remote.rel)
         if target.is_file() and target.stat().st_size == remote.size:
-            status: dict[str, Any] = {}
-            for _ in self._source(remote_dir, remote, remote.size, status):
-                raise ProtocolViolation(f"host '{self.transport.host.name}': {remote.rel}: the host sent bytes past the"
-                                        f" {remote.size} it listed (protocol violation); the files stay on the host")
-            if self._host_digest(remote, status) == DIGESTS.sha256_of(target):
-                return
+            return remote.size
         part = partial_path(out_dir, remote.rel)
         offset = part.stat().st_size if part.exists() else 0
         if offset > remote.size:
             part.unlink()
-            offset = 0
+            return 0
+        return offset
+
+    def _receive(self, stream: BufferedStream, remote: RemoteFile, offset: int, out_dir: Path, on_bytes) -> Any:
+        """Bytes [offset, size) of ``remote`` into its partial file; the sha256 of [0, size)."""
         digest = hashlib.sha256()
-        resumed_from = offset
+        if offset == remote.size and local_target(out_dir, remote.rel).is_file():
+            return None  # complete already: compared by its digest
+        part = partial_path(out_dir, remote.rel)
         if offset:
             self.pull_stats.resumed += 1
             with open(part, "rb") as fh:
                 while chunk := fh.read(CHUNK_BYTES):
                     digest.update(chunk)
-        status = {}
         with open(part, "ab") as dst:
-            for chunk in self._source(remote_dir, remote, offset, status):
-                if len(chunk) > remote.size - offset:
-                    raise ProtocolViolation(f"host '{self.transport.host.name}': {remote.rel}: the host sent more than the"
-                                            f" {remote.size} bytes it listed (protocol violation); the pull-back from this"
-                                            " host stops, the files stay on the host")
+            while offset < remote.size:
+                chunk = stream.upto(min(CHUNK_BYTES, remote.size - offset))
                 try:
                     dst.write(chunk)
                 except OSError as exc:
@@ -175,15 +214,24 @@ class PullBack:
                 self.pull_stats.bytes += len(chunk)
                 if on_bytes:
                     on_bytes(len(chunk))
-        expected = self._host_digest(remote, status)
-        if offset < remote.size:
-            raise EOFError(f"{remote.rel}: the host sent {offset} of {remote.size} bytes")
+        return digest
+
+    def _verified(self, remote: RemoteFile, digest: Any, expected: str, offset: int, out_dir: Path) -> None:
+        """Put ``remote`` in place when its bytes hash as the host's do; a stale resumed part starts over."""
+        target = local_target(out_dir, remote.rel)
+        if digest is None:
+            if DIGESTS.sha256_of(target) == expected:
+                remote.sha256 = expected
+                return
+            target.unlink()
+            raise EOFError(f"{remote.rel}: the copy here does not match the host's; starting it again")
+        part = partial_path(out_dir, remote.rel)
         if digest.hexdigest() != expected:
             part.unlink()
-            if resumed_from:  # the kept part may be stale: start over
+            if offset:  # the kept part may be stale: start over
                 raise EOFError(f"{remote.rel}: the resumed copy does not match the host's; starting it again")
-            raise PullStopped(f"host '{self.transport.host.name}': {remote.rel} arrived with sha256 {digest.hexdigest()[:12]}..., the"
-                              f" host has {(expected or 'none')[:12]}...; the remote copy is kept")
+            raise PullStopped(f"host '{self.transport.host.name}': {remote.rel} arrived with sha256 {digest.hexdigest()[:12]}...,"
+                              f" the host has {expected[:12]}...; the remote copy is kept")
         remote.sha256 = expected
         part.replace(target)
         DIGESTS.remember(target, expected)  # hashed as it arrived: the record lists this digest, not a second read
@@ -238,20 +286,6 @@ class PullBack:
             raise EOFError(f"the host's reader ended with {status.get('exit')}: {status.get('stderr', '').strip()[-300:]}")
         return refused
 
-    def _host_digest(self, remote: RemoteFile, status: dict[str, Any]) -> str | None:
-        if status.get("exit") == hostside.EXIT_REFUSED:
-            raise RemoteRefused(status.get("stderr", "").strip().removeprefix("refused: ")[:300])
-        if status.get("exit") != 0:
-            raise EOFError(f"{remote.rel}: the host's reader ended with {status.get('exit')}")
-        last = (status.get("stderr") or "").strip().splitlines()[-1:]
-        words = last[0].split() if last else []
-        return words[1] if len(words) == 2 and words[0] == "sha256" else None
-
-    def _source(self, remote_dir: str, remote: RemoteFile, offset: int, status: dict[str, Any]) -> Iterator[bytes]:
-        command = self.hostside_command("read", remote_dir, remote.rel, offset, remote.size, remote.dev, remote.ino)
-        argv = self.transport.openssh_argv() if remote.size - offset >= FAST_PATH_BYTES else None
-        return self._openssh_source(argv, command, status) if argv else self._channel_source(command, status)
-
     def _channel_source(self, command: str, status: dict[str, Any]) -> Iterator[bytes]:
         """Run ``command`` (host-side helper on stdin) over the open connection; exit code and stderr into ``status``."""
         channel = self.transport.open_session(WINDOW_BYTES, MAX_PACKET_BYTES)
@@ -297,9 +331,11 @@ class PullBack:
         proc = subprocess.Popen([*argv, command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE)
         try:
             assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+            with contextlib.suppress(OSError, AttributeError):  # the ssh client keeps writing while a chunk is hashed
+                fcntl.fcntl(proc.stdout.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
             proc.stdin.write(HOSTSIDE_SOURCE)
             proc.stdin.close()
-            what = "the host's reader (read)"
+            what = "the host's reader (read-stream)"
             while True:
                 wait_s = self._check_deadline(what)
                 ready, _, _ = select.select([proc.stdout], [], [], wait_s)
@@ -357,13 +393,9 @@ class PullBack:
                     small = [f for f in listing.files if f.size < SMALL_FILE_BYTES]
                     for batch in batches(small):
                         refused += self._pull_small(remote_dir, batch, out_dir, count)
-                    for remote in listing.files:
-                        if remote.size < SMALL_FILE_BYTES:
-                            continue
-                        try:
-                            self._pull_file(remote_dir, remote, out_dir, count)
-                        except RemoteRefused as exc:
-                            refused.append({"path": remote.rel, "reason": f"the host refused to read it: {exc}"})
+                    large = [f for f in listing.files if f.size >= SMALL_FILE_BYTES]
+                    for batch in batches(large, max_bytes=MAX_PULL_BYTES):
+                        refused += self._pull_large(remote_dir, batch, out_dir, count)
                 break
             except LINK_ERRORS as exc:
                 refused = unwritable(exc)  # this machine's disk said no: not a link to retry
@@ -396,3 +428,12 @@ class PullBack:
 
 __all__ = ["BufferedStream", "Listing", "ProtocolViolation", "PullBack", "PullStats", "PullStopped", "RemoteFile",
            "RemoteRefused", "batches", "local_target", "parse_listing", "partial_path", "unsafe_reason"]
+
+
+def _frame(stream: BufferedStream, index: int) -> dict[str, Any] | None:
+    """The reader's next framing line for file ``index`` (a header or a trailer), or None when it is not one."""
+    try:
+        frame = json.loads(stream.line())
+    except (ValueError, PullStopped):
+        return None
+    return frame if isinstance(frame, dict) and frame.get("i") == index else None

@@ -260,6 +260,7 @@ class Manifest:
     status_detail: str | None = None
     detached: StepAt | None = None
     host_left: str | None = None  # what of the run survived being killed on the host (its lock then stays)
+    host_pruned: str | None = None  # when `invoke collect --prune` removed the host's copy kept for `not_pulled` entries
 
     @property
     def kit_name(self) -> str | None:
@@ -298,7 +299,7 @@ class Manifest:
             in_flight=StepAt.from_json(fields.child("in_flight")) if take("in_flight", dict) else None,
             status_detail=take("status_detail", str),
             detached=StepAt.from_json(fields.child("detached")) if take("detached", dict) else None,
-            host_left=take("host_left", str))
+            host_left=take("host_left", str), host_pruned=take("host_pruned", str))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"schema_version": self.schema_version, "run_id": self.run_id, "status": self.status,
@@ -314,7 +315,7 @@ class Manifest:
                                ("in_flight", self.in_flight and self.in_flight.to_json()),
                                ("status_detail", self.status_detail),
                                ("detached", self.detached and self.detached.to_json()),
-                               ("host_left", self.host_left)]))
+                               ("host_left", self.host_left), ("host_pruned", self.host_pruned)]))
         return out
 
 

@@ -14,7 +14,7 @@ from reprokit.errors import ExitCode
 from reprokit.hosts import pullback
 from tests.integration.hostile.conftest import RESULT_OK
 
-BIG = "head -c 400000 /dev/urandom > big.bin; "  # over SMALL_FILE_BYTES: read on its own, through the OpenSSH client
+BIG = "head -c 400000 /dev/urandom > big.bin; "  # over SMALL_FILE_BYTES: streamed (read-stream), through the OpenSSH client
 
 
 def hostile_reader(rig, case: str) -> None:
@@ -48,7 +48,8 @@ def bounded_run(rig, body: str, case: str, limit_s: float = 90, **options):
 
 
 def test_bytes_past_a_files_size_end_the_pull_back(rig):
-    case = '  *"- read "*"/probe big.bin "*) python3 "$@"; yes garbage ;;'
+    # the reader announces big.bin, then sends more than its listed size where the file's trailer belongs
+    case = '''  *"- read-stream "*"/probe "*) printf '{"i": 0}\\n'; head -c 500000 /dev/urandom ;;'''
     outcome, manifest = bounded_run(rig, BIG + RESULT_OK, case)
     assert run_exit_code(outcome) == ExitCode.HOST_ERROR
     assert manifest["status"] == "incomplete"

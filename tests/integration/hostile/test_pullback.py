@@ -9,7 +9,7 @@ from reprokit.commands.run import run_exit_code
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
 from reprokit.hosts.factory import remote_executor
-from reprokit.hosts.pullback import RemoteRefused, local_target, parse_listing
+from reprokit.hosts.pullback import local_target, parse_listing
 from reprokit.records.run import load_manifest, verify_record
 from reprokit.report.markdown import NOT_PULLED_NOTE
 from reprokit.runner import run_kit
@@ -97,12 +97,11 @@ def test_a_file_swapped_for_a_link_after_the_listing_is_refused(rig, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     try:
-        executor.pullback._pull_file(str(step_dir), remote, out, None)
-        raise AssertionError("the swapped file was read")
-    except RemoteRefused as exc:
-        assert str(exc) == "cannot open it without following a link (Too many levels of symbolic links)"
+        refused = executor.pullback._pull_large(str(step_dir), [remote], out, None)
     finally:
         executor.close_connection()
+    assert refused == [{"path": "data.txt", "reason": "the host refused to read it: cannot open it without following a"
+                                                      " link (Too many levels of symbolic links)"}]
     assert not (out / "data.txt").exists()
 
 

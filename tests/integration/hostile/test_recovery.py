@@ -56,16 +56,16 @@ def test_byte_cap_stops_the_pull_keeps_the_host_copy_and_collect_by_id_finishes(
 
 
 def test_ctrl_c_during_the_pull_back_keeps_the_results_on_the_host(rig, monkeypatch):
-    original = PullBack._pull_file
+    original = PullBack._receive
 
-    def interrupted(self, remote_dir, rf, out_dir, on_bytes):
+    def interrupted(self, stream, rf, offset, out_dir, on_bytes):
         if rf.rel == "big.bin":
             raise KeyboardInterrupt
-        return original(self, remote_dir, rf, out_dir, on_bytes)
+        return original(self, stream, rf, offset, out_dir, on_bytes)
 
-    monkeypatch.setattr(PullBack, "_pull_file", interrupted)
+    monkeypatch.setattr(PullBack, "_receive", interrupted)
     outcome, manifest, inv = rig.run(BIG)
-    monkeypatch.setattr(PullBack, "_pull_file", original)
+    monkeypatch.setattr(PullBack, "_receive", original)
     assert run_exit_code(outcome) == ExitCode.INTERRUPTED
     assert manifest["status"] == "incomplete"
     assert manifest["status_detail"] == "stopped by Ctrl-C or SIGTERM; step 'probe' was ended, its files stay on the host"

@@ -250,23 +250,23 @@ def test_sshd_killed_mid_transfer_resumes_and_verifies(tmp_path):
     from reprokit.hosts.pullback import PullBack
 
     killed = []
-    original = PullBack._pull_file
+    original = PullBack._receive
 
-    def pull_and_kill(self, remote_dir, rf, out_dir, on_bytes):
+    def pull_and_kill(self, stream, rf, offset, out_dir, on_bytes):
         def count(n):
             if rf.rel == "big.bin" and not killed and self.pull_stats.bytes > 8_000_000:
                 killed.append(True)
                 subprocess.run(["pkill", "-KILL", "-P", str(sshd_master_pid("h7"))])
             if on_bytes:
                 on_bytes(n)
-        return original(self, remote_dir, rf, out_dir, count)
+        return original(self, stream, rf, offset, out_dir, count)
 
-    PullBack._pull_file = pull_and_kill
+    PullBack._receive = pull_and_kill
     try:
         outcome = run_kit(load_kit_file(kit_path), kit_path, inv.host("h7"), tmp_path / "runs", REPO / "kits",
                           say=lambda m: None, inventory=inv, options=ConnectOptions(known_hosts=known, io_timeout_s=5.0))
     finally:
-        PullBack._pull_file = original
+        PullBack._receive = original
     assert killed == [True]
     manifest = load_manifest(outcome.run_dir).to_json()
     assert manifest["status"] == "complete"
