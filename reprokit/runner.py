@@ -31,7 +31,7 @@ from reprokit.plan.results import checked_result
 from reprokit.records.atomic import RecordUnwritable, sha256_file, write_json_atomic
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.lock import hold_record
-from reprokit.records.models import STEP_ERRORS, StepAt, StepEntry, Verdict
+from reprokit.records.models import StepAt, StepEntry, StepStatus, Verdict
 from reprokit.records.run import VERDICT, RunRecord, new_run_id, utc_now
 from reprokit.report.html import write_html_report
 from reprokit.report.markdown import write_report
@@ -116,7 +116,7 @@ def run_kit(
         detached = exc.status == "detached"  # an unreachable host cannot be cleaned up; an incomplete pull can
         mark_unpulled(record, exc.status, str(exc), exc.step, exc.handle)
         say(f"warning: {exc.status}: {exc}. Bring the run back later with `invoke collect {run_id}`")  # shown when quiet too
-        return RunOutcome(record.dir, Verdict(exc.status.upper(), str(exc)), "host_kept")
+        return RunOutcome(record.dir, Verdict(exc.status.word, str(exc)), "host_kept")
     except KeyboardInterrupt:
         pending = executor.pending()
         if pending:
@@ -306,7 +306,7 @@ def step_entry(run, started: StepEntry, timeout_s: int, out_dir: Path) -> StepEn
         entry.status = "error"
         entry.reason = f"exit code {run.exit_code}: {run.result_problem}" + (f"; the log ends with: {last}" if last else "")
     else:
-        entry.status, entry.reason = STATUS_OF_EXIT.get(run.exit_code, "error"), run.result.get("error")
+        entry.status, entry.reason = STATUS_OF_EXIT.get(run.exit_code, StepStatus.ERROR), run.result.get("error")
         entry.result_file = f"steps/{name}/result.json"
     # left on the host (links, FIFOs, odd names), never dropped silently
     entry.not_pulled = getattr(run, "not_pulled", None) or None
@@ -334,7 +334,7 @@ def conclude(kit: Kit, record: RunRecord, steps: dict[str, StepEntry], fingerpri
     write_html_report(record.dir, record.manifest, verdict, steps)
     record.finish("complete")
     return RunOutcome(record.dir, verdict, "judged",
-                      step_errors=any(e.status in STEP_ERRORS for e in steps.values()))
+                      step_errors=any(e.status.is_error for e in steps.values()))
 
 
 def pin_drift(pins: dict[str, str], installed: dict[str, str | None]) -> dict[str, dict[str, str | None]]:

@@ -1,7 +1,10 @@
 import pytest
 
 from reprokit.config.kit import Kit
-from reprokit.judge import FAIL, INCONCLUSIVE, PASS, PathMissing, judge, resolve
+from reprokit.judge import PathMissing, judge, resolve
+from reprokit.records.models import Word
+
+PASS, FAIL, INCONCLUSIVE = Word.PASS, Word.FAIL, Word.INCONCLUSIVE
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry, Verdict
 

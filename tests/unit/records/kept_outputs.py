@@ -69,7 +69,7 @@ def _record_outputs(record: Path, copy: Path) -> dict[str, str]:
     from reprokit.commands.run import _print_verdict, run_exit_code
     from reprokit.config.kit import load_kit_file
     from reprokit.judge import judge
-    from reprokit.records.models import STEP_ERRORS, Manifest, Verdict
+    from reprokit.records.models import Manifest, Verdict
     from reprokit.records.run import load_manifest, load_verdict
     from reprokit.report.html import write_html_report
     from reprokit.report.markdown import write_report
@@ -89,7 +89,7 @@ def _record_outputs(record: Path, copy: Path) -> dict[str, str]:
         write_html_report(copy, manifest, verdict, steps)
         out["report.md"] = (copy / "report.md").read_text()
         out["report.html"] = (copy / "report.html").read_text()
-        outcome = RunOutcome(copy, verdict, "judged", step_errors=any(e.status in STEP_ERRORS for e in steps.values()))
+        outcome = RunOutcome(copy, verdict, "judged", step_errors=any(e.status.is_error for e in steps.values()))
         out["repro verdict lines"] = _printed(lambda: _print_verdict(manifest.kit_name, manifest.host_name, outcome))
         out["repro --json"] = json.dumps({"run_dir": str(copy), "exit_code": int(run_exit_code(outcome)),
                                           **outcome.to_json()}, indent=2)
