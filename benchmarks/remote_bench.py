@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 from reprokit.config.inventory import load_inventory  # noqa: E402
 from reprokit.config.kit import load_kit  # noqa: E402
 from reprokit.hosts.factory import ConnectOptions, remote_executor  # noqa: E402
-from reprokit.runner import run_kit  # noqa: E402
+from reprokit.kit_run import run_kit  # noqa: E402
 from tests.integration.remote.conftest import STATE, host_workdir, known_hosts_for, write_inventory  # noqa: E402
 
 

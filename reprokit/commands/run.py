@@ -31,11 +31,11 @@ from reprokit.hosts.factory import ConnectOptions, node_hosts, remote_executor
 from reprokit.hosts.launch import STOP
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosttext import shown
+from reprokit.kit_run import RunOutcome, run_kit
 from reprokit.records.models import Word
 from reprokit.records.run import load_manifest, resolve_run_dir
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
-from reprokit.runner import RunOutcome, run_kit
 
 
 def parse_images(specs: list[str] | None) -> dict[str, str]:

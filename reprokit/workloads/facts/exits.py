@@ -12,7 +12,7 @@ from enum import Enum, IntEnum
 try:
     from enum import StrEnum
 except ImportError:  # a host's Python before 3.11 runs the workloads too: the same behaviour, spelled out
-    class StrEnum(str, Enum):  # type: ignore[no-redef]
+    class StrEnum(str, Enum):  # type: ignore[no-redef]  # noqa: UP042 (enum.StrEnum is 3.11's)
         """A str whose ``str()`` and format are its value, as Python 3.11's ``enum.StrEnum``."""
 
         def __str__(self) -> str:

@@ -14,9 +14,9 @@ from reprokit.hosts.executor import LocalNativeExecutor
 from reprokit.hosts.staging import container_mounts
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
+from reprokit.plan.staging import stage_inputs
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry
-from reprokit.runner import stage_inputs
 from reprokit.step_kinds import STEP_KINDS
 from tests.conftest import REPO
 

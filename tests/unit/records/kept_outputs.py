@@ -69,11 +69,11 @@ def _record_outputs(record: Path, copy: Path) -> dict[str, str]:
     from reprokit.commands.run import _print_verdict, run_exit_code
     from reprokit.config.kit import load_kit_file
     from reprokit.judge import judge
+    from reprokit.phases.outcome import RunOutcome
     from reprokit.records.models import Manifest, Verdict
     from reprokit.records.run import load_manifest, load_verdict
     from reprokit.report.html import write_html_report
     from reprokit.report.markdown import write_report
-    from reprokit.runner import RunOutcome
 
     out: dict[str, str] = {}
     manifest = load_manifest(copy)
