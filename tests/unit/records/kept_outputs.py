@@ -29,6 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[3]
 BASELINE = Path(__file__).with_name("kept_outputs.json")
 TMP = "<tmp>"
+STEP_ERRORS = ("timeout", "error", "bad_params")  # the statuses of a step that failed itself, as on disk
+REPO_MARK = "<repo>"  # where the checkout is does not matter
 
 
 def kept_records() -> list[Path]:
@@ -69,7 +71,10 @@ def _record_outputs(record: Path, copy: Path) -> dict[str, str]:
     from reprokit.commands.run import _print_verdict, run_exit_code
     from reprokit.config.kit import load_kit_file
     from reprokit.judge import judge
-    from reprokit.phases.outcome import RunOutcome
+    try:
+        from reprokit.phases.outcome import RunOutcome
+    except ImportError:  # the code before the run's phases (the baseline was taken on it)
+        from reprokit.runner import RunOutcome  # type: ignore[no-redef]
     from reprokit.records.models import Manifest, Verdict
     from reprokit.records.run import load_manifest, load_verdict
     from reprokit.report.html import write_html_report
@@ -89,7 +94,7 @@ def _record_outputs(record: Path, copy: Path) -> dict[str, str]:
         write_html_report(copy, manifest, verdict, steps)
         out["report.md"] = (copy / "report.md").read_text()
         out["report.html"] = (copy / "report.html").read_text()
-        outcome = RunOutcome(copy, verdict, "judged", step_errors=any(e.status.is_error for e in steps.values()))
+        outcome = RunOutcome(copy, verdict, "judged", step_errors=any(e.status in STEP_ERRORS for e in steps.values()))
         out["repro verdict lines"] = _printed(lambda: _print_verdict(manifest.kit_name, manifest.host_name, outcome))
         out["repro --json"] = json.dumps({"run_dir": str(copy), "exit_code": int(run_exit_code(outcome)),
                                           **outcome.to_json()}, indent=2)
@@ -126,7 +131,8 @@ def _pair_outputs(a: Path, b: Path) -> dict[str, str]:
 
 
 def outputs() -> dict[str, str]:
-    """Every output, named ``<record or directory or pair> :: <what>``, as text with the scratch path as ``<tmp>``."""
+    """Every output, named ``<record or directory or pair> :: <what>``, as text with the scratch path as ``<tmp>``
+    and the checkout, seen from the scratch directory, as ``<repo>``."""
     records = kept_records()
     texts: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="kept-outputs-") as scratch_dir, _in_repo():
@@ -144,7 +150,8 @@ def outputs() -> dict[str, str]:
                 if a != b:
                     for what, text in _pair_outputs(a, b).items():
                         texts[f"{a} vs {b} :: {what}"] = text
-        return {name: text.replace(str(scratch), TMP) for name, text in texts.items()}
+        repo_from_scratch = os.path.relpath(REPO, scratch / "x")  # the runs index links its records relatively
+        return {name: text.replace(repo_from_scratch, REPO_MARK).replace(str(scratch), TMP) for name, text in texts.items()}
 
 
 def hashes() -> dict[str, str]:
