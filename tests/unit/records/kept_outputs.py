@@ -150,7 +150,7 @@ def outputs() -> dict[str, str]:
                 if a != b:
                     for what, text in _pair_outputs(a, b).items():
                         texts[f"{a} vs {b} :: {what}"] = text
-        repo_from_scratch = os.path.relpath(REPO, scratch / "x")  # the runs index links its records relatively
+        repo_from_scratch = os.path.relpath(REPO, scratch)  # the runs index links its records relatively
         return {name: text.replace(repo_from_scratch, REPO_MARK).replace(str(scratch), TMP) for name, text in texts.items()}
 
 
