@@ -19,7 +19,7 @@ from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
 from reprokit.plan.staging import stage_inputs
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.models import StepAt, StepEntry, StepStatus
+from reprokit.records.models import LeftOnHost, StepAt, StepEntry, StepStatus
 from reprokit.records.run import RunRecord, utc_now
 from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
@@ -90,7 +90,7 @@ def step_entry(run: WorkloadRun, started: StepEntry, timeout_s: int, out_dir: Pa
         entry.status, entry.reason = STATUS_OF_EXIT.get(run.exit_code, StepStatus.ERROR), run.result.get("error")
         entry.result_file = f"steps/{name}/result.json"
     # left on the host (links, FIFOs, odd names), never dropped silently
-    entry.not_pulled = getattr(run, "not_pulled", None) or None
+    entry.not_pulled = [LeftOnHost.of_listing(e) for e in getattr(run, "not_pulled", None) or []] or None
     entry.launch = getattr(run, "launch", None) or None
     return entry
 

@@ -10,15 +10,17 @@ same bytes (fields that are None are left out, except the ones a record writes a
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from reprokit.records.fields import MISSING, Fields
 from reprokit.records.fingerprint import Fingerprint
+from reprokit.records.inputs import StagedInput
 from reprokit.workloads.facts.exits import StepStatus
 
-__all__ = ["Artifact", "Judgement", "KitRef", "Manifest", "Owner", "RunStatus", "StepAt", "StepEntry", "StepStatus",
+__all__ = ["Artifact", "Judgement", "KitRef", "LeftOnHost", "Manifest", "Owner", "RunStatus", "StagedInput", "StepAt", "StepEntry", "StepStatus",
            "Verdict", "VerdictSummary", "Word"]
 
 
@@ -216,6 +218,26 @@ class StepAt:
         return {**out, "handle": self.handle} if self.handle else out
 
 
+@dataclass(frozen=True)
+class LeftOnHost:
+    """An entry of a step's directory left on the host (a link, a FIFO, a name that is not UTF-8), and why."""
+
+    path: str  # as shown (``hosttext.shown``): the host's name, never its control characters
+    reason: str
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> LeftOnHost:
+        return cls(fields.take("path", str, required=True), fields.take("reason", str, required=True))
+
+    @classmethod
+    def of_listing(cls, entry: dict[str, str]) -> LeftOnHost:
+        """One of the pull-back's ``not_pulled`` (``hosts/pull_listing.py``), as the record keeps it."""
+        return cls(entry["path"], entry["reason"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason}
+
+
 @dataclass
 class StepEntry:
     """A step's entry in the manifest. ``result`` (its result.json) is held in memory only, never written here."""
@@ -230,8 +252,8 @@ class StepEntry:
     exit_code: int | None = None
     log: str | None = None  # a workload's step log; control steps have none
     result_file: str | None = None
-    inputs: list[dict[str, Any]] | None = None  # staged input files (param, origin, sha256, bytes, host_path)
-    not_pulled: list[dict[str, str]] | None = None  # host entries left on the host, and why
+    inputs: list[StagedInput] | None = None  # staged input files
+    not_pulled: list[LeftOnHost] | None = None  # host entries left on the host, and why
     collected: bool | None = None  # pulled back by ``invoke collect``
     launch: dict[str, Any] | None = None  # a batch job's facts: job id, node list, queue wait, state, exit code, signal
     result: dict[str, Any] | None = field(default=None, compare=False)
@@ -252,31 +274,35 @@ class StepEntry:
             status=fields.choice("status", tuple(StepStatus)), reason=take("reason", str, type(None)),
             started=take("started", str, type(None)), ended=take("ended", str, type(None)),
             duration_s=take("duration_s", int, float, type(None)), exit_code=take("exit_code", int, type(None)),
-            log=take("log", str), result_file=take("result_file", str), inputs=_objects(fields, "inputs"),
-            not_pulled=_objects(fields, "not_pulled"), collected=take("collected", bool), launch=take("launch", dict))
+            log=take("log", str), result_file=take("result_file", str),
+            inputs=_models(fields, "inputs", StagedInput.from_json), not_pulled=_models(fields, "not_pulled", LeftOnHost.from_json), collected=take("collected", bool), launch=take("launch", dict))
 
     def to_json(self) -> dict[str, Any]:
         """Keys in the order the runner has always written them: a workload's (it has a log) or a control step's."""
-        head = [("name", self.name), ("uses", self.uses), ("started", self.started), ("inputs", self.inputs)]
+        inputs = None if self.inputs is None else [i.to_json() for i in self.inputs]
+        not_pulled = None if self.not_pulled is None else [e.to_json() for e in self.not_pulled]
+        head = [("name", self.name), ("uses", self.uses), ("started", self.started), ("inputs", inputs)]
         if self.log is not None:
             out = _drop_none(head + [("ended", self.ended), ("duration_s", self.duration_s)])
             out["exit_code"] = self.exit_code  # null when the workload timed out
             out.update(log=self.log, status=self.status, reason=self.reason)
-            return {**out, **_drop_none([("result_file", self.result_file), ("not_pulled", self.not_pulled),
+            return {**out, **_drop_none([("result_file", self.result_file), ("not_pulled", not_pulled),
                                          ("collected", self.collected), ("launch", self.launch)])}
         out = _drop_none(head)
         out.update(status=self.status, reason=self.reason)
         return {**out, **_drop_none([("ended", self.ended), ("duration_s", self.duration_s), ("exit_code", self.exit_code),
-                                     ("result_file", self.result_file), ("not_pulled", self.not_pulled),
+                                     ("result_file", self.result_file), ("not_pulled", not_pulled),
                                      ("collected", self.collected)])}
 
 
-def _objects(fields: Fields, key: str) -> list[dict[str, Any]] | None:
+def _models(fields: Fields, key: str, read: Callable[[Fields], Any]) -> list[Any] | None:
+    """A list of objects, each read as its model (a bad one names ``key[i].field``)."""
     items = fields.take(key, list)
     for i, item in enumerate(items or []):
         if not isinstance(item, dict):
             fields.fail(f"{key}[{i}]", "an object", item)
-    return items
+    return None if items is None else [read(Fields(item, fields.where, f"{fields.path(key)}[{i}]"))
+                                       for i, item in enumerate(items)]
 
 
 @dataclass
