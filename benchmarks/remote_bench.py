@@ -27,7 +27,7 @@ from reprokit.config.inventory import load_inventory  # noqa: E402
 from reprokit.config.kit import load_kit  # noqa: E402
 from reprokit.hosts.factory import ConnectOptions, remote_executor  # noqa: E402
 from reprokit.hosts.launch import StepSpec  # noqa: E402
-from reprokit.runner import run_kit  # noqa: E402
+from reprokit.kit_run import run_kit  # noqa: E402
 from tests.integration.remote.conftest import STATE, host_workdir, known_hosts_for, write_inventory  # noqa: E402
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from reprokit.config.kit import Kit, kit_names, load_kit
 from reprokit.errors import ConfigError
+from reprokit.records.models import Word
 from reprokit.records.run import MANIFEST, load_manifest, load_verdict
 
 REPO = Path(__file__).resolve().parent.parent
@@ -88,7 +89,7 @@ def observed(kit_name: str, expectation: str | None, evidence_dir: Path) -> str:
         if manifest.kit is None or manifest.kit.name != kit_name or verdict is None:
             continue
         entry = next((j for j in verdict.expectations if j.name == expectation), None)
-        if entry and entry.status in ("PASS", "FAIL"):
+        if entry and entry.status in (Word.PASS, Word.FAIL):
             found.append((record.name, record, entry))
     if not found:
         return "no record judged it (a GPU case: see the kit)"

@@ -22,12 +22,14 @@ from reprokit.hosts.factory import ConnectOptions, fanned_out, remote_executor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
+from reprokit.phases.conclude import conclude
+from reprokit.phases.outcome import RunOutcome
+from reprokit.phases.steps import step_entry
 from reprokit.plan.results import checked_result
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, StepEntry
 from reprokit.records.run import MANIFEST, RunRecord, utc_now
-from reprokit.runner import RunOutcome, conclude, step_entry
 from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from reprokit.errors import ConfigError
 from reprokit.records.fingerprint import Fingerprint
+from reprokit.records.models import Word
 from reprokit.records.run import MANIFEST, load_manifest, load_verdict
 
 MAX_DEPTH = 4  # runs/<id>/ or evidence/<host>/<id>/: records sit a level or two down, never inside a step
@@ -85,7 +86,7 @@ def summarise(run_dir: Path) -> RunSummary:
         gpu=gpu, gpu_arch="/".join(fp.gpu_arches) or "-",
         driver=str(driver) if driver else "-", versions=versions, started=manifest.started or "-",
         git_commit=str((manifest.source or {}).get("git_commit") or "-")[:12],
-        held=sum(j.status == "PASS" for j in expectations), judged=len(expectations))
+        held=sum(j.status == Word.PASS for j in expectations), judged=len(expectations))
 
 
 def list_runs(root: Path, kit: str | None = None, host: str | None = None, verdict: str | None = None,

@@ -13,9 +13,8 @@ from typing import Any
 
 from reprokit.config.kit import Expectation, Kit
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.models import Judgement, StepEntry, Verdict
+from reprokit.records.models import Judgement, StepEntry, Verdict, Word
 
-PASS, FAIL, INCONCLUSIVE = "PASS", "FAIL", "INCONCLUSIVE"
 _TOKEN = re.compile(r"([A-Za-z_][\w-]*)|\[(\*|\d+)\]")
 
 
@@ -102,7 +101,7 @@ def _compare(exp: Expectation, value: Any, arch: str | None) -> tuple[bool, str]
 def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: Fingerprint | None) -> Judgement:
     expected = _expected_text(exp)
 
-    def verdict(status: str, observed: Any, reason: str) -> Judgement:
+    def verdict(status: Word, observed: Any, reason: str) -> Judgement:
         return Judgement(exp.name, exp.step, status, expected, observed, reason, exp.why)
 
     fingerprint = fingerprint or Fingerprint()
@@ -112,24 +111,24 @@ def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: Fingerprint
     if needs_arch:
         wanted = exp.when.gpu_arch if exp.when else list(exp.equals_by_arch or {})
         if not arches:
-            return verdict(INCONCLUSIVE, None, f"applies to {'/'.join(wanted)}; this host has no GPU ({gpu_reason})")
+            return verdict(Word.INCONCLUSIVE, None, f"applies to {'/'.join(wanted)}; this host has no GPU ({gpu_reason})")
         if len(arches) > 1:
-            return verdict(INCONCLUSIVE, None, f"host mixes GPU architectures {arches}; judge one architecture at a time")
+            return verdict(Word.INCONCLUSIVE, None, f"host mixes GPU architectures {arches}; judge one architecture at a time")
         if arches[0] not in wanted:
             names = sorted({"?" if d.name is None else d.name for d in fingerprint.devices})
-            return verdict(INCONCLUSIVE, None, f"applies to {'/'.join(wanted)}; this host has {arches[0]} ({', '.join(names)})")
+            return verdict(Word.INCONCLUSIVE, None, f"applies to {'/'.join(wanted)}; this host has {arches[0]} ({', '.join(names)})")
     if step is None or step.result is None:
         reason = (step.reason if step else None) or "the step did not run"
-        return verdict(INCONCLUSIVE, None, f"step '{exp.step}' has no result: {reason}")
+        return verdict(Word.INCONCLUSIVE, None, f"step '{exp.step}' has no result: {reason}")
     result = step.result
     if result.get("status") not in ("ok", "check_failed"):
-        return verdict(INCONCLUSIVE, None, f"step '{exp.step}' reported {result.get('status')}: {result.get('error', '')}".rstrip(": "))
+        return verdict(Word.INCONCLUSIVE, None, f"step '{exp.step}' reported {result.get('status')}: {result.get('error', '')}".rstrip(": "))
     try:
         values, expanded = resolve(exp.path, result)
     except PathMissing as missing:
-        return verdict(FAIL, None, f"the result of '{exp.step}' has no '{missing}' on the path {exp.path}")
+        return verdict(Word.FAIL, None, f"the result of '{exp.step}' has no '{missing}' on the path {exp.path}")
     if expanded and not values:
-        return verdict(FAIL, [], f"no values at {exp.path}")
+        return verdict(Word.FAIL, [], f"no values at {exp.path}")
     arch = arches[0] if arches else None
     failures = []
     for value in values:
@@ -138,8 +137,8 @@ def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: Fingerprint
             failures.append(detail or f"{value!r}")
     observed = values if expanded else values[0]
     if failures:
-        return verdict(FAIL, observed, "; ".join(dict.fromkeys(failures)))
-    return verdict(PASS, observed, "")
+        return verdict(Word.FAIL, observed, "; ".join(dict.fromkeys(failures)))
+    return verdict(Word.PASS, observed, "")
 
 
 def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: Fingerprint | None) -> Verdict:
@@ -147,13 +146,13 @@ def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: Fingerprint | None
     judgements = [judge_one(exp, steps.get(exp.step), fingerprint) for exp in kit.expect]
     statuses = {j.status for j in judgements}
     if not judgements:
-        overall, summary = INCONCLUSIVE, "the kit declares no expectations"
-    elif FAIL in statuses:
-        overall = FAIL
-        summary = f"{sum(j.status == FAIL for j in judgements)} of {len(judgements)} expectations did not hold"
-    elif INCONCLUSIVE in statuses:
-        overall = INCONCLUSIVE
-        summary = f"{sum(j.status == INCONCLUSIVE for j in judgements)} of {len(judgements)} expectations could not be judged here"
+        overall, summary = Word.INCONCLUSIVE, "the kit declares no expectations"
+    elif Word.FAIL in statuses:
+        overall = Word.FAIL
+        summary = f"{sum(j.status == Word.FAIL for j in judgements)} of {len(judgements)} expectations did not hold"
+    elif Word.INCONCLUSIVE in statuses:
+        overall = Word.INCONCLUSIVE
+        summary = f"{sum(j.status == Word.INCONCLUSIVE for j in judgements)} of {len(judgements)} expectations could not be judged here"
     else:
-        overall, summary = PASS, f"all {len(judgements)} expectations held"
+        overall, summary = Word.PASS, f"all {len(judgements)} expectations held"
     return Verdict(overall, summary, judgements)

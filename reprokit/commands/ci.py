@@ -14,7 +14,7 @@ from reprokit.commands.tasking import task
 from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ExitCode
 from reprokit.history import find_records
-from reprokit.records.models import STEP_ERRORS
+from reprokit.records.models import Word
 from reprokit.records.run import load_manifest
 from reprokit.report.ci import NO_BASE, annotations, changed_kits, escape, git_changed
 
@@ -51,10 +51,10 @@ def ci_verdict_command(runs_dir: str, inconclusive_fails: bool = False) -> int:
         lines, word = annotations(run_dir)
         for line in lines:
             print(line)
-        if word == "FAIL" or word not in ("PASS", "INCONCLUSIVE") or (word == "INCONCLUSIVE" and inconclusive_fails):
+        if word not in (Word.PASS, Word.INCONCLUSIVE) or (word == Word.INCONCLUSIVE and inconclusive_fails):
             worst = ExitCode.FAIL
         manifest = load_manifest(run_dir)
-        if any(s.status in STEP_ERRORS for s in manifest.steps):
+        if any(s.status.is_error for s in manifest.steps):
             worst = ExitCode.FAIL
     return worst
 

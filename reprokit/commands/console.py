@@ -15,6 +15,7 @@ from reprokit import verbosity
 from reprokit.hosts.pullback import PULL_REPORT_BYTES
 from reprokit.hosttext import shown
 from reprokit.progress import CountProgress
+from reprokit.records.models import Word
 
 
 class _Console(Console):
@@ -33,7 +34,7 @@ def _console(stderr: bool) -> Console:
 console = _console(stderr=False)
 err_console = _console(stderr=True)
 
-VERDICT_STYLE = {"PASS": "bold green", "FAIL": "bold red", "INCONCLUSIVE": "bold yellow", "INTERRUPTED": "bold red"}
+VERDICT_STYLE = {Word.PASS: "bold green", Word.FAIL: "bold red", Word.INCONCLUSIVE: "bold yellow", Word.INTERRUPTED: "bold red"}
 
 
 @contextlib.contextmanager

@@ -21,7 +21,12 @@ from reprokit.config.layers import KitPath, kit_path
 from reprokit.errors import ExitCode
 from reprokit.new_kit import new_kit
 from reprokit.pins import check_kit
-from reprokit.runner import step_kinds_table
+from reprokit.step_kinds import STEP_KINDS
+
+
+def step_kinds_table() -> list[tuple[str, str, str, str]]:
+    """Each step kind as ``invoke kits`` shows it: name, where it runs, whether it is implemented, what it does."""
+    return [(k.name, k.where, "yes" if k.implemented else "not yet", k.summary) for k in STEP_KINDS.values()]
 
 
 def list_kits(kits_dir: KitPath | str | None, as_json: bool = False) -> int:

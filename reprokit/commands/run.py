@@ -31,11 +31,11 @@ from reprokit.hosts.factory import ConnectOptions, node_hosts, remote_executor
 from reprokit.hosts.launch import STOP
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.hosttext import shown
-from reprokit.judge import FAIL, INCONCLUSIVE, PASS
+from reprokit.kit_run import RunOutcome, run_kit
+from reprokit.records.models import Word
 from reprokit.records.run import load_manifest, resolve_run_dir
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
-from reprokit.runner import RunOutcome, run_kit
 
 
 def parse_images(specs: list[str] | None) -> dict[str, str]:
@@ -73,7 +73,7 @@ def connect_options(paths: dict, accept_new_host_key: bool, image: list[str] | N
                           images=parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"], **limits)
 
 
-EXIT_BY_VERDICT = {PASS: ExitCode.PASS, FAIL: ExitCode.FAIL, INCONCLUSIVE: ExitCode.INCONCLUSIVE}
+EXIT_BY_VERDICT = {Word.PASS: ExitCode.PASS, Word.FAIL: ExitCode.FAIL, Word.INCONCLUSIVE: ExitCode.INCONCLUSIVE}
 
 
 def run_exit_code(outcome: RunOutcome) -> ExitCode:

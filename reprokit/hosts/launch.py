@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts.pullback import Listing
+from reprokit.records.models import RunStatus
 
 STOP = threading.Event()  # set by a signal handler (e.g. of a --group fan-out): every executor ends its step
 
@@ -71,7 +72,7 @@ class StepEnd:
 class Detached(HostError):
     """The connection was lost while a step ran on the host; the step goes on there (``handle`` finds it again)."""
 
-    status = "detached"
+    status = RunStatus.DETACHED
 
     def __init__(self, message: str, step: str, remote_dir: str, handle: Handle | None = None):
         super().__init__(message)
@@ -83,7 +84,7 @@ class Detached(HostError):
 class PullIncomplete(Detached):
     """A finished step's pull-back stopped (disk full, byte cap, damaged data); the host keeps its copy."""
 
-    status = "incomplete"
+    status = RunStatus.INCOMPLETE
 
 
 class Launcher(Protocol):

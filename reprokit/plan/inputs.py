@@ -14,7 +14,7 @@ from typing import Any
 
 from reprokit.records.digests import DIGESTS
 from reprokit.records.inputs import InputFile
-from reprokit.records.models import StepEntry
+from reprokit.records.models import StepEntry, StepStatus
 from reprokit.step_kinds import StepInput, StepKind
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem import wheel as flashinfer_wheel
@@ -41,7 +41,7 @@ def from_step(spec: StepInput, params: dict[str, Any], steps: dict[str, StepEntr
     entry = steps.get(name)
     if entry is None:
         return [], f"not run: {what} is missing: no step '{name}' ran before it"
-    if entry.status != "ok":
+    if entry.status != StepStatus.OK:
         reason = entry.reason or ""
         detail = reason if reason.startswith("not run: ") else f"{entry.status}: {reason}" if reason else entry.status
         return [], f"not run: {what} is missing: step '{name}' did not produce it ({detail})"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from reprokit.records.models import StepEntry
+from reprokit.records.models import StepEntry, StepStatus
 from reprokit.step_kinds import ResultError, StepKind
 
 
@@ -17,5 +17,5 @@ def checked_result(kind: StepKind, entry: StepEntry, record_dir: Path) -> StepEn
     try:
         kind.read_result(entry.result, str(record_dir / (entry.result_file or f"steps/{entry.name}/result.json")))
     except ResultError as exc:
-        return replace(entry, status="error", reason=str(exc), result=None)
+        return replace(entry, status=StepStatus.ERROR, reason=str(exc), result=None)
     return entry

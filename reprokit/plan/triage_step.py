@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.records.atomic import write_json_atomic
-from reprokit.records.models import StepEntry
+from reprokit.records.models import StepEntry, StepStatus
 from reprokit.records.run import utc_now
 from reprokit.triage import triage_files
 
@@ -16,17 +16,17 @@ def run_step(params: dict[str, Any], record_dir: Path, steps: dict[str, StepEntr
     """Triage the logs of the step named by ``logs_from`` (its ``*.log`` and ``*.log.gz`` files)."""
     source = params.get("logs_from", "serve")
     earlier = steps.get(source)
-    if earlier is None or earlier.status != "ok":
+    if earlier is None or earlier.status != StepStatus.OK:
         reason = (earlier.reason if earlier else None) or f"no step '{source}' ran before it"
         state = earlier.status if earlier else "absent"
-        return {"status": "not_run", "reason": f"not run: '{source}' did not serve ({state}: {reason})", "result": None}
+        return {"status": StepStatus.NOT_RUN, "reason": f"not run: '{source}' did not serve ({state}: {reason})", "result": None}
     source_dir = record_dir / "steps" / source
     if params.get("logs"):  # resolved by the planner from the kind's declared input
         paths = [Path(p) for p in params["logs"]]
     else:
         paths = sorted(p for p in source_dir.rglob("*") if p.is_file() and (p.name.endswith(".log") or p.name.endswith(".log.gz")))
     if not paths:
-        return {"status": "not_run", "reason": f"not run: step '{source}' left no logs in {source_dir}", "result": None}
+        return {"status": StepStatus.NOT_RUN, "reason": f"not run: step '{source}' left no logs in {source_dir}", "result": None}
     started = time.monotonic()
     report = triage_files(paths, flashinfer_version=params.get("flashinfer"))
     result = {"workload": "triage", "schema_version": 1, "status": "ok",

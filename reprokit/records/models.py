@@ -10,18 +10,60 @@ same bytes (fields that are None are left out, except the ones a record writes a
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from reprokit.records.fields import MISSING, Fields
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.workloads.facts.exits import STATUS_OF_EXIT
+from reprokit.records.inputs import StagedInput
+from reprokit.workloads.facts.exits import StepStatus
 
-RUN_STATUSES = ("running", "complete", "failed", "interrupted", "detached", "incomplete", "killed")
-FINAL_STATUSES = ("complete", "failed", "interrupted")
-# a step's status: a workload's (by its exit code), or the runner's own (timed out, no result, not run)
-STEP_STATUSES = (*dict.fromkeys(STATUS_OF_EXIT.values()), "timeout", "error", "not_run")
-STEP_ERRORS = ("timeout", "error", "bad_params")  # the step itself failed (ExitCode.STEP_ERROR unless a FAIL)
+__all__ = ["Artifact", "Judgement", "KitRef", "LeftOnHost", "Manifest", "Owner", "RunStatus", "StagedInput", "StepAt", "StepEntry", "StepStatus",
+           "Verdict", "VerdictSummary", "Word"]
+
+
+class Word(StrEnum):
+    """A run's verdict word: the judge's (PASS, FAIL, INCONCLUSIVE), or, for a run not judged, how it ended."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    INCONCLUSIVE = "INCONCLUSIVE"
+    RUNNING = "RUNNING"
+    COMPLETE = "COMPLETE"
+    FAILED = "FAILED"
+    INTERRUPTED = "INTERRUPTED"
+    DETACHED = "DETACHED"
+    INCOMPLETE = "INCOMPLETE"
+    KILLED = "KILLED"
+
+    @classmethod
+    def judged(cls) -> tuple[Word, ...]:
+        """The judge's words: the only ones ``verdict.json`` and an expectation's judgement may hold."""
+        return cls.PASS, cls.FAIL, cls.INCONCLUSIVE
+
+
+class RunStatus(StrEnum):
+    """A run's status in its manifest (``status``); written to JSON as its value (``"complete"``)."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+    DETACHED = "detached"  # the connection was lost for good: the host keeps the step's files (``invoke collect``)
+    INCOMPLETE = "incomplete"  # a pull-back stopped (disk full, byte cap, Ctrl-C): the host keeps the rest
+    KILLED = "killed"  # read back only: the manifest says running, its writer is gone
+
+    @property
+    def final(self) -> bool:
+        """A status a run ends in on this machine (``RunRecord.finish``); the others wait for ``invoke collect``."""
+        return self in (RunStatus.COMPLETE, RunStatus.FAILED, RunStatus.INTERRUPTED)
+
+    @property
+    def word(self) -> Word:
+        """The verdict word of a run that was not judged: its status, in capitals."""
+        return Word[self.name]
 
 
 def _drop_none(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -84,18 +126,20 @@ class KitRef:
 class VerdictSummary:
     """The verdict as the manifest carries it (``verdict.json`` has every expectation)."""
 
-    verdict: str
+    verdict: Word
     summary: str
+
+    def __post_init__(self) -> None:
+        self.verdict = Word(self.verdict)
 
     @classmethod
     def from_json(cls, fields: Fields) -> VerdictSummary:
-        return cls(fields.take("verdict", str, required=True), fields.take("summary", str, required=True))
+        return cls(fields.choice("verdict", tuple(Word)), fields.take("summary", str, required=True))
 
     def to_json(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "summary": self.summary}
 
 
-VERDICTS = ("PASS", "FAIL", "INCONCLUSIVE")
 
 
 @dataclass
@@ -104,11 +148,14 @@ class Judgement:
 
     name: str
     step: str
-    status: str  # PASS, FAIL or INCONCLUSIVE
+    status: Word  # PASS, FAIL or INCONCLUSIVE
     expected: str
     observed: Any
     reason: str
     why: str = ""
+
+    def __post_init__(self) -> None:
+        self.status = Word(self.status)
 
     @classmethod
     def from_json(cls, fields: Fields) -> Judgement:
@@ -116,7 +163,7 @@ class Judgement:
         take = fields.take
         if "observed" not in fields.data:
             fields.fail("observed", "a value (null when none)", MISSING)
-        return cls(take("name", str, required=True), take("step", str, required=True), fields.choice("status", VERDICTS),
+        return cls(take("name", str, required=True), take("step", str, required=True), fields.choice("status", Word.judged()),
                    take("expected", str, required=True), fields.data["observed"], take("reason", str, required=True),
                    take("why", str) or "")
 
@@ -128,15 +175,18 @@ class Judgement:
 class Verdict:
     """``verdict.json``: the run's verdict, why, and every expectation's judgement."""
 
-    verdict: str
+    verdict: Word
     summary: str
     expectations: list[Judgement] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.verdict = Word(self.verdict)
 
     @classmethod
     def from_json(cls, data: Any, where: str) -> Verdict:
         fields = Fields(data, where)
         fields.only(("verdict", "summary", "expectations"), "a verdict")
-        return cls(fields.choice("verdict", VERDICTS), fields.take("summary", str, required=True),
+        return cls(fields.choice("verdict", Word.judged()), fields.take("summary", str, required=True),
                    [Judgement.from_json(Fields(j, where, f"expectations[{i}]"))
                     for i, j in enumerate(fields.take("expectations", list, required=True))])
 
@@ -168,13 +218,33 @@ class StepAt:
         return {**out, "handle": self.handle} if self.handle else out
 
 
+@dataclass(frozen=True)
+class LeftOnHost:
+    """An entry of a step's directory left on the host (a link, a FIFO, a name that is not UTF-8), and why."""
+
+    path: str  # as shown (``hosttext.shown``): the host's name, never its control characters
+    reason: str
+
+    @classmethod
+    def from_json(cls, fields: Fields) -> LeftOnHost:
+        return cls(fields.take("path", str, required=True), fields.take("reason", str, required=True))
+
+    @classmethod
+    def of_listing(cls, entry: dict[str, str]) -> LeftOnHost:
+        """One of the pull-back's ``not_pulled`` (``hosts/pull_listing.py``), as the record keeps it."""
+        return cls(entry["path"], entry["reason"])
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason}
+
+
 @dataclass
 class StepEntry:
     """A step's entry in the manifest. ``result`` (its result.json) is held in memory only, never written here."""
 
     name: str
     uses: str
-    status: str
+    status: StepStatus
     reason: str | None = None
     started: str | None = None
     ended: str | None = None
@@ -182,11 +252,14 @@ class StepEntry:
     exit_code: int | None = None
     log: str | None = None  # a workload's step log; control steps have none
     result_file: str | None = None
-    inputs: list[dict[str, Any]] | None = None  # staged input files (param, origin, sha256, bytes, host_path)
-    not_pulled: list[dict[str, str]] | None = None  # host entries left on the host, and why
+    inputs: list[StagedInput] | None = None  # staged input files
+    not_pulled: list[LeftOnHost] | None = None  # host entries left on the host, and why
     collected: bool | None = None  # pulled back by ``invoke collect``
     launch: dict[str, Any] | None = None  # a batch job's facts: job id, node list, queue wait, state, exit code, signal
     result: dict[str, Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        self.status = StepStatus(self.status)
 
     @property
     def has_result(self) -> bool:
@@ -198,34 +271,38 @@ class StepEntry:
         take = fields.take
         return cls(
             name=take("name", str, required=True), uses=take("uses", str, required=True),
-            status=fields.choice("status", STEP_STATUSES), reason=take("reason", str, type(None)),
+            status=fields.choice("status", tuple(StepStatus)), reason=take("reason", str, type(None)),
             started=take("started", str, type(None)), ended=take("ended", str, type(None)),
             duration_s=take("duration_s", int, float, type(None)), exit_code=take("exit_code", int, type(None)),
-            log=take("log", str), result_file=take("result_file", str), inputs=_objects(fields, "inputs"),
-            not_pulled=_objects(fields, "not_pulled"), collected=take("collected", bool), launch=take("launch", dict))
+            log=take("log", str), result_file=take("result_file", str),
+            inputs=_models(fields, "inputs", StagedInput.from_json), not_pulled=_models(fields, "not_pulled", LeftOnHost.from_json), collected=take("collected", bool), launch=take("launch", dict))
 
     def to_json(self) -> dict[str, Any]:
         """Keys in the order the runner has always written them: a workload's (it has a log) or a control step's."""
-        head = [("name", self.name), ("uses", self.uses), ("started", self.started), ("inputs", self.inputs)]
+        inputs = None if self.inputs is None else [i.to_json() for i in self.inputs]
+        not_pulled = None if self.not_pulled is None else [e.to_json() for e in self.not_pulled]
+        head = [("name", self.name), ("uses", self.uses), ("started", self.started), ("inputs", inputs)]
         if self.log is not None:
             out = _drop_none(head + [("ended", self.ended), ("duration_s", self.duration_s)])
             out["exit_code"] = self.exit_code  # null when the workload timed out
             out.update(log=self.log, status=self.status, reason=self.reason)
-            return {**out, **_drop_none([("result_file", self.result_file), ("not_pulled", self.not_pulled),
+            return {**out, **_drop_none([("result_file", self.result_file), ("not_pulled", not_pulled),
                                          ("collected", self.collected), ("launch", self.launch)])}
         out = _drop_none(head)
         out.update(status=self.status, reason=self.reason)
         return {**out, **_drop_none([("ended", self.ended), ("duration_s", self.duration_s), ("exit_code", self.exit_code),
-                                     ("result_file", self.result_file), ("not_pulled", self.not_pulled),
+                                     ("result_file", self.result_file), ("not_pulled", not_pulled),
                                      ("collected", self.collected)])}
 
 
-def _objects(fields: Fields, key: str) -> list[dict[str, Any]] | None:
+def _models(fields: Fields, key: str, read: Callable[[Fields], Any]) -> list[Any] | None:
+    """A list of objects, each read as its model (a bad one names ``key[i].field``)."""
     items = fields.take(key, list)
     for i, item in enumerate(items or []):
         if not isinstance(item, dict):
             fields.fail(f"{key}[{i}]", "an object", item)
-    return items
+    return None if items is None else [read(Fields(item, fields.where, f"{fields.path(key)}[{i}]"))
+                                       for i, item in enumerate(items)]
 
 
 @dataclass
@@ -238,7 +315,7 @@ class Manifest:
 
     schema_version: int
     run_id: str
-    status: str
+    status: RunStatus
     started: str
     owner: Owner
     reprokit: dict[str, Any]
@@ -261,6 +338,9 @@ class Manifest:
     detached: StepAt | None = None
     host_left: str | None = None  # what of the run survived being killed on the host (its lock then stays)
     host_pruned: str | None = None  # when `invoke collect --prune` removed the host's copy kept for `not_pulled` entries
+
+    def __post_init__(self) -> None:
+        self.status = RunStatus(self.status)
 
     @property
     def kit_name(self) -> str | None:
@@ -285,7 +365,7 @@ class Manifest:
                     fields.fail(f"{key}.{name}", "a string" if key == "pins" else "an object", value)
         return cls(
             schema_version=take("schema_version", int, required=True), run_id=take("run_id", str, required=True),
-            status=fields.choice("status", RUN_STATUSES), started=take("started", str, required=True),
+            status=fields.choice("status", tuple(RunStatus)), started=take("started", str, required=True),
             ended=take("ended", str, type(None)), owner=Owner.from_json(_child(fields, "owner", required=True)),
             reprokit=take("reprokit", dict, required=True), **optional,
             kit=KitRef.from_json(fields.child("kit")) if take("kit", dict) is not None else None,

@@ -34,7 +34,7 @@ from reprokit.errors import ConfigError
 from reprokit.provenance import source_provenance
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.digests import DIGESTS, sha256_file
-from reprokit.records.models import FINAL_STATUSES, Artifact, Manifest, StepEntry, Verdict
+from reprokit.records.models import Artifact, Manifest, RunStatus, StepEntry, Verdict
 
 MANIFEST = "manifest.json"
 VERDICT = "verdict.json"
@@ -83,7 +83,7 @@ class RunRecord:
         data: dict[str, Any] = {
             "schema_version": MANIFEST_SCHEMA_VERSION,
             "run_id": run_id,
-            "status": "running",
+            "status": RunStatus.RUNNING,
             "started": utc_now(),
             "ended": None,
             "owner": {"pid": os.getpid(), "hostname": socket.gethostname()},
@@ -113,7 +113,7 @@ class RunRecord:
         for name, value in fields.items():
             if name not in MANIFEST_FIELDS:
                 raise AttributeError(f"a run manifest has no field {name!r}")
-            setattr(self.manifest, name, value)
+            setattr(self.manifest, name, RunStatus(value) if name == "status" else value)
         self.save()
 
     def step_dir(self, name: str) -> Path:
@@ -140,8 +140,10 @@ class RunRecord:
                 artifacts[rel] = Artifact(DIGESTS.sha256_of(path), path.stat().st_size)
         return artifacts
 
-    def finish(self, status: str, **fields: Any) -> None:
-        assert status in FINAL_STATUSES, status
+    def finish(self, status: RunStatus, **fields: Any) -> None:
+        """End the record in a final status (complete, failed, interrupted) and hash its files."""
+        status = RunStatus(status)
+        assert status.final, status
         for name, value in fields.items():
             setattr(self.manifest, name, value)
         self.manifest.status = status
@@ -185,8 +187,8 @@ def load_manifest(run_dir: Path | str) -> Manifest:
         raise ConfigError(f"{path}: not a run manifest (expected a JSON object with a 'status'); the record is damaged")
     manifest = Manifest.from_json(data, str(path))
     owner = manifest.owner
-    if manifest.status == "running" and owner.hostname == socket.gethostname() and not pid_alive(owner.pid):
-        manifest.status = "killed"
+    if manifest.status == RunStatus.RUNNING and owner.hostname == socket.gethostname() and not pid_alive(owner.pid):
+        manifest.status = RunStatus.KILLED
         manifest.status_detail = f"the run's process (pid {owner.pid}) is gone and never finalised the manifest"
     return manifest
 

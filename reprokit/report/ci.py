@@ -16,7 +16,7 @@ from pathlib import Path
 
 from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ConfigError
-from reprokit.records.models import Verdict
+from reprokit.records.models import Verdict, Word
 from reprokit.records.run import load_manifest, load_verdict
 from reprokit.report.reasons import shared_reasons
 
@@ -57,24 +57,24 @@ def escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def annotations(run_dir: Path) -> tuple[list[str], str]:
+def annotations(run_dir: Path) -> tuple[list[str], Word]:
     """The workflow commands for one record, and its verdict."""
     manifest = load_manifest(run_dir)
     # a run that was not judged (interrupted, detached) says its status instead
-    verdict = load_verdict(run_dir) or Verdict(manifest.status.upper(), manifest.status_detail or "")
+    verdict = load_verdict(run_dir) or Verdict(manifest.status.word, manifest.status_detail or "")
     word = verdict.verdict
     title = f"{manifest.kit_name} on {manifest.host_name}: {word}"
     notes, reasons = shared_reasons(verdict.expectations, manifest.fingerprint, manifest.steps)
     lines = []
-    if word == "FAIL":
+    if word == Word.FAIL:
         for j in verdict.expectations:
-            if j.status == "FAIL":
+            if j.status == Word.FAIL:
                 lines.append(f"::error title={escape(title)}::{escape(j.name + ': ' + str(reasons.get(j.name, j.reason)))}")
-    elif word == "INCONCLUSIVE":
-        unjudged = [j for j in verdict.expectations if j.status == "INCONCLUSIVE"]
+    elif word == Word.INCONCLUSIVE:
+        unjudged = [j for j in verdict.expectations if j.status == Word.INCONCLUSIVE]
         body = [f"{verdict.summary}."] + [f"{j.name}: {reasons.get(j.name, j.reason)}" for j in unjudged]
         body += [f"note {n.number}: {n.sentence()}" for n in notes]
         lines.append(f"::warning title={escape(title)}::{escape(chr(10).join(body))}")
-    elif word != "PASS":
+    elif word != Word.PASS:
         lines.append(f"::error title={escape(title)}::{escape(str(verdict.summary or manifest.status_detail))}")
     return lines, word

@@ -20,14 +20,14 @@ from reprokit.draw.tables import html_bytes, html_table
 from reprokit.hosttext import shown
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
-from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict
+from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict, Word
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
 from reprokit.report.markdown import JOB_COLUMNS, NOT_PULLED_NOTE, job_rows, not_pulled_rows
 from reprokit.report.reasons import refer, shared_reasons
 
 REPORT_HTML = "report.html"
-VERDICT_CLASS = {"PASS": "pass", "FAIL": "fail", "INCONCLUSIVE": "inconclusive"}
+VERDICT_CLASS = {Word.PASS: "pass", Word.FAIL: "fail", Word.INCONCLUSIVE: "inconclusive"}
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 CSS = """

@@ -35,7 +35,7 @@ NOT_PULLED_NOTE = ("These entries stayed on the host (links, FIFOs, unreadable o
 
 def not_pulled_rows(steps: dict[str, StepEntry]) -> list[list[str]]:
     """Every entry a step left on the host, and why: no file is dropped from the record silently."""
-    return [[e.name, entry.get("path", ""), entry.get("reason", "")] for e in steps.values() for entry in e.not_pulled or []]
+    return [[e.name, left.path, left.reason] for e in steps.values() for left in e.not_pulled or []]
 
 
 def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from reprokit.errors import ConfigError
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.models import Judgement, StepEntry
+from reprokit.records.models import Judgement, StepEntry, StepStatus
 from reprokit.records.run import load_manifest, load_verdict
 
 Steps = Mapping[str, StepEntry] | Iterable[StepEntry]  # the runner's steps by name, or the manifest's list
@@ -44,7 +44,7 @@ def _roots(fingerprint: Fingerprint | None, steps: Steps) -> list[tuple[str, str
     entries = steps.values() if isinstance(steps, Mapping) else steps
     for entry in entries:
         reason = entry.reason
-        if reason and entry.status != "ok" and not (gpu_reason and gpu_reason in reason):
+        if reason and entry.status != StepStatus.OK and not (gpu_reason and gpu_reason in reason):
             roots.append((f"step '{entry.name}' ({entry.status})", "depend on it", reason, entry.name))
     return roots
 

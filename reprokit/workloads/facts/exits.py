@@ -1,8 +1,25 @@
-"""The workloads' exit codes, and the step status each one means (one table for workloads and runner)."""
+"""The workloads' exit codes, and the step status each one means (one table for workloads and runner).
+
+``StepStatus`` is every status a step's manifest entry can have: a workload's, by its exit code, and the runner's
+own (timed out, no result, not run). It lives with the exit codes so that the workloads write and the control
+plane reads one set of words.
+"""
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import Enum, IntEnum
+
+try:
+    from enum import StrEnum
+except ImportError:  # a host's Python before 3.11 runs the workloads too: the same behaviour, spelled out
+    class StrEnum(str, Enum):  # type: ignore[no-redef]  # noqa: UP042 (enum.StrEnum is 3.11's)
+        """A str whose ``str()`` and format are its value, as Python 3.11's ``enum.StrEnum``."""
+
+        def __str__(self) -> str:
+            return str.__str__(self)
+
+        def __format__(self, spec: str) -> str:
+            return str.__format__(str(self), spec)
 
 
 class Exit(IntEnum):
@@ -16,11 +33,30 @@ class Exit(IntEnum):
     MISSING_DEPENDENCY = 6  # a tool or package it needs is missing (nvcc, a wheel, ...)
 
 
+class StepStatus(StrEnum):
+    """A step's status in the manifest; written to JSON as its value (``"ok"``)."""
+
+    OK = "ok"
+    BAD_PARAMS = "bad_params"
+    NO_DRIVER = "no_driver"
+    NO_DEVICE = "no_device"
+    CHECK_FAILED = "check_failed"
+    MISSING_DEPENDENCY = "missing_dependency"
+    TIMEOUT = "timeout"  # the runner's: the step ran past its timeout
+    ERROR = "error"  # the runner's: no usable result (no result.json, a result its kind's model refuses)
+    NOT_RUN = "not_run"  # the runner's: planned out (no GPU, an input missing) or not reached
+
+    @property
+    def is_error(self) -> bool:
+        """The step itself failed (the run exits STEP_ERROR unless it FAILed): not a finding of the host."""
+        return self in (StepStatus.TIMEOUT, StepStatus.ERROR, StepStatus.BAD_PARAMS)
+
+
 STATUS_OF_EXIT = {
-    Exit.OK: "ok",
-    Exit.BAD_PARAMS: "bad_params",
-    Exit.NO_DRIVER: "no_driver",
-    Exit.NO_DEVICE: "no_device",
-    Exit.CHECK_FAILED: "check_failed",
-    Exit.MISSING_DEPENDENCY: "missing_dependency",
+    Exit.OK: StepStatus.OK,
+    Exit.BAD_PARAMS: StepStatus.BAD_PARAMS,
+    Exit.NO_DRIVER: StepStatus.NO_DRIVER,
+    Exit.NO_DEVICE: StepStatus.NO_DEVICE,
+    Exit.CHECK_FAILED: StepStatus.CHECK_FAILED,
+    Exit.MISSING_DEPENDENCY: StepStatus.MISSING_DEPENDENCY,
 }

@@ -16,8 +16,8 @@ import pytest
 from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.hosts.factory import ConnectOptions
+from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest
-from reprokit.runner import run_kit
 from tests.conftest import REPO
 from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, host_workdir, known_hosts_for
 

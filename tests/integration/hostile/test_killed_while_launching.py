@@ -38,7 +38,7 @@ def killed_while_launching(rig, tmp_path, after: str):
         from reprokit.config.inventory import load_inventory
         from reprokit.config.kit import load_kit_file
         from reprokit.hosts.factory import ConnectOptions
-        from reprokit.runner import run_kit
+        from reprokit.kit_run import run_kit
         inv = load_inventory({str(inv_path)!r})
         kit = Path({str(KIT)!r})
         run_kit(load_kit_file(kit), kit, inv.host({HOST!r}), Path({str(rig.runs)!r}), kit.parent, say=print,

@@ -21,8 +21,8 @@ from reprokit.hosts.factory import remote_executor
 from reprokit.hosts.known_hosts import check_known_hosts
 from reprokit.hosts.lock import OWNERLESS_STALE_S, HostLock, break_lock
 from reprokit.hosts.ssh import connection_for
+from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest, new_run_id
-from reprokit.runner import run_kit
 from reprokit.secrets import collect_secrets
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file

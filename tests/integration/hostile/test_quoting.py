@@ -21,8 +21,8 @@ from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode, HostError
 from reprokit.hosts.factory import remote_executor
 from reprokit.hosts.lock import HostLock, break_lock
+from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.runner import run_kit
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, fake_python, inventory_file, step
 
 HOME = Path("~rkuser").expanduser()

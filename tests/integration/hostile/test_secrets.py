@@ -9,8 +9,8 @@ import time
 import pytest
 
 from reprokit.config.kit import load_kit_file
+from reprokit.kit_run import run_kit
 from reprokit.records.run import verify_record
-from reprokit.runner import run_kit
 from reprokit.secrets import Redactor
 from tests.integration.hostile.conftest import HOST, KIT, inventory_file, step
 from tests.integration.remote.test_remote_docker import BASE

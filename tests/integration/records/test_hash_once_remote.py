@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reprokit import runner
+from reprokit import kit_run
 from reprokit.records.run import load_manifest, verify_record
 from tests.integration.hostile.conftest import RESULT_OK, Rig
 from tests.integration.remote.conftest import REASON
@@ -25,8 +25,8 @@ def test_a_remote_record_hashes_each_pulled_byte_once(tmp_path, hashed, monkeypa
         at_conclude["total"] = hashed.bytes
         return real_conclude(*args, **kwargs)
 
-    real_conclude = runner.conclude
-    monkeypatch.setattr(runner, "conclude", conclude)
+    real_conclude = kit_run.conclude
+    monkeypatch.setattr(kit_run, "conclude", conclude)
     rig = Rig(tmp_path, "records-hash-once")
     body = (f"head -c {BIG_BYTES} /dev/urandom > big.bin; mkdir -p small;"
             f" for i in $(seq 1 {SMALL}); do head -c 4096 /dev/urandom > small/f$i.bin; done; " + RESULT_OK)

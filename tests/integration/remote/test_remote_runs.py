@@ -19,8 +19,8 @@ from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
 from reprokit.hosts.factory import ConnectOptions
+from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.runner import run_kit
 from tests.conftest import REPO, run_invoke
 from tests.integration.remote.conftest import (
     alive,

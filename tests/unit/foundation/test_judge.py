@@ -1,9 +1,11 @@
 import pytest
 
 from reprokit.config.kit import Kit
-from reprokit.judge import FAIL, INCONCLUSIVE, PASS, PathMissing, judge, resolve
+from reprokit.judge import PathMissing, judge, resolve
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.models import StepEntry, Verdict
+from reprokit.records.models import StepEntry, Verdict, Word
+
+PASS, FAIL, INCONCLUSIVE = Word.PASS, Word.FAIL, Word.INCONCLUSIVE
 
 H200 = Fingerprint.from_json({"devices": [{"index": 0, "name": "NVIDIA H200", "gpu_arch": "sm90"}], "gpu_reason": None}, "test")
 RTX = Fingerprint.from_json({"devices": [{"index": i, "name": "NVIDIA RTX PRO 6000 Blackwell Server Edition", "gpu_arch": "sm120"}

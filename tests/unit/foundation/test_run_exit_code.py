@@ -6,8 +6,8 @@ import pytest
 
 from reprokit.commands.run import run_exit_code
 from reprokit.errors import ExitCode
+from reprokit.phases.outcome import RunOutcome
 from reprokit.records.models import Judgement, Verdict
-from reprokit.runner import RunOutcome
 
 
 @pytest.mark.parametrize("verdict, ended, step_errors, code", [

@@ -46,9 +46,19 @@ def test_docker_commands_are_spelled_by_the_runtime_alone():
 
 
 def test_the_runner_drives_the_executor_protocol():
-    tree = ast.parse((REPROKIT / "runner.py").read_text(encoding="utf-8"))
-    annotations = {node.name: ast.unparse(arg.annotation) for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-                   for arg in node.args.args if arg.arg == "executor" and arg.annotation is not None}
-    untyped = [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-               for arg in node.args.args if arg.arg == "executor" and arg.annotation is None]
+    """The run's phases hold the executor typed as the protocol (a parameter, or ``PreparedRun.executor``)."""
+    sources = [REPROKIT / "kit_run.py", REPROKIT / "plan" / "staging.py", *sorted((REPROKIT / "phases").glob("*.py"))]
+    annotations: dict[str, str] = {}
+    untyped = []
+    for source in sources:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef):
+                for arg in node.args.args:
+                    if arg.arg == "executor":
+                        (untyped.append(node.name) if arg.annotation is None
+                         else annotations.__setitem__(f"{source.name}:{node.name}", ast.unparse(arg.annotation)))
+            elif isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "executor":
+                annotations[f"{source.name}:attribute"] = ast.unparse(node.annotation)
+    assert "prepare.py:attribute" in annotations and "staging.py:stage_inputs" in annotations, annotations
     assert untyped == [] and set(annotations.values()) == {"Executor"}, (untyped, annotations)

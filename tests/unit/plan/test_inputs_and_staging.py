@@ -14,9 +14,9 @@ from reprokit.hosts.executor import LocalNativeExecutor
 from reprokit.hosts.staging import container_mounts
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
+from reprokit.plan.staging import stage_inputs
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry
-from reprokit.runner import stage_inputs
 from reprokit.step_kinds import STEP_KINDS
 from tests.conftest import REPO
 
@@ -66,7 +66,7 @@ def test_an_earlier_result_is_staged_into_the_step_and_named_by_its_host_path(tm
     staged = out_dir.resolve() / "inputs" / "predicted" / "result.json"
     assert planned.params["predicted"] == str(staged)
     assert staged.read_text() == '{"status": "ok"}'
-    assert planned.inputs == [{"param": "predicted", "origin": "step static-smem: result.json",
+    assert [i.to_json() for i in planned.inputs] == [{"param": "predicted", "origin": "step static-smem: result.json",
                                "sha256": hashlib.sha256(b'{"status": "ok"}').hexdigest(), "bytes": 16,
                                "host_path": str(staged)}]
 

@@ -283,7 +283,7 @@ def test_a_kind_added_as_one_module_runs_through_the_real_runner(hello_kind, tmp
     """The local host runs the kind's workload (the real fingerprint and runner): its section is in both reports;
     a result whose field does not match the kind's model is the step's error, one line naming file and field."""
     from reprokit.config.inventory import local_host
-    from reprokit.runner import run_kit
+    from reprokit.kit_run import run_kit
 
     monkeypatch.setitem(STEP_KINDS, "hello-smem", replace(STEP_KINDS["hello-smem"], inputs=()))
     (tmp_path / "workloads").mkdir()

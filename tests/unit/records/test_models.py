@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.records.models import Manifest, StepAt, StepEntry
+from reprokit.records.models import LeftOnHost, Manifest, StagedInput, StepAt, StepEntry
 from reprokit.records.run import RunRecord, load_manifest, load_verdict, verify_record
 from tests.conftest import REPO, run_invoke
 
@@ -72,6 +72,10 @@ BAD_FIELDS = [
      "artifacts['verdict.json'].sha256: expected 64 lowercase hex digits, got 'abc'"),
     (lambda m: m["steps"][0].update(duration_s="1.5"), "steps[0].duration_s: expected a number or null, got '1.5'"),
     (lambda m: m["steps"][1].update(inputs=["wheel"]), "steps[1].inputs[0]: expected an object, got 'wheel'"),
+    (lambda m: m["steps"][1].update(inputs=[{"param": "wheel"}]),
+     "steps[1].inputs[0].origin: expected a string, got nothing (the field is missing)"),
+    (lambda m: m["steps"][1].update(not_pulled=[{"path": "pipe", "reason": 7}]),
+     "steps[1].not_pulled[0].reason: expected a string, got 7"),
     (lambda m: m.update(steps={}), "steps: expected a list, got {}"),
     (lambda m: m["pins"].update(torch=2.9), "pins.torch: expected a string, got 2.9"),
     (lambda m: m.update(verdict={"verdict": "PASS"}), "verdict.summary: expected a string, got nothing (the field is missing)"),
@@ -106,7 +110,7 @@ def test_entries_keep_the_key_order_the_runner_always_wrote() -> None:
     timed_out = StepEntry("probe", "smem-probe", "timeout", reason="timed out", started="s", ended="e", duration_s=9.0,
                           log="steps/probe/step.log")
     assert timed_out.to_json()["exit_code"] is None  # written as null, as before
-    control = StepEntry("triage", "triage", "ok", started="s", inputs=[{"param": "logs"}], ended="e", duration_s=0.1,
+    control = StepEntry("triage", "triage", "ok", started="s", inputs=[StagedInput("logs", "step serve", "0" * 64, 3, "/r/x.log")], ended="e", duration_s=0.1,
                         exit_code=0, result_file="steps/triage/result.json")
     assert list(control.to_json()) == ["name", "uses", "started", "inputs", "status", "reason", "ended", "duration_s",
                                        "exit_code", "result_file"]
@@ -121,7 +125,7 @@ def test_a_record_written_through_the_models_reads_back_equal(tmp_path: Path) ->
                               fingerprint=None, verdict=None)
     record.update(in_flight=StepAt("probe", "2026-12-01T10:00:00Z"))
     record.set_step(StepEntry("probe", "smem-probe", "ok", started="a", ended="b", duration_s=1.0, exit_code=0,
-                              log="steps/probe/step.log", not_pulled=[{"path": "pipe", "reason": "a fifo"}]))
+                              log="steps/probe/step.log", not_pulled=[LeftOnHost("pipe", "a fifo")]))
     record.finish("interrupted", status_detail="stopped by Ctrl-C or SIGTERM")
     again = load_manifest(record.dir)
     assert again == record.manifest

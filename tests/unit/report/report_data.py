@@ -26,10 +26,10 @@ from typing import Any
 from unittest.mock import patch
 
 from reprokit.config.kit import load_kit_file
+from reprokit.phases.conclude import conclude
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.models import StepEntry
 from reprokit.records.run import RunRecord
-from reprokit.runner import conclude
 from reprokit.triage import triage_files
 from reprokit.workloads.serve import Telemetry
 from reprokit.workloads.static_smem.analysis import build_rows, failing_tactics, tile_verdicts

@@ -1,0 +1,82 @@
+"""The run's one voice on the console: every line ``run_kit`` says goes through a ``RunReporter``.
+
+The phases hand it what happened (a step began, ended, was planned out; the host is not what the inventory says);
+it words the line and says it through the front end's ``say``, and hands the workloads' own lines to ``stream``.
+A reason shared by several steps (no GPU here) is said once (``SaidOnce``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reprokit.records.fingerprint import Fingerprint
+from reprokit.records.models import StepEntry
+from reprokit.report.reasons import SaidOnce
+from reprokit.say import Say, silent
+
+
+class RunReporter:
+    """What a run says while it works: its start, each step's progress and end, and the warnings of how it ended."""
+
+    def __init__(self, say: Say = silent, stream: Say | None = None):
+        self.say = say
+        self.stream = stream  # the workloads' lines, as the front end shows them (None: not shown)
+        self.total = 0
+        self._once = SaidOnce(None)
+
+    def started(self, run_id: str, kit: str, host: str, runtime: str, pins: dict[str, str], steps: int) -> None:
+        self.total = steps + 1  # the fingerprint is step 1
+        pinned = ", ".join(f"{k} {v}" for k, v in pins.items())
+        self.say(f"run {run_id}: kit {kit} on host {host} ({runtime}); pins: {pinned}")
+
+    def secret_missing(self, name: str) -> None:
+        self.say(f"warning: secret {name} is not set in the environment; the run goes on without it")
+
+    def fingerprinting(self) -> None:
+        self.say(f"[1/{self.total}] fingerprint ...")
+
+    def pin_drift(self, drift: dict[str, dict[str, str | None]]) -> None:
+        for name, versions in drift.items():
+            self.say(f"      note: {name} is pinned to {versions['pinned']} but"
+                     f" {versions['installed'] or 'not installed'} on the host")
+
+    def preflight_note(self, note: str) -> None:
+        self.say(f"      warning: {note}")
+
+    def fingerprinted(self, fingerprint: Fingerprint) -> None:
+        """The GPUs the workloads see, or why none; a no-GPU reason is then said once for all the steps."""
+        gpus = fingerprint.devices
+        if gpus:
+            names = sorted({f"{d.name} ({d.gpu_arch}, {d.multiprocessor_count} SMs)" for d in gpus})
+            self.say(f"      {len(gpus)} GPU(s): {', '.join(names)}")
+        else:
+            self.say(f"      no GPU: {fingerprint.gpu_reason}")
+        self._once = SaidOnce(None if gpus else fingerprint.gpu_reason)
+
+    def step_skipped(self, number: int, entry: StepEntry) -> None:
+        self.say(f"[{number}/{self.total}] {entry.name} ({entry.uses}) ... {self._once(entry.reason)}")
+
+    def step_started(self, number: int, name: str, uses: str) -> None:
+        self.say(f"[{number}/{self.total}] {name} ({uses}) ...")
+
+    def control_step_ended(self, entry: StepEntry) -> None:
+        self.say(f"      {entry.status}" + (f": {self._once(entry.reason)}" if entry.reason else "")
+                 + (f": {entry.result['verdict']}" if entry.result and "verdict" in entry.result else ""))
+
+    def host_step_ended(self, entry: StepEntry, duration_s: float) -> None:
+        detail = entry.reason or ""
+        self.say(f"      {entry.status} in {duration_s:.1f} s" + (f": {self._once(detail)}" if detail else ""))
+
+    def host_kept(self, status: str, detail: str, run_id: str) -> None:
+        """The host keeps a step's files (detached, incomplete): said when quiet too."""
+        self.say(f"warning: {status}: {detail}. Bring the run back later with `invoke collect {run_id}`")
+
+    def interrupted_on_host(self, detail: str, run_id: str) -> None:
+        self.say(f"warning: interrupted; {detail}: `invoke collect {run_id}` brings them back")
+
+    def interrupted(self, record_dir: Path) -> None:
+        self.say(f"warning: interrupted; partial record in {record_dir}")
+
+    def unwritable(self, detail: str, host: str, run_id: str) -> None:
+        self.say(f"warning: incomplete: {detail}; the files stay on host '{host}'. Bring the run back later with"
+                 f" `invoke collect {run_id}`")
