@@ -126,7 +126,7 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
         if manifest.status in COLLECTABLE or manifest.status == "running":
             raise ConfigError(f"{run_dir}: run is '{manifest.status}'; `invoke collect {record.run_id}` first, then --prune"
                               " removes what it could not pull")
-        kept = [f"{e.name}/{entry.get('path', '')}" for e in manifest.steps for entry in e.not_pulled or []]
+        kept = [f"{e.name}/{entry.path}" for e in manifest.steps for entry in e.not_pulled or []]
         if not kept or manifest.host_pruned:
             raise ConfigError(f"{run_dir}: " + (f"the host's copy was already removed ({manifest.host_pruned})" if kept else
                                                 "the record lists no entries left on the host; nothing to prune"))

@@ -7,6 +7,7 @@ removes it and records when; a second prune, and a prune of a run still to colle
 from __future__ import annotations
 
 from reprokit.errors import ExitCode
+from reprokit.records.models import LeftOnHost
 from reprokit.records.run import load_manifest
 from tests.conftest import run_invoke
 from tests.integration.hostile.conftest import RESULT_OK, step
@@ -30,7 +31,7 @@ def test_prune_removes_the_host_copy_kept_for_not_pulled_entries(rig):
     assert rig.remote_runs() == []
     pruned = load_manifest(outcome.run_dir).host_pruned
     assert pruned and pruned.endswith(f": removed {remote_run} on h2 with 1 entries not pulled")
-    assert load_manifest(outcome.run_dir).step("probe").not_pulled == [{"path": "pipe", "reason": "not a regular file (fifo)"}]
+    assert load_manifest(outcome.run_dir).step("probe").not_pulled == [LeftOnHost("pipe", "not a regular file (fifo)")]
 
     again = prune(rig, outcome.run_dir.name)
     assert again.returncode == ExitCode.BAD_INPUT

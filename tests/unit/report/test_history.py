@@ -49,6 +49,10 @@ def test_runs_lists_the_committed_evidence():
         ("20261201T225636Z-b12x-moe-smem-local-7ba7", "PASS", 5, 5, "b12x-moe-smem", "none", "-"),
         ("20261201T234901Z-ep8-crash-vllm-local-ab3b", "INCONCLUSIVE", 0, 6, "ep8-crash-vllm", "none", "-"),
         ("20261201T234903Z-ep8-crash-vllm-fixed-local-746a", "INCONCLUSIVE", 0, 5, "ep8-crash-vllm-fixed", "none", "-"),
+        # evidence/h200-ssh-vllm: the vLLM kits on the H200 over a real OpenSSH server (no vLLM, no model: serve inconclusive)
+        ("20261203T070217Z-ep8-crash-vllm-h200-191a", "INCONCLUSIVE", 0, 6, "ep8-crash-vllm", "1 x NVIDIA H200", "580.159.04"),
+        ("20261203T070223Z-ep8-crash-vllm-fixed-h200-a3e8", "INCONCLUSIVE", 0, 5, "ep8-crash-vllm-fixed", "1 x NVIDIA H200",
+         "580.159.04"),
         ("20261203T082826Z-mxfp8-gemm-tiles-local-a629", "PASS", 6, 6, "mxfp8-gemm-tiles", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
@@ -58,8 +62,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 12), ({"gpu": "h200"}, 11), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 11), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 16),
+    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 12), ({"gpu": "h200"}, 13), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 11), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 18),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -143,13 +147,13 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation
         assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 2
-    assert page.count('<a href="../../../') == 16  # the records that have a report.html, linked relatively
+    assert page.count('<a href="../../../') == 18  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 17
+    assert page.count("<tr><td") == 19
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 
