@@ -4,7 +4,11 @@ Prints, on one run of this machine:
   1. the kit's overhead per remote step on a warm connection: a remote run of the fingerprint workload
      minus a local run of the same workload (median of N);
   2. pull-back throughput (SFTP, resumable, sha256-verified) against `scp -r` of the same files over the same link;
-  3. the smem-probe kit fanned out to 8 test hosts against the same kit on one host (wall time ratio).
+  3. the smem-probe kit fanned out to 8 test hosts against the same kit on one host (wall time ratio), with the CPU
+     seconds each side spent: the control process (its threads and the ssh clients it reaped) and, where this
+     machine lets root make a cgroup v1 cpuacct group, every process of the test hosts (their sshd moved into it,
+     so what their sessions start is counted too). The test hosts share this machine's cores with the control
+     plane, so the CPU of a fan-out divided by the cores sets a floor on its wall time here.
 Goals (issue: remote hosts): overhead < 0.5 s, pull-back >= 80% of scp, fan-out <= 1.5x one host.
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -49,6 +54,28 @@ def interleaved(first, second, repeats: int) -> tuple[float, float]:
             fn()
             into.append(time.perf_counter() - start)
     return statistics.median(times[0]), statistics.median(times[1])
+
+
+CPUACCT = Path("/sys/fs/cgroup/cpuacct")
+
+
+def hosts_cgroup(names) -> Path | None:
+    """A cpuacct group holding the test hosts' sshd (and so all they start), or None where one cannot be made."""
+    group = CPUACCT / "rk-bench-hosts"
+    try:
+        group.mkdir(exist_ok=True)
+        for name in names:
+            (group / "cgroup.procs").write_text((STATE / name / "sshd.pid").read_text().strip())
+    except OSError:
+        return None
+    return group
+
+
+def cpu_s(group: Path | None) -> tuple[float, float | None]:
+    """CPU seconds so far: this process and its reaped children; the hosts' group (None without one)."""
+    own = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for f in ("ru_utime", "ru_stime"))
+    return own, (int((group / "cpuacct.usage").read_text()) / 1e9 if group else None)
 
 
 def load() -> str:
@@ -122,9 +149,33 @@ def main() -> None:
             list(pool.map(one, names))
 
     on(["h1"])  # warm: the code shipped once
-    one_s, eight_s = interleaved(lambda: on(["h1"]), lambda: on(list(hosts)), args.repeats)
+    group = hosts_cgroup(hosts)
+    spent: dict[int, list[tuple[float, float | None]]] = {1: [], 8: []}
+
+    def counted(names):
+        def run():
+            before = cpu_s(group)
+            on(names)
+            after = cpu_s(group)
+            spent[len(names)].append((after[0] - before[0], None if group is None else after[1] - before[1]))
+        return run
+
+    one_s, eight_s = interleaved(counted(["h1"]), counted(list(hosts)), args.repeats)
     print(f"fan-out: smem-probe kit on 8 hosts {eight_s:.2f} s vs 1 host {one_s:.2f} s: {eight_s / one_s:.2f}x"
           f" (median of {args.repeats}, turn about; load {load()})")
+    cores = len(os.sched_getaffinity(0))
+    for n, runs in spent.items():
+        control = statistics.median(r[0] for r in runs)
+        if group is None:
+            print(f"  CPU of {n} host(s): control {control:.2f} s; the hosts' CPU not counted (no cpuacct group here)")
+            continue
+        on_hosts = statistics.median(r[1] for r in runs)
+        print(f"  CPU of {n} host(s): control {control:.2f} s + hosts {on_hosts:.2f} s = {control + on_hosts:.2f} s:"
+              f" on {cores} cores no less than {(control + on_hosts) / cores:.2f} s of wall time")
+    if group is not None:
+        for pid in (group / "cgroup.procs").read_text().split():
+            (CPUACCT / "cgroup.procs").write_text(pid)  # back to the root group
+        group.rmdir()
     subprocess.run(["rm", "-rf", str(tmp)], check=False)
 
 

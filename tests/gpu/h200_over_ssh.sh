@@ -12,7 +12,10 @@
 # and .cache/h200-ssh/reprokit-cache/wheels/flashinfer_python-<pin>-py3-none-any.whl: the control machine's
 # cache, from which the kits stage the wheel onto the (offline) host themselves.
 #
-# Environment: KITS, PROVISION (above), PY (the control plane's Python, default python3), HOST_PY (the host's Python over SSH, default
+# FANOUT=N (default off) then times the smem-probe kit on 1 host and on N inventory hosts behind the same sshd
+# (each its own workdir and lock), in turn, REPEATS times (default 3): the fan-out ratio on a host with cores to spare.
+#
+# Environment: KITS, PROVISION, FANOUT, REPEATS (above), PY (the control plane's Python, default python3), HOST_PY (the host's Python over SSH, default
 # /opt/torch/.venv/bin/python3), SSH_PORT (2222), GPU_ARCH (sm90), GPU_COUNT (1).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -102,6 +105,49 @@ if [ "${PROVISION:-1}" = 1 ]; then
     log "invoke provision --host h200 --check"
     invoke_ provision --host h200 --check --inventory "$INV" --known-hosts "$KNOWN" 2>&1 | tee "$OUT/provision-check.log"
     log "exit code of provision --check: ${PIPESTATUS[0]}"
+fi
+if [ "${FANOUT:-0}" -gt 1 ]; then
+    # The fan-out of issue #28 where each host has cores of its own (the test hosts of the development VM share its
+    # two cores with the control plane): $FANOUT inventory hosts behind this one sshd, each with its own workdir
+    # (so its own lock), the smem-probe kit on one of them and on all at once, in turn, $REPEATS times each.
+    FINV=$WORK/fanout.yml
+    {
+        echo "all:"; echo "  vars:"
+        for kv in "ansible_host: 127.0.0.1" "ansible_port: $SSH_PORT" "ansible_user: root" \
+                  "ansible_ssh_private_key_file: $WORK/id_ed25519" "ansible_python_interpreter: $HOST_PY" \
+                  "runtime: native" "gpu_arch: ${GPU_ARCH:-sm90}" "gpu_count: ${GPU_COUNT:-1}" "ansible_become: false" \
+                  "offline: true"; do echo "    $kv"; done
+        echo "  hosts:"
+        for i in $(seq 1 "$FANOUT"); do echo "    g$i:"; echo "      workdir: $WORK/fan/g$i"; done
+        echo "  children:"; echo "    fan:"; echo "      hosts:"
+        for i in $(seq 1 "$FANOUT"); do echo "        g$i:"; done
+    } > "$FINV"
+    cp "$FINV" "$OUT/fanout-inventory.yml"
+    timed() {  # timed LABEL ARGS...: one repro, its wall seconds appended to $OUT/fanout-LABEL.s
+        local label=$1; shift
+        local t0 t1
+        t0=$(date +%s.%N)
+        invoke_ repro smem-probe "$@" --inventory "$FINV" --known-hosts "$KNOWN" --runs-dir "$WORK/fanruns" -q \
+            >>"$OUT/fanout.log" 2>&1
+        echo "exit $? $label" >>"$OUT/fanout.log"
+        t1=$(date +%s.%N)
+        "$PY" -c "print(round($t1 - $t0, 3))" >>"$OUT/fanout-$label.s"
+    }
+    log "fan-out: smem-probe on 1 host and on $FANOUT hosts, in turn, ${REPEATS:-3} times (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    timed one --host g1  # warm: the code shipped and cached once
+    rm -f "$OUT"/fanout-*.s
+    for _ in $(seq 1 "${REPEATS:-3}"); do timed one --host g1; timed all --group fan; done
+    "$PY" - "$OUT" "$FANOUT" <<'EOF' | tee -a "$OUT/summary.txt"
+import statistics, sys
+from pathlib import Path
+out, n = Path(sys.argv[1]), sys.argv[2]
+one = [float(x) for x in (out / "fanout-one.s").read_text().split()]
+every = [float(x) for x in (out / "fanout-all.s").read_text().split()]
+print(f"== fan-out: {n} hosts {statistics.median(every):.2f} s (runs {every}) vs 1 host {statistics.median(one):.2f} s"
+      f" (runs {one}): {statistics.median(every) / statistics.median(one):.2f}x")
+EOF
+    log "fan-out exit codes: $(grep -c '^exit 0' "$OUT/fanout.log") of $(grep -c '^exit' "$OUT/fanout.log") runs exit 0; load $(cut -d' ' -f1-3 /proc/loadavg)"
+    tar -czf "$OUT/fanout-records.tar.gz" -C "$WORK/fanruns" .
 fi
 log "known_hosts written by reprokit: $(cut -d' ' -f1,2 "$KNOWN")"
 log "host cache: $(find "$WORK/host/cache" -type f -name '*.whl' | sed "s|$WORK/host|<workdir>|")"
