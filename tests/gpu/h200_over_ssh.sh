@@ -123,30 +123,28 @@ if [ "${FANOUT:-0}" -gt 1 ]; then
         for i in $(seq 1 "$FANOUT"); do echo "        g$i:"; done
     } > "$FINV"
     cp "$FINV" "$OUT/fanout-inventory.yml"
-    timed() {  # timed LABEL ARGS...: one repro, its wall seconds appended to $OUT/fanout-LABEL.s
+    timed() {  # timed LABEL ARGS...: one repro; its exit code and wall seconds go to $OUT/fanout.log
         local label=$1; shift
-        local t0 t1
+        local t0 rc
         t0=$(date +%s.%N)
         invoke_ repro smem-probe "$@" --inventory "$FINV" --known-hosts "$KNOWN" --runs-dir "$WORK/fanruns" -q \
             >>"$OUT/fanout.log" 2>&1
-        echo "exit $? $label" >>"$OUT/fanout.log"
-        t1=$(date +%s.%N)
-        "$PY" -c "print(round($t1 - $t0, 3))" >>"$OUT/fanout-$label.s"
+        rc=$?
+        echo "timed $label exit $rc wall $("$PY" -c "print(round($(date +%s.%N) - $t0, 3))")" >>"$OUT/fanout.log"
     }
     log "fan-out: smem-probe on 1 host and on $FANOUT hosts, in turn, ${REPEATS:-3} times (load $(cut -d' ' -f1-3 /proc/loadavg))"
-    timed one --host g1  # warm: the code shipped and cached once
-    rm -f "$OUT"/fanout-*.s
+    timed warm --host g1  # the code shipped and cached once
     for _ in $(seq 1 "${REPEATS:-3}"); do timed one --host g1; timed all --group fan; done
-    "$PY" - "$OUT" "$FANOUT" <<'EOF' | tee -a "$OUT/summary.txt"
+    "$PY" - "$OUT/fanout.log" "$FANOUT" <<'EOF' | tee -a "$OUT/summary.txt"
 import statistics, sys
-from pathlib import Path
-out, n = Path(sys.argv[1]), sys.argv[2]
-one = [float(x) for x in (out / "fanout-one.s").read_text().split()]
-every = [float(x) for x in (out / "fanout-all.s").read_text().split()]
-print(f"== fan-out: {n} hosts {statistics.median(every):.2f} s (runs {every}) vs 1 host {statistics.median(one):.2f} s"
-      f" (runs {one}): {statistics.median(every) / statistics.median(one):.2f}x")
+lines = [line.split() for line in open(sys.argv[1]) if line.startswith("timed ")]
+walls = {label: [float(w[-1]) for w in lines if w[1] == label] for label in ("one", "all")}
+codes = sorted({w[3] for w in lines})
+one, every = statistics.median(walls["one"]), statistics.median(walls["all"])
+print(f"== fan-out: {sys.argv[2]} hosts {every:.2f} s (runs {walls['all']}) vs 1 host {one:.2f} s"
+      f" (runs {walls['one']}): {every / one:.2f}x; exit codes {codes}")
 EOF
-    log "fan-out exit codes: $(grep -c '^exit 0' "$OUT/fanout.log") of $(grep -c '^exit' "$OUT/fanout.log") runs exit 0; load $(cut -d' ' -f1-3 /proc/loadavg)"
+    log "load after the fan-out: $(cut -d' ' -f1-3 /proc/loadavg)"
     tar -czf "$OUT/fanout-records.tar.gz" -C "$WORK/fanruns" .
 fi
 log "known_hosts written by reprokit: $(cut -d' ' -f1,2 "$KNOWN")"
