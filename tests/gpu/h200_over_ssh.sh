@@ -13,7 +13,8 @@
 # cache, from which the kits stage the wheel onto the (offline) host themselves.
 #
 # FANOUT=N (default off) then times the smem-probe kit on 1 host and on N inventory hosts behind the same sshd
-# (each its own workdir and lock), in turn, REPEATS times (default 3): the fan-out ratio on a host with cores to spare.
+# (each its own workdir and lock), in turn, REPEATS times (default 3): the fan-out ratio on a host with cores to spare;
+# FANOUT_ARGS are added to each of those repro commands (`--skip probe`: the control plane's part alone, no GPU work).
 #
 # Environment: KITS, PROVISION, FANOUT, REPEATS (above), PY (the control plane's Python, default python3), HOST_PY (the host's Python over SSH, default
 # /opt/torch/.venv/bin/python3), SSH_PORT (2222), GPU_ARCH (sm90), GPU_COUNT (1).
@@ -127,12 +128,12 @@ if [ "${FANOUT:-0}" -gt 1 ]; then
         local label=$1; shift
         local t0 rc
         t0=$(date +%s.%N)
-        invoke_ repro smem-probe "$@" --inventory "$FINV" --known-hosts "$KNOWN" --runs-dir "$WORK/fanruns" -q \
+        invoke_ repro smem-probe "$@" ${FANOUT_ARGS:-} --inventory "$FINV" --known-hosts "$KNOWN" --runs-dir "$WORK/fanruns" -q \
             >>"$OUT/fanout.log" 2>&1
         rc=$?
         echo "timed $label exit $rc wall $("$PY" -c "print(round($(date +%s.%N) - $t0, 3))")" >>"$OUT/fanout.log"
     }
-    log "fan-out: smem-probe on 1 host and on $FANOUT hosts, in turn, ${REPEATS:-3} times (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    log "fan-out: smem-probe ${FANOUT_ARGS:-} on 1 host and on $FANOUT hosts, in turn, ${REPEATS:-3} times (load $(cut -d' ' -f1-3 /proc/loadavg))"
     timed warm --host g1  # the code shipped and cached once
     for _ in $(seq 1 "${REPEATS:-3}"); do timed one --host g1; timed all --group fan; done
     "$PY" - "$OUT/fanout.log" "$FANOUT" <<'EOF' | tee -a "$OUT/summary.txt"
