@@ -144,6 +144,13 @@ PATTERNS: tuple[LogPattern, ...] = (
         lead='"?Started HTTPService', on_sglang_lines=False,
     ),
     LogPattern(
+        "ray_serve_app_ready", r"Application '([^']*)' is ready at ([^ ]+)", ("app", "url"),
+        "INFO 2025-08-29 18:04:47,931 serve 519120 -- Application 'default' is ready at http://127.0.0.1:8000/.",
+        "ray python/ray/serve/_private/client.py: every deployment of the Serve application (Ray Serve LLM's "
+        "vLLM replicas, its router) is running (ray-project/ray #55754)",
+        lead="Application '", on_sglang_lines=False,
+    ),
+    LogPattern(
         "uvicorn_startup_complete", r"INFO: +Application startup complete\.", (),
         "[2026-02-19 10:12:20] INFO:     Application startup complete.",
         "uvicorn/lifespan/on.py LifespanOn.startup", lead="INFO: +Application",
@@ -273,6 +280,32 @@ PATTERNS: tuple[LogPattern, ...] = (
         ("what",), "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
         "ray python/ray/exceptions.py ActorDiedError: a caller reports that its actor's process died (verl #4921)",
         family="error", severity="fatal", fatal_family="ray_actor_died",
+    ),
+    LogPattern(
+        "vllm_child_died", r"(Engine core|Worker) proc ([^ ]+) died unexpectedly", ("role", "process"),
+        "ERROR 01-29 08:37:48 [core_client.py:564] Engine core proc EngineCore_DP1 died unexpectedly, shutting down "
+        "client.",
+        "vllm/v1/engine/core_client.py (the client watching its engine cores) and v1/executor/multiproc_executor.py "
+        "(the executor watching its workers): a parent reports its child's death (modelscope/ms-swift #7933, "
+        "intel/llm-scaler #154)",
+        family="error", severity="fatal", fatal_family="child_died",
+    ),
+    LogPattern(
+        "vllm_engine_dead", r"(EngineDeadError: |Engine loop has died|LLMEngine is already dead)", ("what",),
+        "(ServeReplica:default:LLMDeploymentqwen-0_5b pid=14262) vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
+        "encountered an issue. See stack trace (above) for the root cause.",
+        "vllm v1/engine/exceptions.py EngineDeadError (V0: AsyncEngineDeadError, the MQ client's 'Engine loop has "
+        "died', launcher.py 'MQLLMEngine is already dead, terminating server process'): a caller reports that the "
+        "engine died (ray-project/ray #53267, vllm #10024)",
+        family="error", severity="fatal", fatal_family="engine_dead",
+    ),
+    LogPattern(
+        "ucx_caught_signal", r"Caught signal ([0-9]+) \(([^:)]*)", ("signal", "name"),
+        "[dsw-6138-7785b6c584-qtx6w:371163:0:371172] Caught signal 11 (Segmentation fault: address not mapped to "
+        "object at address (nil))",
+        "UCX's signal handler (ucs/debug) '[host:pid:thread:tid] Caught signal N (name: ...)' before its backtrace; "
+        "Open MPI and TensorRT-LLM's backends load UCX (Tlntin/Qwen-TensorRT-LLM #60)",
+        family="error", severity="fatal", fatal_family="signal",
     ),
     LogPattern(
         "signal_received", r"\*\*\* (SIG[A-Z]+) received at time=([0-9]+)", ("signal", "time"),

@@ -12,20 +12,6 @@ CORPUS = load_corpus(DIRECTORY)
 MOVED = moved_to_tuning(DIRECTORY)
 # excerpts the triage still reads otherwise than the expert (all of the tuning half), and why
 KNOWN_MISSES: dict[str, str] = {
-    "vllm-24578-apiserver-routes-only": "round 5 first count: vLLM's route listing (launcher.py 'Route: /v1/..., Methods:'),"
-    " printed once its HTTP server is set up, is not read as readiness; the excerpt has no banner line",
-    "vllm-10024-v0-engine-loop-died-then-200-then-critical": "round 6 first count: V0's 'Engine loop has died' and the"
-    " launcher's CRITICAL 'MQLLMEngine is already dead, terminating server process' are no known death; READY by the 200s",
-    "llm-scaler-154-compose-vllm-worker-died-after-health-200": "round 6 first count: the executor's 'Worker proc X died"
-    " unexpectedly' is no known death report: cited at the engine core's fatal error a second later",
-    "ms-swift-7933-vllm-rollout-enginecore-dp1-died": "round 6 first count: the core client's 'Engine core proc X died"
-    " unexpectedly' is no known death report: cited at the caller's traceback",
-    "ray-53267-serve-replica-vllm-engine-dead": "round 6 first count: Ray Serve's replica prefix and vLLM's"
-    " EngineDeadError are unknown: the catch-all",
-    "ray-55754-serve-llm-application-ready-then-test-teardown": "round 6 first count: Ray Serve's 'Application ... is"
-    " ready at' and its replicas' 'CALL ... OK' lines are unknown: the catch-all",
-    "qwen-trtllm-60-triton-backend-ucx-segfault-backtrace": "round 6 first count: UCX's 'Caught signal 11' handler line"
-    " is unknown: cited at the dump's first frame",
 }
 
 
