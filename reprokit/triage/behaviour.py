@@ -20,8 +20,8 @@ from typing import Any
 from reprokit.triage.formats import PATTERNS_BY_KIND
 from reprokit.triage.parser import Event
 
-READY_BANNER_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started"})
-READINESS_ORDER = ("banner", "request_served", "traffic")  # how strongly a line shows the server is up
+READY_BANNER_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started", "ray_serve_app_ready"})
+READINESS_ORDER = ("banner", "request_served", "traffic", "routes")  # how strongly a line shows the server is up
 MAX_ROWS = 64
 MAX_VALUES = 16
 _BLOCK = re.compile(r"BLOCK_(M|N|K)=([0-9]+)")

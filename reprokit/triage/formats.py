@@ -39,10 +39,11 @@ SGLANG_RANK_TAG = re.compile(r"([A-Z]+(?:_[A-Z]+)*)(\d+)")
 LINE_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
         "vllm_worker",
-        r"\((?:(?P<worker>[A-Za-z][A-Za-z0-9_]*)(?: rank=(?P<rank>\d+))? )?pid=\d+(?:, ip=[0-9.]+)?\) ?",
+        r"\((?:(?P<worker>[A-Za-z][A-Za-z0-9_:./-]*)(?: rank=(?P<rank>\d+))? )?pid=\d+(?:, ip=[0-9.]+)?\) ?",
         "(Worker_DP0_EP0 pid=5825) INFO 08-18 06:59:59 [gpu_model_runner.py:4213] Model loading took 168.89 GiB memory",
         "vllm/utils/system_utils.py _add_prefix: f'({worker_name} pid={pid}) ' before every line of a worker "
-        "(also Ray's '(RayWorkerWrapper pid=N, ip=A)' and an unnamed actor's '(pid=N, ip=A)')",
+        "(also Ray's '(RayWorkerWrapper pid=N, ip=A)', an unnamed actor's '(pid=N, ip=A)' and Ray Serve's "
+        "'(ServeReplica:<app>:<deployment> pid=N)', whose names carry ':', '/', '-' and '.': ray #53267)",
     ),
     LineFormat(
         "torch_rank",
@@ -119,6 +120,13 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "[2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***",
         "Ray's C++ logging '[date,ms L pid tid] file.cc:line: ', at a line's start (vllm #5495) or inside a worker's "
         "prefix (vllm #6783); not sglang's prefix, which has no ',ms' after its time",
+    ),
+    LineFormat(
+        "ray_serve",
+        r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?:[^ ]+ ){1,4}-- ",
+        "INFO 2025-08-29 18:04:47,931 serve 519120 -- Application 'default' is ready at http://127.0.0.1:8000/.",
+        "Ray Serve's logger '%(levelname)s %(asctime)s <component> <id> [<request id>] -- %(message)s' "
+        "(ray/serve/_private/logging_utils.py; ray-project/ray #55754, #53267)",
     ),
     LineFormat(
         "uvicorn",

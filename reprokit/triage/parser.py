@@ -67,7 +67,7 @@ _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
 _HEADED_FORMATS = tuple(
     LINE_FORMATS_BY_NAME[name]
-    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "uvicorn",
+    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "ray_serve", "uvicorn",
                  "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed", "progress")
 )
 _WRAPPERS = formats.WRAPPER_FORMATS
@@ -89,6 +89,7 @@ _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "logger_named": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
     "triton_server": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
     "ray_glog": formats.ERROR_PATTERNS,
+    "ray_serve": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
     "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from reprokit.triage.kinds import LogPattern
 from reprokit.triage.patterns_behaviour import BEHAVIOUR_PATTERNS, OTHER_AUTOTUNER_PATTERNS
+from reprokit.triage.patterns_deaths import DEATH_REPORT_PATTERNS
 from reprokit.workloads.facts import errors
 
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics
@@ -144,6 +145,13 @@ PATTERNS: tuple[LogPattern, ...] = (
         lead='"?Started HTTPService', on_sglang_lines=False,
     ),
     LogPattern(
+        "ray_serve_app_ready", r"Application '([^']*)' is ready at ([^ ]+)", ("app", "url"),
+        "INFO 2025-08-29 18:04:47,931 serve 519120 -- Application 'default' is ready at http://127.0.0.1:8000/.",
+        "ray python/ray/serve/_private/client.py: every deployment of the Serve application (Ray Serve LLM's "
+        "vLLM replicas, its router) is running (ray-project/ray #55754)",
+        lead="Application '", on_sglang_lines=False,
+    ),
+    LogPattern(
         "uvicorn_startup_complete", r"INFO: +Application startup complete\.", (),
         "[2026-02-19 10:12:20] INFO:     Application startup complete.",
         "uvicorn/lifespan/on.py LifespanOn.startup", lead="INFO: +Application",
@@ -260,37 +268,7 @@ PATTERNS: tuple[LogPattern, ...] = (
         "libstdc++ std::terminate on an uncaught C++ exception: the process aborts (TensorRT-LLM #1826)",
         family="error", severity="fatal", multiline=True,
     ),
-    LogPattern(
-        "ray_worker_register_failed", r"Failed to register worker ([0-9a-f]+) to Raylet", ("worker_id",),
-        "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker "
-        "01000000ffffffffffffffffffffffffffffffffffffffffffffffff to Raylet. IOError: [RayletClient] Unable to "
-        "register worker with raylet. No such file or directory",
-        "ray src/ray/core_worker/core_worker.cc: a core worker that cannot register exits (vllm #5495)",
-        family="error", severity="fatal", fatal_family="ray_worker_failed",
-    ),
-    LogPattern(
-        "ray_actor_died", r"The actor (is dead because its worker process has died|died unexpectedly before finishing)",
-        ("what",), "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
-        "ray python/ray/exceptions.py ActorDiedError: a caller reports that its actor's process died (verl #4921)",
-        family="error", severity="fatal", fatal_family="ray_actor_died",
-    ),
-    LogPattern(
-        "signal_received", r"\*\*\* (SIG[A-Z]+) received at time=([0-9]+)", ("signal", "time"),
-        "*** SIGSEGV received at time=1709021359 on cpu 44 ***",
-        "absl/glog failure signal handler (Ray, vLLM #3053)", family="error", severity="fatal",
-        fatal_family="signal",
-    ),
-    LogPattern(
-        "fatal_python_error", r"Fatal Python error: ([A-Za-z][A-Za-z ]*)", ("what",),
-        "Fatal Python error: Segmentation fault",
-        "CPython faulthandler (sglang #3745, vLLM #3053)", family="error", severity="fatal", multiline=True,
-        fatal_family="signal",
-    ),
-    LogPattern(
-        "exited_on_signal", r"exited on signal ([0-9]+) \(([A-Za-z ]+)\)", ("signal", "name"),
-        "mpirun noticed that process rank 6 with PID 0 on node xxxxxxxx exited on signal 9 (Killed).",
-        "Open MPI mpirun (TensorRT-LLM #1700)", family="error", severity="fatal", fatal_family="signal",
-    ),
+    *DEATH_REPORT_PATTERNS,
     LogPattern(
         "vllm_worker_init_failed", r"WorkerProc initialization failed", (),
         "2026-03-11T17:57:32.372168462Z (EngineCore_DP0 pid=269) ERROR 03-11 17:57:32 [core.py:1006] Exception: "

@@ -32,7 +32,7 @@ MAX_FATAL_CANDIDATES = 256  # fatal lines kept until the process model says whos
 DEATH_NOTICE_KINDS = frozenset({"sigquit_from_child", "subprocess_crashed", "exited_on_signal", "warmup_failure",
                                 "vllm_worker_init_failed", "vllm_engine_init_failed", "triton_model_unavailable",
                                 "signal_received", "fatal_python_error", "cpp_terminate", "nccl_watchdog_timeout",
-                                "ray_actor_died"})
+                                "ray_actor_died", "vllm_child_died", "vllm_engine_dead", "ucx_caught_signal"})
 
 # the order of a server's start, used for the timeline when times tie or are missing
 LIFECYCLE_KINDS = (
@@ -62,7 +62,6 @@ PHASE_OF_KIND = {
     "vllm_engine_initialized": "engine_initialized",
     "uvicorn_running": "http_server_up", "uvicorn_startup_complete": "http_server_up",
 }
-READY_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started"})
 # line formats that only a serving framework (or its kernel library) writes
 FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python", "uvicorn",
                      "flashinfer", "triton_server")
