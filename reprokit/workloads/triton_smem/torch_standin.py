@@ -69,7 +69,8 @@ def ensure_importable() -> str:
             for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
                 del sys.modules[name]
         else:
-            return str(getattr(torch, "__version__", "unknown"))
+            if not getattr(torch, "__reprokit_standin__", False):
+                return str(getattr(torch, "__version__", "unknown"))
     if not any(isinstance(finder, _StandIn) for finder in sys.meta_path):
         sys.meta_path.insert(0, _StandIn())
     return "stand-in"
