@@ -54,7 +54,7 @@ def test_runs_lists_the_committed_evidence():
         ("20261203T070223Z-ep8-crash-vllm-fixed-h200-a3e8", "INCONCLUSIVE", 0, 5, "ep8-crash-vllm-fixed", "1 x NVIDIA H200",
          "580.159.04"),
         ("20261203T082826Z-mxfp8-gemm-tiles-local-a629", "PASS", 6, 6, "mxfp8-gemm-tiles", "none", "-"),
-        ("20261204T174239Z-triton-matmul-ogs-local-bb73", "PASS", 6, 6, "triton-matmul-ogs", "none", "-"),
+        ("20261204T174708Z-triton-matmul-ogs-local-1b22", "PASS", 6, 6, "triton-matmul-ogs", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
