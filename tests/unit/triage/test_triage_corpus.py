@@ -12,23 +12,9 @@ CORPUS = load_corpus(DIRECTORY)
 MOVED = moved_to_tuning(DIRECTORY)
 # excerpts the triage still reads otherwise than the expert (all of the tuning half), and why
 KNOWN_MISSES: dict[str, str] = {
-    "sglang-3752-scheduler-watchdog-timeout-sigquit-killed": "round 7 first count: sglang's scheduler 'Watchdog timeout'"
-    " is no known death, the launcher's 'Received sigquit from a child proces.' (sglang's own misspelling) is not"
-    " matched, nor the shell's 'Killed': NOT_READY",
-    "vllm-rocm-5-lemonade-prefix-enginecore-hip-oom": "round 7 first count: Lemonade's '<date> [Error] (Process) ' in"
-    " front of vLLM's lines is no known wrapper: the catch-all",
-    "vllm-rocm-5-lemonade-prefix-kv-cache-valueerror-then-apiserver-traceback": "round 7 first count: Lemonade's wrapper"
-    " unknown: FATAL by the API server's traceback (line 3), not the engine core's ValueError (line 1)",
-    "sagemaker-111-cloudwatch-csv-vllm-workerproc-failed-to-start": "round 7 first count: CloudWatch's CSV export"
-    " ('<epoch ms>,' and '#033[...m', '#015' escapes) is no known wrapper: no server line (INCONCLUSIVE)",
-    "dynamo-4855-sglang-decode-worker-tracing-lines-no-bootstrap": "round 7 first count: Dynamo's tracing lines"
-    " ('<RFC 3339>Z  INFO module.function: ') around sglang's messages are unknown: the catch-all",
-    "opea-genaiexamples-706-compose-microservices-uvicorn-up": "round 7 first count: uvicorn's 'Application startup"
-    " complete.' of services that are no serving framework read as readiness: READY",
-    "sglang-10001-pd-decode-mooncake-readbody-failed-then-500": "round 7 first count (held-out, moved): a request"
-    " answered 500 does not show the server up: NOT_READY",
-    "vllm-ascend-11083-ocr-route-listing-with-tabs": "round 7 first count (held-out, moved): vLLM's prefix with tabs and"
-    " 'pid-443' (text recognition) not read: the catch-all",
+    "vllm-rocm-5-lemonade-prefix-kv-cache-valueerror-then-apiserver-traceback": "round 7, left after its tuning: the"
+    " excerpt starts at the engine core's 'ValueError: ...' (its traceback is above the paste), a line no pattern"
+    " knows as a death: FATAL cited at the API server's uncaught traceback (line 3), not at line 1",
 }
 
 
