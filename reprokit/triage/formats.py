@@ -129,6 +129,15 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "(ray/serve/_private/logging_utils.py; ray-project/ray #55754, #53267)",
     ),
     LineFormat(
+        "rust_tracing",
+        r" ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) (?P<logger>[A-Za-z_][\w.]*(?:::\w+)*): ",
+        "INFO model_runner.load_model: Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail "
+        "mem=36.44 GB, mem usage=41.58 GB.",
+        "Rust's tracing subscriber '<RFC 3339>Z <LEVEL, right-aligned> <target>: ', as NVIDIA Dynamo prints its own "
+        "lines and its workers' Python loggers (module.function as the target; ai-dynamo/dynamo #4855); its time is "
+        "stripped as a docker timestamp first",
+    ),
+    LineFormat(
         "uvicorn",
         r"(?=(?:INFO|WARNING|ERROR|DEBUG|CRITICAL):\s)",
         "INFO:     Application startup complete.",
@@ -239,14 +248,43 @@ WRAPPER_FORMATS: tuple[LineFormat, ...] = (
         "a calling program's Python logger re-logging a server's output: '%(asctime)s - %(name)s - %(levelname)s - ' "
         "(allenai/olmocr #105)",
     ),
+    LineFormat(
+        "lemonade",
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \[(?:Debug|Info|Warn|Warning|Error|Fatal)\] \([A-Za-z]+\) ",
+        "2026-05-08 11:47:02.257 [Error] (Process) (EngineCore pid=2651) ERROR 05-08 11:47:02 [core.py:1136] "
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 12.95 GiB.",
+        "Lemonade server's log line '<date> <time>.ms [Level] (Component) ' in front of the output of the server it runs "
+        "(lemonade-sdk/vllm-rocm #5)",
+    ),
+    LineFormat(
+        "cloudwatch_csv",
+        r"\d{13},",
+        "1756144011375,(VllmWorker pid=96) ERROR 08-25 10:46:51 [multiproc_executor.py:559] WorkerProc failed to start.",
+        "a CloudWatch log export as CSV: '<epoch ms>,<message>' (aws-samples/amazon-sagemaker-generativeai #111); "
+        "strip_terminal_escapes has unquoted the field and decoded its '#033' and '#015' first",
+    ),
 )
 
 # ANSI colours in caret notation, as 'cat -v' or a pager prints ESC ('^[[0;36m(Worker_TP0 pid=46727)^[[0;0m ERROR ...^M';
 # a paste can lose a line's first '^'): removed with a trailing '^M' (flagos-ai/FlagTree #352)
 _CARET_ANSI = re.compile(r"(?:\^\[|^\[)\[[0-9;]*m")
+# the same written as syslog's octal escapes of control characters, ESC '#033' and CR '#015', as CloudWatch keeps them
+# ('#033[1;36m(VllmWorker pid=96)#033[0;0m ERROR ... WorkerProc failed to start.#015', sagemaker-generativeai #111)
+_OCTAL_ESCAPES = re.compile(r"#033\[[0-9;]*m|#015")
+# a CloudWatch CSV export's quoted field: '<epoch ms>,"<message with "" for ">"'
+_QUOTED_CSV_FIELD = re.compile(r'(\d{13},)"(.*)"$')
 
 
-def strip_caret_notation(text: str) -> str:
+def strip_terminal_escapes(text: str) -> str:
+    """What a terminal, a pager, a collector or a paste made of a line, undone before its wrappers are read: ANSI
+    colours in caret or octal notation, a trailing CR, a CSV export's quoting, and tabs where spaces were
+    (vllm-ascend #11083: a log copied through text recognition)."""
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    if text.endswith('"') and (field := _QUOTED_CSV_FIELD.match(text)) is not None:
+        text = field.group(1) + field.group(2).replace('""', '"')
+    if "#0" in text:
+        text = _OCTAL_ESCAPES.sub("", text)
     if "^[" not in text and not text.startswith("[["):
         return text
     text = _CARET_ANSI.sub("", text)

@@ -57,9 +57,17 @@ PATTERNS: tuple[LogPattern, ...] = (
              "DetokenizerManager hit an exception",
     ),
     LogPattern(
-        "sigquit_from_child", r"Received sigquit from a child process\. It usually means the child failed\.", (),
+        "sigquit_from_child", r"Received sigquit from a child process?\. It usually means the child failed\.", (),
         "[2026-02-27 15:27:13] Received sigquit from a child process. It usually means the child failed.",
-        "sglang srt/entrypoints/engine.py sigquit_handler (launch phase)", severity="fatal", lead="Received sigquit",
+        "sglang srt/entrypoints/engine.py sigquit_handler (launch phase; 'proces.' in releases of early 2025, "
+        "sglang #3752)", severity="fatal", lead="Received sigquit",
+    ),
+    LogPattern(
+        "sglang_watchdog_timeout", r"Watchdog timeout \(self\.watchdog_timeout=([0-9.]+)\)", ("seconds",),
+        "[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=300)",
+        "sglang srt/managers/scheduler.py watchdog_thread: a batch made no progress for watchdog_timeout seconds; the "
+        "scheduler then signals SIGQUIT to the launcher, which kills the process tree (sglang #3752)",
+        severity="fatal", lead="Watchdog timeout", fatal_family="scheduler_watchdog_timeout",
     ),
     LogPattern(
         "sigquit_received", r"SIGQUIT received\. signum=([^,]*), frame=([^.]*)\.", ("signum", "frame"),
@@ -326,11 +334,12 @@ PATTERNS: tuple[LogPattern, ...] = (
         "CUDA runtime cudaErrorInvalidValue as reported by torch", family="error", severity="error", multiline=True,
     ),
     LogPattern(
-        "torch_oom", r"CUDA out of memory\. Tried to allocate ([0-9.]+ [A-Za-z]+)|CUDA error: out of memory",
-        ("requested",),
+        "torch_oom", r"(CUDA|HIP) out of memory\. Tried to allocate ([0-9.]+ [A-Za-z]+)|CUDA error: out of memory",
+        (None, "requested"),
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 616.00 MiB. "
         "GPU 0 has a total capacity of 94.97 GiB of which 550.38 MiB is free.",
-        "c10/cuda/CUDACachingAllocator.cpp", family="error", severity="fatal", multiline=True,
+        "c10/cuda/CUDACachingAllocator.cpp ('HIP out of memory' in ROCm builds, lemonade-sdk/vllm-rocm #5)",
+        family="error", severity="fatal", multiline=True,
     ),
     # the other sticky CUDA errors (facts.errors.STICKY_CUDA_ERRORS): the context is gone, as after an illegal address
     LogPattern(

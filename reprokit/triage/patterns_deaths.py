@@ -67,4 +67,10 @@ DEATH_REPORT_PATTERNS: tuple[LogPattern, ...] = (
         "mpirun noticed that process rank 6 with PID 0 on node xxxxxxxx exited on signal 9 (Killed).",
         "Open MPI mpirun (TensorRT-LLM #1700)", family="error", severity="fatal", fatal_family="signal",
     ),
+    LogPattern(
+        "shell_killed", r"^Killed$", (), "Killed",
+        "bash's job report when the process it waits on dies of SIGKILL (the kernel's OOM killer, kill -9, a "
+        "watchdog's kill of the process tree): the whole line (sglang #3752)",
+        family="error", severity="fatal", fatal_family="signal",
+    ),
 )
