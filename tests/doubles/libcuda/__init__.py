@@ -65,7 +65,3 @@ def _write_python(staging: Path, final: Path) -> None:
 def gpu_python() -> Path:
     """A ``python3`` whose ``libcuda.so.1`` is the double: the interpreter a test host's inventory names."""
     return libcuda().parent / "python3"
-
-
-if __name__ == "__main__":  # `python3 -m tests.doubles.libcuda`: build it, print where
-    print(libcuda())

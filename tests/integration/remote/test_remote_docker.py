@@ -66,7 +66,7 @@ def docker_host(tmp_path: Path, name: str, tag: str) -> tuple[Path, Path, Path]:
 def test_probe_in_a_container_over_ssh(tmp_path):
     work, inventory, known = docker_host(tmp_path, "h2", "docker")
     proc = invoke_repro(tmp_path, inventory, known, "--host", "h2", "--image", f"workload={BASE}", "--json", "--quiet")
-    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
+    assert proc.returncode == ExitCode.FAIL, proc.stderr  # the image has no torch: torch-and-driver-agree fails
     (run_dir,) = runs_in(tmp_path / "runs")
     manifest = load_manifest(run_dir).to_json()
     assert manifest["host"]["runtime"] == "docker"
@@ -74,8 +74,11 @@ def test_probe_in_a_container_over_ssh(tmp_path):
     # the fingerprint and the probe ran in the image: Debian's python, in a container
     assert manifest["fingerprint"]["host"]["in_container"] is True
     assert manifest["fingerprint"]["python_executable"] == "/usr/bin/python3"
+    # `--gpus all`, as on any GPU host: dockerd's GPU hook (a double here) put the host's libcuda into the container
+    assert [d["name"] for d in manifest["fingerprint"]["devices"]] == ["NVIDIA RTX PRO 6000 Blackwell (reprokit test double)"]
     probe = json.loads((run_dir / "steps" / "probe" / "result.json").read_text())
-    assert probe["status"] == "no_driver"
+    assert (probe["status"], probe["devices"][0]["launch_past_optin_limit"]["error_name"]) == (
+        "ok", "CUDA_ERROR_INVALID_VALUE")
     assert containers_of(manifest["run_id"]) == []
     assert verify_record(run_dir) == []
     assert list((work / "runs").iterdir()) == []
