@@ -17,8 +17,9 @@ import pytest
 
 from reprokit.errors import ExitCode, HostError
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.upstream_args import BENCH_SERVING, SERVER_ARGS, SGLANG, upstream_options, wheel_path, write_option_tables
+from reprokit.upstream_args import BENCH_SERVING, SERVER_ARGS, SGLANG, upstream_options, wheel_path
 from tests.conftest import REPO
+from tests.doubles.option_tables import write_sglang_tables
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_docker import BASE, containers_of
 from tests.integration.remote.test_remote_docker import REASON as DOCKER_REASON
@@ -43,7 +44,7 @@ def serve_double(tmp_path_factory):
                   "bench_serving": upstream_options(SGLANG, "0.5.9", BENCH_SERVING)}
     except HostError as exc:
         pytest.skip(f"sglang 0.5.9's option tables: {exc}")
-    write_option_tables(tables, ctx / "options.json", wheel_path(SGLANG, "0.5.9"))
+    write_sglang_tables(tables, ctx / "options.json", wheel_path(SGLANG, "0.5.9"))
     subprocess.run(["docker", "build", "-q", "--build-arg", f"BASE_IMAGE={BASE}", "-t", DOUBLE, str(ctx)],
                    check=True, capture_output=True)
     return DOUBLE

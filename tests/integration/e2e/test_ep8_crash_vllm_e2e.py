@@ -18,8 +18,8 @@ import pytest
 
 from reprokit.errors import ExitCode, HostError
 from reprokit.records.run import verify_record
-from reprokit.upstream_vllm import write_double_tables
 from tests.conftest import REPO
+from tests.doubles.option_tables import write_vllm_tables
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_runs import invoke_repro, runs_in
 
@@ -37,7 +37,7 @@ def host_with_double(tmp_path: Path, tag: str) -> tuple[Path, Path, Path, Path]:
     shutil.copy(REPO / "tests" / "doubles" / "vllm-server" / "vllm", double / "vllm")
     shutil.copy(VLLM_LOG, double / "server.log")
     try:
-        write_double_tables("0.27.0", double / "options.json")
+        write_vllm_tables("0.27.0", double / "options.json")
     except HostError as exc:
         pytest.skip(f"vLLM 0.27.0's option tables: {exc}")
     subprocess.run(["chown", "-R", "rkuser:rkuser", str(work)], check=True)
