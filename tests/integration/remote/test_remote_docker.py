@@ -145,3 +145,15 @@ def test_an_image_missing_on_the_host_stops_before_anything_is_written(tmp_path)
     assert proc.stderr.strip() == ("error: host 'h6': image 'workload' (reprokit-test/not-built:0) is not on the host; build it"
                                    " with `invoke build --host h6` (or pass --image workload=REF of one that is)")
     assert runs_in(tmp_path / "runs") == []
+
+
+def test_the_engine_gives_the_gpu_double_only_to_a_container_that_asks_for_a_gpu():
+    """dockerd's GPU hook (tests/doubles/nvidia-container-toolkit) as the real toolkit's: --gpus, or nothing."""
+    probe = ["python3", "-c", "import ctypes; ctypes.CDLL('libcuda.so.1'); print('loaded')"]
+    asked = subprocess.run(["docker", "run", "--rm", "--network", "none", "--gpus", "all", BASE, *probe],
+                           capture_output=True, text=True, timeout=120)
+    assert (asked.returncode, asked.stdout) == (0, "loaded\n"), asked.stderr
+    not_asked = subprocess.run(["docker", "run", "--rm", "--network", "none", BASE, *probe], capture_output=True,
+                               text=True, timeout=120)
+    assert not_asked.returncode == 1
+    assert not_asked.stderr.strip().endswith("OSError: libcuda.so.1: cannot open shared object file: No such file or directory")
