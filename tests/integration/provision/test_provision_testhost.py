@@ -116,7 +116,7 @@ def test_gpu_roles_refuse_a_host_without_a_gpu(gpuless_host, ssh_key, tmp_path):
     assert result.recap["failed"] == 1 and result.recap["changed"] == 0
     [message] = result.failure_messages()
     assert message.startswith("testhost has no NVIDIA GPU: no PCI device with vendor 0x10de")
-    assert message.endswith("(`invoke provision --host testhost --tags docker,reprokit`).")
+    assert message.endswith("(`invoke provision --host testhost --tags docker --tags reprokit`).")
 
 
 def test_an_unknown_host_key_is_refused_and_accept_new_saves_it(fresh_host, ssh_key, tmp_path):
