@@ -66,7 +66,7 @@ def docker_host(tmp_path: Path, name: str, tag: str) -> tuple[Path, Path, Path]:
 def test_probe_in_a_container_over_ssh(tmp_path):
     work, inventory, known = docker_host(tmp_path, "h2", "docker")
     proc = invoke_repro(tmp_path, inventory, known, "--host", "h2", "--image", f"workload={BASE}", "--json", "--quiet")
-    assert proc.returncode == ExitCode.FAIL, proc.stderr  # the image has no torch: torch-and-driver-agree fails
+    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr  # no torch in the image: torch-and-driver-agree cannot say
     (run_dir,) = runs_in(tmp_path / "runs")
     manifest = load_manifest(run_dir).to_json()
     assert manifest["host"]["runtime"] == "docker"

@@ -63,12 +63,12 @@ def test_accept_new_host_key_then_strict(tmp_path):
     inventory = write_inventory(tmp_path / "inv.yml", {"h2": {"workdir": work}})
     known = tmp_path / "known_hosts"
     proc = invoke_repro(tmp_path, inventory, known, "--host", "h2", "--accept-new-host-key", "--quiet")
-    assert proc.returncode == ExitCode.FAIL, proc.stderr  # the host has no torch: torch-and-driver-agree fails
+    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr  # no torch on the host: torch-and-driver-agree cannot say
     assert "added the host key of 10.213.0.12 (ssh-ed25519 SHA256:" in proc.stderr
     saved = known.read_text().split()
     assert saved[:2] == ["10.213.0.12", "ssh-ed25519"]
     proc = invoke_repro(tmp_path, inventory, known, "--host", "h2", "--quiet")
-    assert proc.returncode == ExitCode.FAIL, proc.stderr
+    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
     assert known.read_text().count("\n") == 1
 
 
@@ -92,7 +92,7 @@ def test_run_through_the_gateway_pulls_back_a_verified_record(tmp_path):
     inventory = write_inventory(tmp_path / "inv.yml", {"gw": {}, "priv": {"workdir": work, "proxy_jump": "gw"}})
     known = known_hosts_for(tmp_path / "known_hosts", "gw", "priv")
     proc = invoke_repro(tmp_path, inventory, known, "--host", "priv", "--json", "--quiet")
-    assert proc.returncode == ExitCode.FAIL, proc.stderr
+    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
     (run_dir,) = runs_in(tmp_path / "runs")
     manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete"
@@ -107,7 +107,7 @@ def test_run_through_the_gateway_pulls_back_a_verified_record(tmp_path):
         True, "CUDA_ERROR_INVALID_VALUE")
     verdict = json.loads(proc.stdout)
     assert [(e["name"], e["status"]) for e in verdict["expectations"] if e["status"] != "PASS"] == [
-        ("torch-and-driver-agree", "FAIL")]  # the host has no torch
+        ("torch-and-driver-agree", "INCONCLUSIVE")]  # the host has no torch: the probe writes null
     # verified, so the host's copy is gone; the lock is released; the workload code and the host's caches stay
     assert sorted(p.name for p in work.iterdir()) == ["cache", "code", "runs"]
     assert list((work / "runs").iterdir()) == []
@@ -142,7 +142,7 @@ def test_busy_and_stale_locks_are_reported_and_unlock_removes_a_stale_one(tmp_pa
     done = run_invoke("unlock", "--host", "h3", "--inventory", str(inventory), "--known-hosts", str(known))
     assert done.returncode == 0 and "removed the lock of run R-busy on host 'h3'" in done.stdout + done.stderr
     assert not lock.exists()
-    assert invoke_repro(tmp_path, inventory, known, "--host", "h3", "--quiet").returncode == ExitCode.FAIL
+    assert invoke_repro(tmp_path, inventory, known, "--host", "h3", "--quiet").returncode == ExitCode.INCONCLUSIVE
 
 
 def test_step_timeout_ends_the_remote_process_tree(tmp_path):
@@ -345,9 +345,9 @@ def test_group_fan_out_reports_each_host_and_survives_a_bad_one(tmp_path):
     known = known_hosts_for(tmp_path / "known_hosts", "h2", "h3")  # h4's key is unknown
     proc = invoke_repro(tmp_path, inventory, known, "--group", "rack", "--json", "--quiet")
     rows = {r["host"]: r for r in json.loads(proc.stdout)}
-    assert rows["h2-fan"]["verdict"] == rows["h3-fan"]["verdict"] == "FAIL"
+    assert rows["h2-fan"]["verdict"] == rows["h3-fan"]["verdict"] == "INCONCLUSIVE"
     assert rows["h4-fan"]["verdict"] == "ERROR" and "its host key is not in" in rows["h4-fan"]["error"]
-    assert proc.returncode == ExitCode.FAIL  # a failure outranks a host error in a fan-out's exit code
+    assert proc.returncode == ExitCode.HOST_ERROR
     assert len(runs_in(tmp_path / "runs")) == 2
 
 
