@@ -40,6 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from reprokit.records.run import load_manifest, verify_record  # noqa: E402
+from tests.doubles.libcuda import gpu_python  # noqa: E402
 from tests.integration.remote.conftest import ADDRESSES, STATE, host_workdir, known_hosts_for, sshd_master_pid, write_inventory  # noqa: E402
 
 HOSTS = [f"h{i}" for i in range(1, 9)]
@@ -153,7 +154,7 @@ class Rig:
 
     def write_probe(self, host: str, body: str) -> None:
         script = self.python[host]
-        script.write_text('#!/bin/sh\ncase "$*" in\n  *smem_probe*)\n' + body + '\n    ;;\nesac\nexec python3 "$@"\n')
+        script.write_text('#!/bin/sh\ncase "$*" in\n  *smem_probe*)\n' + body + f'\n    ;;\nesac\nexec {gpu_python()} "$@"\n')
         script.chmod(0o755)
         os.chown(script, uid(), uid())
 

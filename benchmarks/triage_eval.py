@@ -15,7 +15,8 @@ odd, unless the thread was moved to tuning), and prints per half:
   tactics, readiness, ...) agrees;
 - new excerpts only: the held-out figures on the excerpts added with the split (sidecar
   ``added_with_split``): the earlier triage was tuned on all 46 older ones, whichever half they fell in;
-  and each half's figures on the excerpts of each later round alone (sidecar ``added_round``: 3, 4).
+  and each half's figures on the excerpts of each later round alone (sidecar ``added_round``: 3, 4, 5, 6, 7;
+  each round's first count is recorded in tests/fixtures/real/README.md).
 
     python benchmarks/triage_eval.py [--corpus DIR] [--verbose] [--half tuning|held_out|all]
 

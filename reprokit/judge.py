@@ -2,7 +2,8 @@
 
 Each expectation reads one value (or, through ``[*]``, every item's value) at
 a path in a step's JSON result and compares it with one operator. A step that
-did not produce a result, a host of the wrong architecture, or a missing GPU
+did not produce a result, a host of the wrong architecture, a missing GPU, or a
+value the step reports as null (it could not tell: no torch to compare with, say)
 makes an expectation INCONCLUSIVE, with the reason; never a silent pass.
 """
 
@@ -132,12 +133,16 @@ def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: Fingerprint
     arch = arches[0] if arches else None
     failures = []
     for value in values:
+        if value is None:  # the workload's word for "could not tell here" (no torch to compare with, say)
+            continue
         ok, detail = _compare(exp, value, arch)
         if not ok:
             failures.append(detail or f"{value!r}")
     observed = values if expanded else values[0]
     if failures:
         return verdict(Word.FAIL, observed, "; ".join(dict.fromkeys(failures)))
+    if None in values:
+        return verdict(Word.INCONCLUSIVE, observed, f"step '{exp.step}' could not tell {exp.path} here (null)")
     return verdict(Word.PASS, observed, "")
 
 

@@ -22,7 +22,6 @@ argparse options by ``arg_groups/arg_utils.py:add_cli_args_from_dataclass`` (``-
 from __future__ import annotations
 
 import ast
-import json
 import re
 import zipfile
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from reprokit.config.kit import Kit
 from reprokit.errors import HostError
 from reprokit.workloads import serve
 from reprokit.workloads.contract import WorkloadError
-from reprokit.workloads.static_smem.wheel import default_cache_dir, download, sha256_file, wheel_file_name
+from reprokit.workloads.static_smem.wheel import default_cache_dir, download, wheel_file_name
 
 SGLANG = "sglang"
 SERVER_ARGS = "sglang/srt/server_args.py"  # ServerArgs.add_cli_args: `python -m sglang.launch_server`
@@ -101,7 +100,8 @@ class OptionTable:
         return found
 
     def to_json(self) -> dict:
-        """A small file for test doubles that cannot read a wheel: the same table, as data."""
+        """The table as data (JSON): each option's strings, whether it takes a value, its nargs and choices, in
+        the source's order; what a program that cannot read the wheel needs to parse the same command lines."""
         return {"origin": self.origin, "options": [
             {"strings": list(o.strings), "takes_value": o.takes_value, "value_optional": o.value_optional,
              "nargs": o.nargs, "choices": list(o.choices) if o.choices is not None else None}
@@ -286,12 +286,6 @@ def server_options(version: str, cache_dir: Path | None = None) -> OptionTable:
             merged.update(field_options(zf.read(member).decode("utf-8")))
     origin = f"sglang {version} {SERVER_ARGS}" + (f" + {FIELDS_DIR}*.py" if members else "")
     return OptionTable(origin=origin, options=merged)
-
-
-def write_option_tables(tables: dict[str, OptionTable], path: Path, wheel: Path) -> None:
-    """The tables as one JSON file (``{name: table}``) with the wheel's sha256, for doubles baked into images."""
-    doc = {"wheel": wheel.name, "wheel_sha256": sha256_file(wheel), **{k: t.to_json() for k, t in tables.items()}}
-    path.write_text(json.dumps(doc, indent=1) + "\n")
 
 
 def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str], list[str]]:

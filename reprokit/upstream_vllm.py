@@ -226,13 +226,3 @@ def kit_problems(kit, cache_dir: Path | None = None) -> tuple[list[str], list[st
                        f" {server.origin}, {sum(a.startswith('--') for a in bench_argv)} benchmark flags against"
                        f" {bench.origin}, {len(vllm_env)} VLLM_* variables against {env_origin}")
     return sorted(set(problems), key=problems.index), checked
-
-
-def write_double_tables(version: str, path: Path, cache_dir: Path | None = None) -> None:
-    """The serve and bench tables and the known variables as one JSON file, for a vLLM test double."""
-    import json  # noqa: PLC0415
-
-    _, known = environment_variables(version, cache_dir)
-    doc = {"wheel": vllm_wheel(version, cache_dir).name, "serve": serve_options(version, cache_dir).to_json(),
-           "bench": bench_options(version, cache_dir).to_json(), "environment_variables": sorted(known)}
-    path.write_text(json.dumps(doc, indent=1) + "\n")

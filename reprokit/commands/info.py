@@ -65,7 +65,7 @@ def list_hosts(inventory_path: str, as_json: bool = False) -> int:
         table.add_column(column, overflow="fold")
     for host in inventory.hosts.values():
         address = f"{host.address}:{host.port}" if host.connection == "ssh" else "-"
-        gpu = "cpu-only" if host.cpu_only else f"{host.gpu_count or '?'} x {host.gpu_arch or '?'}"
+        gpu = f"{host.gpu_count or '?'} x {host.gpu_arch or '?'}"
         table.add_row(host.name, host.connection, address, host.user or "-", host.runtime, gpu, ", ".join(host.groups))
     console.print(table)
     return ExitCode.PASS

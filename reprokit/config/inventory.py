@@ -66,7 +66,6 @@ class HostVars(pydantic.BaseModel):
     gpu_arch: str | None = None
     gpu_count: int | None = pydantic.Field(None, ge=0)
     runtime: Literal["docker", "native", "apptainer", "pyxis"] = "docker"  # pyxis: srun --container-image (Slurm only)
-    cpu_only: bool = False
     proxy_jump: str | None = None
     workdir: str = "/var/lib/reprokit"
     # where the host keeps model weights (mounted read-only into containers) and caches kept across runs;
@@ -121,7 +120,6 @@ class Host:
     runtime: Literal["docker", "native", "apptainer", "pyxis"]
     gpu_arch: str | None
     gpu_count: int | None
-    cpu_only: bool
     groups: tuple[str, ...]
     python: str
     workdir: str
@@ -162,7 +160,6 @@ class Host:
             "runtime": self.runtime,
             "gpu_arch": self.gpu_arch,
             "gpu_count": self.gpu_count,
-            "cpu_only": self.cpu_only,
             "groups": list(self.groups),
             "source": self.source,
             **({"launcher": self.launcher, "slurm": {k: v for k, v in vars(self.slurm).items() if v not in (None, (), False)}}
@@ -181,7 +178,6 @@ def local_host() -> Host:
         runtime="native",
         gpu_arch=None,
         gpu_count=None,
-        cpu_only=False,
         groups=(),
         python=sys.executable,
         workdir="runs",
@@ -288,7 +284,6 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         runtime=hv.runtime,
         gpu_arch=hv.gpu_arch,
         gpu_count=hv.gpu_count,
-        cpu_only=hv.cpu_only,
         groups=groups,
         python=hv.ansible_python_interpreter or "python3",
         workdir=hv.workdir,

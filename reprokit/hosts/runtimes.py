@@ -114,9 +114,8 @@ class DockerRuntime:
             "-e", f"PYTHONPATH={CONTAINER_CODE_DIR}", "-e", "PYTHONUNBUFFERED=1",
             "-e", "HOME=/tmp",  # the host's uid may have no home in the image; the caches are mounted below
             *staging.container_mounts(self.host, place.models_present),
+            "--gpus", "all",
         ]
-        if not self.host.cpu_only:
-            docker += ["--gpus", "all"]
         workload = workload_argv("python3", module, f"{staging.CONTAINER_STEP_DIR}/params.json", staging.CONTAINER_STEP_DIR)
         if not place.with_secrets:
             return " ".join(a if a == USER_IDS else shell.quote(a) for a in [*docker, ref, *workload])
@@ -171,7 +170,7 @@ class ApptainerRuntime:
     def command(self, module: str, image: str | None, place: StepPlace) -> str:
         ref = image_ref(self.host, self.images, image, "Apptainer")
         binds = ",".join(f"{src}:{dst}:{mode}" for src, dst, mode in cluster_mounts(self.host, place))
-        argv = ["apptainer", "exec", *([] if self.host.cpu_only else ["--nv"]), "--bind", binds,
+        argv = ["apptainer", "exec", "--nv", "--bind", binds,
                 "--pwd", staging.CONTAINER_STEP_DIR, *[a for e in container_env(self.host) for a in ("--env", e)], ref,
                 *workload_argv("python3", module, f"{staging.CONTAINER_STEP_DIR}/params.json", staging.CONTAINER_STEP_DIR)]
         return shell.join(argv)

@@ -79,7 +79,7 @@ def _jump_chain(spec: str, host: Host, config: SSHConfig, path: Path, hosts: dic
             raise ConfigError(f"{path}: ProxyJump '{hop}' of '{host.address}': write [user@]host[:port]")
         name = f"{hop.strip()} (ssh config)"
         jump = Host(name=name, connection="ssh", address=match["host"].strip("[]"), port=int(match["port"] or 22),
-                    user=match["user"], runtime="native", gpu_arch=None, gpu_count=None, cpu_only=True, groups=(),
+                    user=match["user"], runtime="native", gpu_arch=None, gpu_count=None, groups=(),
                     python="python3", workdir=host.workdir, connect_timeout_s=host.connect_timeout_s,
                     source=f"{path} (ProxyJump of {host.address})", proxy_jump=previous)
         if previous is None:

@@ -33,7 +33,7 @@ def preflight(kit: Kit, run: PreparedRun, reporter: RunReporter) -> Fingerprint:
     reporter.pin_drift(drift)
     gpus = fingerprint.devices
     host = executor.host
-    if host.gpu_count is not None and not host.cpu_only and len(gpus) != host.gpu_count:
+    if host.gpu_count is not None and len(gpus) != host.gpu_count:
         note = (f"the inventory says {host.gpu_count} GPU(s) on {host.name}, the workloads see {len(gpus)}"
                 + (" in their container: check the NVIDIA Container Toolkit (`invoke provision --check`)" if host.runtime == "docker" else ""))
         record.update(preflight_notes=[note])

@@ -28,7 +28,7 @@ def plan(step: Step, kit: Kit, kits_dir: Path, fingerprint: Fingerprint, steps: 
          run: PreparedRun) -> tuple[PlannedStep, StepEntry]:
     """The step planned and its inputs staged on the host, with its entry as it begins (``not_run`` until it ends)."""
     host = run.executor.host
-    planned = plan_step(step, kit, kits_dir, fingerprint, steps, host_cpu_only=host.cpu_only, host=host)
+    planned = plan_step(step, kit, kits_dir, fingerprint, steps, host=host)
     entry = StepEntry(step.name, step.uses, status=StepStatus.NOT_RUN, started=utc_now())
     if not planned.skip_reason:
         stage_inputs(planned, run.executor, steps, run.record.dir, run.record.step_dir(step.name))

@@ -51,8 +51,8 @@ def load_model_config(name: str, kits_dir: KitPath | Path) -> dict[str, Any]:
 
 
 def plan_step(step: Step, kit: Kit, kits_dir: KitPath | Path, fingerprint: Fingerprint, results: dict[str, Any],
-              host_cpu_only: bool = False, host: Host | None = None) -> PlannedStep:
-    """``host_cpu_only``: a host marked CPU-only for testing runs GPU steps anyway (against test doubles).
+              host: Host | None = None) -> PlannedStep:
+    """A step that needs a GPU is planned out on a host whose fingerprint found none, with the fingerprint's reason.
 
     ``host``: where the step runs; a bare name in a host path parameter (``model: GLM-5-NVFP4``) is taken
     inside the host's directory for it (``models_dir``). Inputs are resolved and staged by the runner.
@@ -63,7 +63,7 @@ def plan_step(step: Step, kit: Kit, kits_dir: KitPath | Path, fingerprint: Finge
         planned.skip_reason = f"not run: {kind.not_implemented_reason}"
         return planned
     devices = fingerprint.devices
-    if kind.needs_gpu and not devices and not host_cpu_only:
+    if kind.needs_gpu and not devices:
         planned.skip_reason = f"not run: needs a CUDA GPU; {fingerprint.gpu_reason or 'none found'}"
         return planned
     params = planned.params
@@ -77,8 +77,6 @@ def plan_step(step: Step, kit: Kit, kits_dir: KitPath | Path, fingerprint: Finge
     arch_param = kind.host_arch_param
     if arch_param and params.get(arch_param) == "host":
         arches = fingerprint.gpu_arches
-        if not arches and host_cpu_only and host is not None and host.gpu_arch:
-            arches = [host.gpu_arch]  # a CPU-only test host stands in for the arch its inventory declares
         if len(arches) != 1:
             planned.skip_reason = (
                 f"not run: {arch_param} 'host' needs one GPU architecture on the host; "

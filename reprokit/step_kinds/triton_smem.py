@@ -32,6 +32,9 @@ class TritonSmemResult(Result):
     wheel_sha256: str | None = None
     source: str | None = None
     kernel: str | None = None
+    package_root: str | None = None  # the wheel's package the kernel was imported from, when not cut out of one file
+    import_as: str | None = None
+    torch: str | None = None  # what that import had: torch's version, or "stand-in"
     triton: str | None = None
     archs: list[str] | None = None
     limits_bytes: dict[str, int] | None = None
@@ -49,7 +52,7 @@ KIND = StepKind(
             " specialises it (no GPU of that arch needed)",
     implemented=True,
     default_timeout_s=900,
-    param_keys=("package", "version", "source", "kernel", "archs", "args", "cases", "jobs"),
+    param_keys=("package", "version", "source", "kernel", "archs", "args", "cases", "jobs", "package_root", "import_as"),
     inputs=(StepInput("wheel", "the wheel the kernel comes from", from_control="package-wheel"),),
     pin_params=(PinParam("version", pin_named_by="package"),),
     result=TritonSmemResult,

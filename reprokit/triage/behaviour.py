@@ -20,8 +20,8 @@ from typing import Any
 from reprokit.triage.formats import PATTERNS_BY_KIND
 from reprokit.triage.parser import Event
 
-READY_BANNER_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started"})
-READINESS_ORDER = ("banner", "request_served", "traffic")  # how strongly a line shows the server is up
+READY_BANNER_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started", "ray_serve_app_ready"})
+READINESS_ORDER = ("banner", "request_served", "traffic", "routes")  # how strongly a line shows the server is up
 MAX_ROWS = 64
 MAX_VALUES = 16
 _BLOCK = re.compile(r"BLOCK_(M|N|K)=([0-9]+)")
@@ -41,8 +41,10 @@ def _readiness_of(event: Event) -> str | None:
     if event.kind in READY_BANNER_KINDS or (event.kind == "uvicorn_startup_complete" and event.fmt != "sglang"):
         return "banner"  # vLLM has no 'ready to roll': its API server is up when uvicorn finishes starting
     how = PATTERNS_BY_KIND[event.kind].readiness
-    if how == "request_served" and not (event.fields.get("status") or "").startswith("2"):
-        return None  # only a 2xx answer shows a working server (a 503 /health is one still starting)
+    if how == "request_served" and not (status := event.fields.get("status") or "").startswith("2"):
+        # a 503 is a server still starting (sglang's /health before its warmup); another answer, 4xx or 5xx, came
+        # from a handler of a server that is up, the request failed in it (sglang #10001: a KV transfer failed, 500)
+        return "traffic" if status and status != "503" else None
     return how or None
 
 

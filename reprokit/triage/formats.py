@@ -39,10 +39,11 @@ SGLANG_RANK_TAG = re.compile(r"([A-Z]+(?:_[A-Z]+)*)(\d+)")
 LINE_FORMATS: tuple[LineFormat, ...] = (
     LineFormat(
         "vllm_worker",
-        r"\((?:(?P<worker>[A-Za-z][A-Za-z0-9_]*)(?: rank=(?P<rank>\d+))? )?pid=\d+(?:, ip=[0-9.]+)?\) ?",
+        r"\((?:(?P<worker>[A-Za-z][A-Za-z0-9_:./-]*)(?: rank=(?P<rank>\d+))? )?pid=\d+(?:, ip=[0-9.]+)?\) ?",
         "(Worker_DP0_EP0 pid=5825) INFO 08-18 06:59:59 [gpu_model_runner.py:4213] Model loading took 168.89 GiB memory",
         "vllm/utils/system_utils.py _add_prefix: f'({worker_name} pid={pid}) ' before every line of a worker "
-        "(also Ray's '(RayWorkerWrapper pid=N, ip=A)' and an unnamed actor's '(pid=N, ip=A)')",
+        "(also Ray's '(RayWorkerWrapper pid=N, ip=A)', an unnamed actor's '(pid=N, ip=A)' and Ray Serve's "
+        "'(ServeReplica:<app>:<deployment> pid=N)', whose names carry ':', '/', '-' and '.': ray #53267)",
     ),
     LineFormat(
         "torch_rank",
@@ -119,6 +120,22 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "[2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***",
         "Ray's C++ logging '[date,ms L pid tid] file.cc:line: ', at a line's start (vllm #5495) or inside a worker's "
         "prefix (vllm #6783); not sglang's prefix, which has no ',ms' after its time",
+    ),
+    LineFormat(
+        "ray_serve",
+        r"(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) (?P<ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?:[^ ]+ ){1,4}-- ",
+        "INFO 2025-08-29 18:04:47,931 serve 519120 -- Application 'default' is ready at http://127.0.0.1:8000/.",
+        "Ray Serve's logger '%(levelname)s %(asctime)s <component> <id> [<request id>] -- %(message)s' "
+        "(ray/serve/_private/logging_utils.py; ray-project/ray #55754, #53267)",
+    ),
+    LineFormat(
+        "rust_tracing",
+        r" ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) (?P<logger>[A-Za-z_][\w.]*(?:::\w+)*): ",
+        "INFO model_runner.load_model: Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail "
+        "mem=36.44 GB, mem usage=41.58 GB.",
+        "Rust's tracing subscriber '<RFC 3339>Z <LEVEL, right-aligned> <target>: ', as NVIDIA Dynamo prints its own "
+        "lines and its workers' Python loggers (module.function as the target; ai-dynamo/dynamo #4855); its time is "
+        "stripped as a docker timestamp first",
     ),
     LineFormat(
         "uvicorn",
@@ -231,14 +248,43 @@ WRAPPER_FORMATS: tuple[LineFormat, ...] = (
         "a calling program's Python logger re-logging a server's output: '%(asctime)s - %(name)s - %(levelname)s - ' "
         "(allenai/olmocr #105)",
     ),
+    LineFormat(
+        "lemonade",
+        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \[(?:Debug|Info|Warn|Warning|Error|Fatal)\] \([A-Za-z]+\) ",
+        "2026-05-08 11:47:02.257 [Error] (Process) (EngineCore pid=2651) ERROR 05-08 11:47:02 [core.py:1136] "
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 12.95 GiB.",
+        "Lemonade server's log line '<date> <time>.ms [Level] (Component) ' in front of the output of the server it runs "
+        "(lemonade-sdk/vllm-rocm #5)",
+    ),
+    LineFormat(
+        "cloudwatch_csv",
+        r"\d{13},",
+        "1756144011375,(VllmWorker pid=96) ERROR 08-25 10:46:51 [multiproc_executor.py:559] WorkerProc failed to start.",
+        "a CloudWatch log export as CSV: '<epoch ms>,<message>' (aws-samples/amazon-sagemaker-generativeai #111); "
+        "strip_terminal_escapes has unquoted the field and decoded its '#033' and '#015' first",
+    ),
 )
 
 # ANSI colours in caret notation, as 'cat -v' or a pager prints ESC ('^[[0;36m(Worker_TP0 pid=46727)^[[0;0m ERROR ...^M';
 # a paste can lose a line's first '^'): removed with a trailing '^M' (flagos-ai/FlagTree #352)
 _CARET_ANSI = re.compile(r"(?:\^\[|^\[)\[[0-9;]*m")
+# the same written as syslog's octal escapes of control characters, ESC '#033' and CR '#015', as CloudWatch keeps them
+# ('#033[1;36m(VllmWorker pid=96)#033[0;0m ERROR ... WorkerProc failed to start.#015', sagemaker-generativeai #111)
+_OCTAL_ESCAPES = re.compile(r"#033\[[0-9;]*m|#015")
+# a CloudWatch CSV export's quoted field: '<epoch ms>,"<message with "" for ">"'
+_QUOTED_CSV_FIELD = re.compile(r'(\d{13},)"(.*)"$')
 
 
-def strip_caret_notation(text: str) -> str:
+def strip_terminal_escapes(text: str) -> str:
+    """What a terminal, a pager, a collector or a paste made of a line, undone before its wrappers are read: ANSI
+    colours in caret or octal notation, a trailing CR, a CSV export's quoting, and tabs where spaces were
+    (vllm-ascend #11083: a log copied through text recognition)."""
+    if "\t" in text:
+        text = text.replace("\t", " ")
+    if text.endswith('"') and (field := _QUOTED_CSV_FIELD.match(text)) is not None:
+        text = field.group(1) + field.group(2).replace('""', '"')
+    if "#0" in text:
+        text = _OCTAL_ESCAPES.sub("", text)
     if "^[" not in text and not text.startswith("[["):
         return text
     text = _CARET_ANSI.sub("", text)

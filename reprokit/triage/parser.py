@@ -67,8 +67,8 @@ _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
 _HEADED_FORMATS = tuple(
     LINE_FORMATS_BY_NAME[name]
-    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "uvicorn",
-                 "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed", "progress")
+    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "ray_serve", "rust_tracing",
+                 "uvicorn", "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed", "progress")
 )
 _WRAPPERS = formats.WRAPPER_FORMATS
 _ANY_WRAPPER = re.compile("|".join(f"(?:{fmt.regex})" for fmt in _WRAPPERS))  # one match call, same order
@@ -89,6 +89,7 @@ _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "logger_named": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
     "triton_server": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
     "ray_glog": formats.ERROR_PATTERNS,
+    **dict.fromkeys(("ray_serve", "rust_tracing"), formats.SERVER_PATTERNS + formats.ERROR_PATTERNS),
     "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
 }
 
@@ -262,7 +263,7 @@ class FileParser:
 
     def _strip_wrappers(self, text: str) -> str:
         """Remove what log collectors and launchers put in front of a line (docker, compose, journald, ...)."""
-        text = formats.strip_caret_notation(text)
+        text = formats.strip_terminal_escapes(text)
         for _ in range(len(_WRAPPERS)):
             match = _ANY_WRAPPER.match(text)
             if match is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from reprokit.triage.kinds import LogPattern
 from reprokit.triage.patterns_behaviour import BEHAVIOUR_PATTERNS, OTHER_AUTOTUNER_PATTERNS
+from reprokit.triage.patterns_deaths import DEATH_REPORT_PATTERNS
 from reprokit.workloads.facts import errors
 
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics
@@ -56,9 +57,17 @@ PATTERNS: tuple[LogPattern, ...] = (
              "DetokenizerManager hit an exception",
     ),
     LogPattern(
-        "sigquit_from_child", r"Received sigquit from a child process\. It usually means the child failed\.", (),
+        "sigquit_from_child", r"Received sigquit from a child process?\. It usually means the child failed\.", (),
         "[2026-02-27 15:27:13] Received sigquit from a child process. It usually means the child failed.",
-        "sglang srt/entrypoints/engine.py sigquit_handler (launch phase)", severity="fatal", lead="Received sigquit",
+        "sglang srt/entrypoints/engine.py sigquit_handler (launch phase; 'proces.' in releases of early 2025, "
+        "sglang #3752)", severity="fatal", lead="Received sigquit",
+    ),
+    LogPattern(
+        "sglang_watchdog_timeout", r"Watchdog timeout \(self\.watchdog_timeout=([0-9.]+)\)", ("seconds",),
+        "[2025-03-09 00:57:15 TP4] Watchdog timeout (self.watchdog_timeout=300)",
+        "sglang srt/managers/scheduler.py watchdog_thread: a batch made no progress for watchdog_timeout seconds; the "
+        "scheduler then signals SIGQUIT to the launcher, which kills the process tree (sglang #3752)",
+        severity="fatal", lead="Watchdog timeout", fatal_family="scheduler_watchdog_timeout",
     ),
     LogPattern(
         "sigquit_received", r"SIGQUIT received\. signum=([^,]*), frame=([^.]*)\.", ("signum", "frame"),
@@ -142,6 +151,13 @@ PATTERNS: tuple[LogPattern, ...] = (
         'I0723 14:09:35.070413 1 http_server.cc:4692] "Started HTTPService at 0.0.0.0:8000"',
         "triton-inference-server/server src/http_server.cc: the HTTP endpoint listens once the models loaded (vllm #6697)",
         lead='"?Started HTTPService', on_sglang_lines=False,
+    ),
+    LogPattern(
+        "ray_serve_app_ready", r"Application '([^']*)' is ready at ([^ ]+)", ("app", "url"),
+        "INFO 2025-08-29 18:04:47,931 serve 519120 -- Application 'default' is ready at http://127.0.0.1:8000/.",
+        "ray python/ray/serve/_private/client.py: every deployment of the Serve application (Ray Serve LLM's "
+        "vLLM replicas, its router) is running (ray-project/ray #55754)",
+        lead="Application '", on_sglang_lines=False,
     ),
     LogPattern(
         "uvicorn_startup_complete", r"INFO: +Application startup complete\.", (),
@@ -260,37 +276,7 @@ PATTERNS: tuple[LogPattern, ...] = (
         "libstdc++ std::terminate on an uncaught C++ exception: the process aborts (TensorRT-LLM #1826)",
         family="error", severity="fatal", multiline=True,
     ),
-    LogPattern(
-        "ray_worker_register_failed", r"Failed to register worker ([0-9a-f]+) to Raylet", ("worker_id",),
-        "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker "
-        "01000000ffffffffffffffffffffffffffffffffffffffffffffffff to Raylet. IOError: [RayletClient] Unable to "
-        "register worker with raylet. No such file or directory",
-        "ray src/ray/core_worker/core_worker.cc: a core worker that cannot register exits (vllm #5495)",
-        family="error", severity="fatal", fatal_family="ray_worker_failed",
-    ),
-    LogPattern(
-        "ray_actor_died", r"The actor (is dead because its worker process has died|died unexpectedly before finishing)",
-        ("what",), "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
-        "ray python/ray/exceptions.py ActorDiedError: a caller reports that its actor's process died (verl #4921)",
-        family="error", severity="fatal", fatal_family="ray_actor_died",
-    ),
-    LogPattern(
-        "signal_received", r"\*\*\* (SIG[A-Z]+) received at time=([0-9]+)", ("signal", "time"),
-        "*** SIGSEGV received at time=1709021359 on cpu 44 ***",
-        "absl/glog failure signal handler (Ray, vLLM #3053)", family="error", severity="fatal",
-        fatal_family="signal",
-    ),
-    LogPattern(
-        "fatal_python_error", r"Fatal Python error: ([A-Za-z][A-Za-z ]*)", ("what",),
-        "Fatal Python error: Segmentation fault",
-        "CPython faulthandler (sglang #3745, vLLM #3053)", family="error", severity="fatal", multiline=True,
-        fatal_family="signal",
-    ),
-    LogPattern(
-        "exited_on_signal", r"exited on signal ([0-9]+) \(([A-Za-z ]+)\)", ("signal", "name"),
-        "mpirun noticed that process rank 6 with PID 0 on node xxxxxxxx exited on signal 9 (Killed).",
-        "Open MPI mpirun (TensorRT-LLM #1700)", family="error", severity="fatal", fatal_family="signal",
-    ),
+    *DEATH_REPORT_PATTERNS,
     LogPattern(
         "vllm_worker_init_failed", r"WorkerProc initialization failed", (),
         "2026-03-11T17:57:32.372168462Z (EngineCore_DP0 pid=269) ERROR 03-11 17:57:32 [core.py:1006] Exception: "
@@ -348,11 +334,12 @@ PATTERNS: tuple[LogPattern, ...] = (
         "CUDA runtime cudaErrorInvalidValue as reported by torch", family="error", severity="error", multiline=True,
     ),
     LogPattern(
-        "torch_oom", r"CUDA out of memory\. Tried to allocate ([0-9.]+ [A-Za-z]+)|CUDA error: out of memory",
-        ("requested",),
+        "torch_oom", r"(CUDA|HIP) out of memory\. Tried to allocate ([0-9.]+ [A-Za-z]+)|CUDA error: out of memory",
+        (None, "requested"),
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 616.00 MiB. "
         "GPU 0 has a total capacity of 94.97 GiB of which 550.38 MiB is free.",
-        "c10/cuda/CUDACachingAllocator.cpp", family="error", severity="fatal", multiline=True,
+        "c10/cuda/CUDACachingAllocator.cpp ('HIP out of memory' in ROCm builds, lemonade-sdk/vllm-rocm #5)",
+        family="error", severity="fatal", multiline=True,
     ),
     # the other sticky CUDA errors (facts.errors.STICKY_CUDA_ERRORS): the context is gone, as after an illegal address
     LogPattern(

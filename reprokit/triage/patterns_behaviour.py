@@ -1,7 +1,7 @@
 """Patterns of what a server does rather than says, and of other autotuners' non-fatal failures.
 
 Part of the one pattern table (``patterns.PATTERNS`` splices them in, in this order), each with a real
-example line: readiness from behaviour (2xx answers, batches, engine stats, requests received) and the
+example line: readiness from behaviour (2xx answers, batches, engine stats, requests received, the HTTP routes set up) and the
 choices Inductor ignores or the tactics TensorRT's builder skips.
 """
 
@@ -38,6 +38,12 @@ BEHAVIOUR_PATTERNS: tuple[LogPattern, ...] = (
         "INFO 02-15 22:09:59 engine.py:275] Added request chatcmpl-803293759b1e415caefd7845b3fa8352.",
         "vllm entrypoints/logger.py RequestLogger, engine add_request (vllm #13340)",
         lead="Received request|Added request", on_sglang_lines=False, readiness="traffic",
+    ),
+    LogPattern(
+        "vllm_http_routes", r"(Available routes are:|Route: ([^ ,]+), Methods: )", ("what", "path"),
+        "(APIServer pid=1) INFO 09-10 19:12:30 [launcher.py:37] Route: /v1/chat/completions, Methods: POST",
+        "vllm entrypoints/launcher.py serve_http: the route listing, logged once the engine is up, as the HTTP "
+        "server starts (vllm #24578)", lead="Available routes|Route: ", on_sglang_lines=False, readiness="routes",
     ),
 )
 

@@ -54,11 +54,12 @@ _TEARDOWN = re.compile(
 # a request handler in a traceback: the request failed, the server that ran it lives on
 _REQUEST_HANDLER = re.compile(r"/entrypoints/openai/serving_[a-z_]+\.py")
 
-# role of a process by the name in its prefix (vLLM, Ray, verl, sglang-in-Ray)
-_ROLE_OF_NAME = (
+# role of a process by the name in its prefix (vLLM, Ray, Ray Serve, verl, sglang-in-Ray)
+_ROLE_OF_NAME: tuple[tuple[str, str, str | None], ...] = (
     ("EngineCore", "engine_core", "vllm"), ("APIServer", "api_server", "vllm"), ("VllmWorker", "worker", "vllm"),
     ("Worker", "worker", "vllm"), ("RayWorkerWrapper", "worker", "vllm"), ("SGLang", "ray_actor", "sglang"),
-    ("LLMRayActor", "ray_actor", "vllm"),
+    ("LLMRayActor", "ray_actor", "vllm"), ("ServeReplica", "serve_replica", None),
+    ("ServeController", "serve_controller", None),
 )
 
 

@@ -54,7 +54,8 @@ def _ready(summary: TriageSummary, how: str) -> Hit | None:
         return None
     said = {"banner": "the framework's readiness line",
             "request_served": f"the server answered {seen.count} request(s) with 2xx",
-            "traffic": f"the server ran requests ({seen.count} line(s) of batches, engine stats or requests received)"}
+            "traffic": f"the server ran requests ({seen.count} line(s) of batches, engine stats or requests received)",
+            "routes": "the HTTP server listed its routes (vLLM does once its engine is up, as it starts serving)"}
     return Hit(seen.last, seen.last_text, said[how])
 
 
@@ -119,6 +120,8 @@ RULES: tuple[Rule, ...] = (
     Rule("ready_request_served", "READY", "a request answered with 2xx", lambda s: _ready(s, "request_served")),
     Rule("ready_traffic", "READY", "batches run, engine stats logged, requests received",
          lambda s: _ready(s, "traffic")),
+    Rule("ready_routes", "READY", "the HTTP server's route listing, logged once the engine is up",
+         lambda s: _ready(s, "routes")),
     Rule("still_starting", "NOT_READY", "a server's lines, and neither readiness nor a death: starting, hung or cut",
          _still_starting),
     Rule("no_server", "INCONCLUSIVE", "known lines, none of a serving framework", _no_server),

@@ -32,7 +32,8 @@ MAX_FATAL_CANDIDATES = 256  # fatal lines kept until the process model says whos
 DEATH_NOTICE_KINDS = frozenset({"sigquit_from_child", "subprocess_crashed", "exited_on_signal", "warmup_failure",
                                 "vllm_worker_init_failed", "vllm_engine_init_failed", "triton_model_unavailable",
                                 "signal_received", "fatal_python_error", "cpp_terminate", "nccl_watchdog_timeout",
-                                "ray_actor_died"})
+                                "ray_actor_died", "vllm_child_died", "vllm_engine_dead", "ucx_caught_signal",
+                                "sglang_watchdog_timeout", "shell_killed"})
 
 # the order of a server's start, used for the timeline when times tie or are missing
 LIFECYCLE_KINDS = (
@@ -62,10 +63,11 @@ PHASE_OF_KIND = {
     "vllm_engine_initialized": "engine_initialized",
     "uvicorn_running": "http_server_up", "uvicorn_startup_complete": "http_server_up",
 }
-READY_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started"})
-# line formats that only a serving framework (or its kernel library) writes
-FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python", "uvicorn",
+# line formats that only a serving framework (or its kernel library) writes; not uvicorn's, which serves any Python
+# web app (vLLM's and sglang's HTTP servers, and OPEA's micro-services: opea-project/GenAIExamples #706)
+FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python",
                      "flashinfer", "triton_server")
+UVICORN_KINDS = frozenset({"uvicorn_running", "uvicorn_startup_complete"})
 AUTOTUNE_EVIDENCE_KINDS = frozenset(
     ("server_autotune_start", "server_autotune_completed", "autotune_process_start", "autotune_process_end",
      "autotune_progress", "autotune_skip", "autotune_failure_detail", "autotune_skipped_summary")
@@ -201,15 +203,20 @@ class Summarizer:
         self._ready_location: str | None = None
         self._ready_text: str | None = None
         self._order = 0
+        self._framework_phase = False  # a lifecycle event of a serving framework (uvicorn's own are not)
+        self._uvicorn_banners = 0  # readiness banners that were uvicorn's 'Application startup complete.'
 
     def add(self, event: Event) -> None:
         self._events_by_kind[event.kind] += 1
         self._order += 1
         kind = event.kind
-        self._phase = PHASE_OF_KIND.get(kind, self._phase)
+        if kind in PHASE_OF_KIND:
+            self._phase = PHASE_OF_KIND[kind]
+            self._framework_phase = self._framework_phase or kind not in UVICORN_KINDS
         if self._readiness.add(event):
             self._ready = True
             self._phase = "ready"
+            self._uvicorn_banners += kind == "uvicorn_startup_complete"
         if self._other_autotune.add(event):
             return
         if kind == "autotune_skip":
@@ -317,10 +324,11 @@ class Summarizer:
             levels.update(stats.flashinfer_levels)
         notes: list[str] = []
         deaths, survived = self._resolve_deaths()
-        framework_seen = self._phase is not None or self._ready or any(
-            f.lines_by_format[name] for f in self._files for name in FRAMEWORK_FORMATS) or any(
-            p.serving for f in self._files for p in f.processes.processes.values()) or any(
-            c in self._versions.by_component for c in ("sglang", "vllm", "tensorrt_llm"))
+        framework_seen = self._framework_shown()
+        if not framework_seen and self._uvicorn_banners:  # uvicorn started a web app, not a serving framework
+            del self._readiness.by["banner"]
+            self._ready = bool(self._readiness.by)
+            self._phase = self._phase if self._ready else "http_server_up"
         for stats in self._files:
             for proc in stats.processes.processes.values():
                 if proc.exception is not None and proc.exception.request_handler:  # a request reached the server
@@ -363,6 +371,15 @@ class Summarizer:
             recognised=bool(self._events_by_kind) or any(
                 n not in ("unknown", "blank") and c for f in self._files for n, c in f.lines_by_format.items()),
         )
+
+    def _framework_shown(self) -> bool:
+        """Some line only a serving framework writes: its formats, lifecycle, processes, versions, or readiness other
+        than uvicorn's 'Application startup complete.' (which vLLM's API server logs, and any web app)."""
+        ready = any(how != "banner" or seen.count > self._uvicorn_banners for how, seen in self._readiness.by.items())
+        return self._framework_phase or ready or any(
+            f.lines_by_format[name] for f in self._files for name in FRAMEWORK_FORMATS) or any(
+            p.serving for f in self._files for p in f.processes.processes.values()) or any(
+            c in self._versions.by_component for c in ("sglang", "vllm", "tensorrt_llm"))
 
     def _failure_rows(self, choice: TableChoice, notes: list[str]) -> list[FailureRow]:
         """Apply the tactic table, attribute single-rank files, and merge groups that now coincide.

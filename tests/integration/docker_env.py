@@ -63,15 +63,24 @@ class ContainerHost:
         docker("rm", "-f", self.name, check=False)
 
 
-def start_test_host(public_key: Path, prefix: str = "rk-prov") -> ContainerHost:
-    """Start a fresh test host and wait until its sshd answers; the caller removes it."""
+DOUBLES = REPO / "tests" / "doubles"
+
+
+def start_test_host(public_key: Path, prefix: str = "rk-prov", gpu: bool = False) -> ContainerHost:
+    """Start a fresh test host and wait until its sshd answers; the caller removes it.
+
+    ``gpu``: a GPU host from the outside, as the GPU roles look at one: an NVIDIA GPU on its PCI bus (a sysfs double
+    over /sys/bus/pci/devices) and a working driver's nvidia-smi (tests/doubles/README.md).
+    """
     assert ENV is not None
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    gpu_args = ["-v", f"{DOUBLES / 'sysfs-pci'}:/sys/bus/pci/devices:ro",
+                "-v", f"{DOUBLES / 'sglang-server' / 'nvidia-smi'}:/usr/bin/nvidia-smi:ro"] if gpu else []
     # systemd as PID 1 needs the cgroup tree and tmpfs /run; Docker inside it (the docker role) needs
     # SYS_ADMIN and NET_ADMIN. No --privileged: this machine may not grant every capability.
     docker("run", "-d", "--name", name, "--hostname", name, "--label", "io.reprokit.test=host", "--cap-add", "SYS_ADMIN", "--cap-add", "NET_ADMIN",
            "--security-opt", "seccomp=unconfined", "--tmpfs", "/run", "--tmpfs", "/run/lock", "--cgroupns=host",
-           "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", "-p", "127.0.0.1::22", ENV["TESTHOST_IMAGE"])
+           "-v", "/sys/fs/cgroup:/sys/fs/cgroup:rw", *gpu_args, "-p", "127.0.0.1::22", ENV["TESTHOST_IMAGE"])
     host = None
     try:
         docker("cp", str(public_key), f"{name}:/home/admin/.ssh/authorized_keys")

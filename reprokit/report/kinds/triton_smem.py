@@ -28,7 +28,9 @@ def blocks(step: ReportStep) -> tuple[str, list[Block]] | None:
             cells.append(f"{size.shared_bytes} ({'fits' if size.fits else 'OVERFLOWS'})" if size.fits is not None
                          else f"compile failed: {size.error}")
         rows.append([case.name, given(case.num_warps, "-"), given(case.num_stages, "-"), *cells])
-    return title, [f"{result.source}; limits: " + ", ".join(f"{a} {limits[a]} B" for a in archs) + ".",
+    imported = (f" (imported from the wheel's {result.package_root} as {result.import_as}, torch: {result.torch})"
+                if result.package_root else "")
+    return title, [f"{result.source}{imported}; limits: " + ", ".join(f"{a} {limits[a]} B" for a in archs) + ".",
                    (["case", "warps", "stages", *archs], rows)]
 
 

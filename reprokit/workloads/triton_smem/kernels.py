@@ -1,9 +1,13 @@
-"""The ``@triton.jit`` functions of one file of an upstream wheel, as an importable module.
+"""The ``@triton.jit`` functions of one file of an upstream wheel, as an importable module, or a package of the wheel.
 
 Upstream kernel files import their package (``sglang.srt.utils``) for the Python launchers; the
 kernels themselves need only ``triton`` and ``triton.language``. The module written here keeps the
 file's triton imports, its ``@triton.jit`` functions verbatim (``ast.unparse``), and nothing else, so
 what compiles is upstream's kernel code without upstream's package.
+
+A kernel whose ``@triton.jit`` helpers live in other modules of its package (triton_kernels' ``_matmul_ogs``)
+cannot be cut out of one file: ``extract_package`` writes that package's directory of the wheel out whole, to
+be imported under its own name.
 """
 
 from __future__ import annotations
@@ -84,3 +88,31 @@ def load_module(path: Path) -> ModuleType:
     sys.modules[name] = module  # triton.jit looks the module up for the kernel's globals
     spec.loader.exec_module(module)
     return module
+
+
+def extract_package(wheel: Path, root: str, import_name: str, dest: Path) -> Path:
+    """Write the wheel's files under ``root`` to ``dest/import_name`` (a package importable from ``dest``); return it."""
+    prefix = root.rstrip("/") + "/"
+    target = dest / import_name
+    try:
+        with zipfile.ZipFile(wheel) as zf:
+            members = [name for name in zf.namelist() if name.startswith(prefix) and not name.endswith("/")]
+            if not members:
+                raise WorkloadError(Exit.BAD_PARAMS, f"{wheel.name} has no files under {prefix}; check the step's"
+                                    " `package_root`")
+            for name in members:
+                path = target / name[len(prefix):]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(zf.read(name))
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise WorkloadError(Exit.MISSING_DEPENDENCY, f"{wheel}: not a readable wheel ({exc})") from None
+    return target
+
+
+def module_name(root: str, import_name: str, source: str) -> str:
+    """The dotted name ``source`` (a file under ``root``) has once ``root`` is imported as ``import_name``."""
+    prefix = root.rstrip("/") + "/"
+    if not source.startswith(prefix) or not source.endswith(".py"):
+        raise WorkloadError(Exit.BAD_PARAMS, f"`source` {source} is not a .py file under `package_root` {root}")
+    parts = source[len(prefix):-3].split("/")
+    return ".".join([import_name, *(parts[:-1] if parts[-1] == "__init__" else parts)])

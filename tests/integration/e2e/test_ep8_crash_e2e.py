@@ -17,8 +17,9 @@ import pytest
 
 from reprokit.errors import ExitCode, HostError
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.upstream_args import BENCH_SERVING, SERVER_ARGS, SGLANG, upstream_options, wheel_path, write_option_tables
+from reprokit.upstream_args import BENCH_SERVING, SERVER_ARGS, SGLANG, upstream_options, wheel_path
 from tests.conftest import REPO
+from tests.doubles.option_tables import write_sglang_tables
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_docker import BASE, containers_of
 from tests.integration.remote.test_remote_docker import REASON as DOCKER_REASON
@@ -43,13 +44,14 @@ def serve_double(tmp_path_factory):
                   "bench_serving": upstream_options(SGLANG, "0.5.9", BENCH_SERVING)}
     except HostError as exc:
         pytest.skip(f"sglang 0.5.9's option tables: {exc}")
-    write_option_tables(tables, ctx / "options.json", wheel_path(SGLANG, "0.5.9"))
+    write_sglang_tables(tables, ctx / "options.json", wheel_path(SGLANG, "0.5.9"))
     subprocess.run(["docker", "build", "-q", "--build-arg", f"BASE_IMAGE={BASE}", "-t", DOUBLE, str(ctx)],
                    check=True, capture_output=True)
     return DOUBLE
 
 
-def host_with_model(tmp_path: Path, tag: str, with_model: bool = True) -> tuple[Path, Path, Path]:
+def host_with_model(tmp_path: Path, tag: str, with_model: bool = True, gpu: bool = True) -> tuple[Path, Path, Path]:
+    """h1 with the model directory (or without it), as a GPU host (the libcuda double) or, ``gpu=False``, a GPU-less one."""
     work = host_workdir("h1", tag)
     models = work / "models"
     (models / "GLM-5-NVFP4").mkdir(parents=True)
@@ -60,7 +62,7 @@ def host_with_model(tmp_path: Path, tag: str, with_model: bool = True) -> tuple[
     subprocess.run(["chown", "-R", "rkuser:rkuser", str(models)], check=True)
     inventory = write_inventory(tmp_path / "inv.yml", {"h1": {
         "workdir": work, "runtime": "docker", "container_ulimits": "{}", "gpu_arch": "sm120",
-        "models_dir": models, "cache_dir": work / "cache"}})
+        "models_dir": models, "cache_dir": work / "cache"}}, gpu=gpu)
     return work, inventory, known_hosts_for(tmp_path / "known_hosts", "h1")
 
 
@@ -93,8 +95,11 @@ def test_ep8_crash_against_the_serve_double(two_runs):
     steps = steps_of(run_dir)
     # every step is ok or not run for a reason named here
     assert {name: s["status"] for name, s in steps.items()} == {
-        "probe": "no_driver", "static-smem": "missing_dependency", "sweep": "not_run", "serve": "ok", "triage": "ok"}
-    assert steps["probe"]["reason"].startswith("no NVIDIA driver")
+        "probe": "ok", "static-smem": "missing_dependency", "sweep": "not_run", "serve": "ok", "triage": "ok"}
+    # the probe ran in the workload image with --gpus all: the GPU is the libcuda double the hook put there
+    probe = json.loads((run_dir / "steps" / "probe" / "result.json").read_text())
+    assert [(d["driver"]["gpu_arch"], d["launch_past_optin_limit"]["error_name"]) for d in probe["devices"]] == [
+        ("sm120", "CUDA_ERROR_INVALID_VALUE")]
     assert steps["static-smem"]["reason"].startswith("nvcc not found")
     assert steps["sweep"]["reason"] == (
         "not run: input 'predicted' (the static prediction (static-smem's result.json)) is missing: step 'static-smem'"
@@ -130,9 +135,10 @@ def test_ep8_crash_against_the_serve_double(two_runs):
     assert sum(row["count"] for row in triage["autotune_failures"]) == 192
     verdict = json.loads((run_dir / "verdict.json").read_text())
     status = {j["name"]: j["status"] for j in verdict["expectations"]}
-    assert status["server-came-up"] == status["smoke-request-answered"] == status["autotuning-ran"] == "PASS"
-    reasons = {j["name"]: j["reason"] for j in verdict["expectations"]}
-    assert reasons["server-ready-despite-autotune-failures"].startswith("applies to sm120/sm121; this host has no GPU")
+    assert status == {"sm120-optin-limit": "PASS", "big-tiles-overflow-sm120": "INCONCLUSIVE",
+                      "small-tiles-fit-sm120": "INCONCLUSIVE", "server-came-up": "PASS", "smoke-request-answered": "PASS",
+                      "autotuning-ran": "PASS", "server-ready-despite-autotune-failures": "PASS",
+                      "failures-are-the-big-tiles": "PASS", "gpu-power-at-c32": "PASS"}  # static-smem: no nvcc here
     assert verdict["verdict"] == "INCONCLUSIVE"
     assert (run_dir / "report.md").read_text().startswith("# ep8-crash on h1: INCONCLUSIVE")
     assert verify_record(run_dir) == []

@@ -44,7 +44,7 @@ def test_the_fixed_variant_serves_without_autotune_failures_and_answers_right(fa
     proc, run_dir = runs["ep8-crash-fixed"]
     verdict = json.loads((run_dir / "verdict.json").read_text())
     status = {e["name"]: e["status"] for e in verdict["expectations"]}
-    assert proc.returncode == ExitCode.INCONCLUSIVE, verdict  # no GPU, no nvcc in the test container
+    assert proc.returncode == ExitCode.INCONCLUSIVE, verdict  # no nvcc in the test container: static-smem cannot say
     serve = result(run_dir, "serve")
     assert serve["command"][-1] == "--disable-flashinfer-autotune"
     assert (serve["ready"], serve["outcome"]) == (True, "ready")
@@ -58,7 +58,7 @@ def test_the_fixed_variant_serves_without_autotune_failures_and_answers_right(fa
                                    "autotuning-skipped", "no-autotune-failures", "no-failing-tiles")} == dict.fromkeys(
         ("server-came-up", "answers-correct", "served-not-answering-wrong", "autotuning-skipped",
          "no-autotune-failures", "no-failing-tiles"), "PASS")
-    assert status["sm120-optin-limit"] == status["big-tiles-overflow-sm120"] == "INCONCLUSIVE"
+    assert (status["sm120-optin-limit"], status["big-tiles-overflow-sm120"]) == ("PASS", "INCONCLUSIVE")  # the double's sm120
 
 
 def test_compare_shows_what_the_fix_changed(failing_and_fixed) -> None:

@@ -19,6 +19,7 @@ from reprokit.hosts.factory import ConnectOptions
 from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest
 from tests.conftest import REPO
+from tests.doubles.libcuda import gpu_python
 from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, host_workdir, known_hosts_for
 
 HOST = "h2"  # one host for the whole suite; each test has its own workdir on it
@@ -32,7 +33,7 @@ pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 def inventory_file(path: Path, workdir: str | Path, **hostvars) -> Path:
     """An inventory whose values are JSON-quoted, so any byte sequence (`;`, quotes, newlines) survives YAML."""
     values = {"ansible_host": ADDRESSES[HOST], "ansible_user": "rkuser",
-              "ansible_ssh_private_key_file": str(STATE / "id_ed25519"), "runtime": "native", "cpu_only": True,
+              "ansible_ssh_private_key_file": str(STATE / "id_ed25519"), "runtime": "native", "ansible_python_interpreter": str(gpu_python()),
               "workdir": str(workdir), **hostvars}
     lines = ["all:", "  hosts:", f"    {HOST}:"] + [f"      {k}: {json.dumps(v)}" for k, v in values.items()]
     path.write_text("\n".join(lines) + "\n")
@@ -40,9 +41,9 @@ def inventory_file(path: Path, workdir: str | Path, **hostvars) -> Path:
 
 
 def fake_python(directory: Path, body: str) -> Path:
-    """A test double for the host's Python: `body` (sh, run in the step directory) for the probe, python3 otherwise."""
+    """A test double for the host's Python: `body` (sh, run in the step directory) for the probe, the GPU host's otherwise."""
     script = directory / "fake-python"
-    script.write_text('#!/bin/sh\ncase "$*" in\n  *smem_probe*)\n' + body + '\n    ;;\nesac\nexec python3 "$@"\n')
+    script.write_text('#!/bin/sh\ncase "$*" in\n  *smem_probe*)\n' + body + f'\n    ;;\nesac\nexec {gpu_python()} "$@"\n')
     script.chmod(0o755)
     shutil.chown(script, "rkuser", "rkuser")
     return script

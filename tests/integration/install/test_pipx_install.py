@@ -210,7 +210,7 @@ def test_provision_check_finds_site_yml_and_its_roles_in_the_package(installed, 
     try:
         (tmp_path / "hosts.ini").write_text(
             f"[testhosts]\nh1 ansible_host=127.0.0.1 ansible_port={host.port} ansible_user=admin"
-            f" ansible_ssh_private_key_file={key} cpu_only=true\n[testhosts:vars]\nruntime=docker\ndocker_install_source=distro\n")
+            f" ansible_ssh_private_key_file={key}\n[testhosts:vars]\nruntime=docker\ndocker_install_source=distro\n")
         (tmp_path / "known_hosts").write_text(host.known_hosts_line())
         flags = ("-i", "hosts.ini", "--known-hosts", "known_hosts", "--tags", "reprokit")
         dry = reprokit(installed, "--dry", "provision", "-H", "h1", "--check", *flags, cwd=tmp_path)

@@ -28,9 +28,8 @@ def rig(tmp_path_factory):
     # INI, with a second host that does not exist (192.0.2.0/24 is documentation-only): patterns must leave it out.
     (tmp / "hosts.ini").write_text(
         "[testhosts]\n"
-        f"testhost ansible_host=127.0.0.1 ansible_port={host.port} ansible_user=admin ansible_ssh_private_key_file={key}"
-        " cpu_only=true\n"
-        "ghost ansible_host=192.0.2.1 ansible_user=admin connect_timeout_s=2 cpu_only=true\n"
+        f"testhost ansible_host=127.0.0.1 ansible_port={host.port} ansible_user=admin ansible_ssh_private_key_file={key}\n"
+        "ghost ansible_host=192.0.2.1 ansible_user=admin connect_timeout_s=2\n"
         "[testhosts:vars]\nruntime=docker\ndocker_install_source=distro\n")
     (tmp / "known_hosts").write_text(host.known_hosts_line())
     yield tmp, host

@@ -1,9 +1,10 @@
 """Real ansible-playbook (ansible/site.yml, through reprokit.provision) against real SSH test hosts.
 
 Each host is a container with its own filesystem, systemd and sshd (tests/integration/provision/
-testhost.Dockerfile), so provisioning never touches this machine. The hosts have no GPU: marked
-``cpu_only`` they skip the GPU roles, each saying why; unmarked they are refused before any change.
-Docker comes from the distribution there (Docker's own repository is not reachable in CI).
+testhost.Dockerfile), so provisioning never touches this machine. A GPU-less host is refused before any change;
+a host with the GPU doubles (an NVIDIA device on its PCI bus, a working driver's nvidia-smi) is a GPU host to the
+roles. Docker comes from the distribution there (Docker's own repository is not reachable in CI), and the roles that
+need NVIDIA's repository or a GPU in a container (the toolkit, the GPU check) are left out with --skip-tags.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from tests.integration.docker_env import REASON, ContainerHost, start_test_host
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
 TEST_VARS = {"docker_install_source": "distro"}
-GPU_ROLES = ("nvidia_driver", "nvidia_container_toolkit", "gpu_verify")
+NEED_NVIDIAS_REPOSITORY = ["nvidia_container_toolkit", "gpu_verify"]
 # What nvidia-ctk writes into daemon.json on a GPU host; the docker role must keep it (two writers, one file).
 NVIDIA_RUNTIME = {"runtimes": {"nvidia": {"args": [], "path": "nvidia-container-runtime"}}}
 
@@ -36,30 +37,37 @@ def ssh_key(tmp_path_factory) -> Path:
     return key
 
 
-def write_inventory(path: Path, host: ContainerHost, key: Path, cpu_only: bool = True) -> Path:
+def write_inventory(path: Path, host: ContainerHost, key: Path) -> Path:
     path.write_text(
         "all:\n  children:\n    testhosts:\n      vars:\n        runtime: docker\n        workdir: /var/lib/reprokit\n"
         f"      hosts:\n        testhost:\n          ansible_host: 127.0.0.1\n          ansible_port: {host.port}\n"
         f"          ansible_user: admin\n          ansible_ssh_private_key_file: {key}\n"
-        f"          cpu_only: {str(cpu_only).lower()}\n"
     )
     return path
 
 
 @pytest.fixture(scope="module")
 def fresh_host(ssh_key):
-    host = start_test_host(ssh_key.with_suffix(".pub"))
+    """A GPU host to the roles: the PCI and nvidia-smi doubles."""
+    host = start_test_host(ssh_key.with_suffix(".pub"), gpu=True)
     yield host
     host.remove()
 
 
-def run(host: ContainerHost, key: Path, tmp: Path, check: bool, cpu_only: bool = True, **kwargs):
-    inventory_path = write_inventory(tmp / "inventory.yml", host, key, cpu_only)
+@pytest.fixture(scope="module")
+def gpuless_host(ssh_key):
+    host = start_test_host(ssh_key.with_suffix(".pub"), prefix="rk-nogpu")
+    yield host
+    host.remove()
+
+
+def run(host: ContainerHost, key: Path, tmp: Path, check: bool, **kwargs):
+    inventory_path = write_inventory(tmp / "inventory.yml", host, key)
     known_hosts = tmp / "known_hosts"
     if not known_hosts.exists():
         known_hosts.write_text(host.known_hosts_line())
     inventory = load_inventory(inventory_path)
-    options = {"extra_vars": TEST_VARS, **kwargs}
+    options = {"extra_vars": TEST_VARS, "skip_tags": NEED_NVIDIAS_REPOSITORY, **kwargs}
     return provision(inventory.host("testhost"), check, inventory=inventory, inventory_path=inventory_path,
                      known_hosts=known_hosts, **options)
 
@@ -80,8 +88,8 @@ def test_converges_then_a_second_run_changes_nothing(fresh_host, ssh_key, tmp_pa
     first = run(host, ssh_key, tmp_path, check=False)
     assert first.succeeded, first.output[-3000:]
     assert first.changed > 0
-    for role in GPU_ROLES:
-        assert f"{role} skipped: testhost is marked cpu_only in the inventory" in " ".join(first.output.split())
+    assert ("driver 580.95.05 works (nvidia-smi answers) and is on branch 570 or newer; this role leaves it as it is"
+            in " ".join(first.output.split()))
 
     # The host as provisioned: the kit's user with the images' uid, in the docker group; its directories; a running
     # Docker managed by systemd; daemon.json with our log settings and the runtime written before kept.
@@ -102,13 +110,13 @@ def test_converges_then_a_second_run_changes_nothing(fresh_host, ssh_key, tmp_pa
     assert again_check.succeeded and again_check.recap["changed"] == 0
 
 
-def test_gpu_roles_refuse_a_host_without_a_gpu(fresh_host, ssh_key, tmp_path):
-    result = run(fresh_host, ssh_key, tmp_path, check=True, cpu_only=False)
+def test_gpu_roles_refuse_a_host_without_a_gpu(gpuless_host, ssh_key, tmp_path):
+    result = run(gpuless_host, ssh_key, tmp_path, check=True)
     assert not result.succeeded
     assert result.recap["failed"] == 1 and result.recap["changed"] == 0
     [message] = result.failure_messages()
     assert message.startswith("testhost has no NVIDIA GPU: no PCI device with vendor 0x10de")
-    assert "set `cpu_only: true` for it in inventory.yml" in message
+    assert message.endswith("(`invoke provision --host testhost --tags docker --tags reprokit`).")
 
 
 def test_an_unknown_host_key_is_refused_and_accept_new_saves_it(fresh_host, ssh_key, tmp_path):
@@ -122,9 +130,9 @@ def test_an_unknown_host_key_is_refused_and_accept_new_saves_it(fresh_host, ssh_
     assert (tmp_path / "known_hosts").read_text().split()[1:3] == fresh_host.host_key.split()
 
 
-def test_cli_exit_codes(fresh_host, ssh_key, tmp_path):
-    inventory_path = write_inventory(tmp_path / "inventory.yml", fresh_host, ssh_key, cpu_only=False)
-    (tmp_path / "known_hosts").write_text(fresh_host.known_hosts_line())
+def test_cli_exit_codes(gpuless_host, ssh_key, tmp_path):
+    inventory_path = write_inventory(tmp_path / "inventory.yml", gpuless_host, ssh_key)
+    (tmp_path / "known_hosts").write_text(gpuless_host.known_hosts_line())
     said: list[str] = []
     code = provision_hosts("testhost", str(inventory_path), check=True, known_hosts=str(tmp_path / "known_hosts"),
                          say=said.append)

@@ -1,4 +1,8 @@
-"""Real OpenSSH test hosts (tests/services/up.d/10-sshhosts.sh): addresses, keys, inventories, host-side test doubles."""
+"""Real OpenSSH test hosts (tests/services/up.d/10-sshhosts.sh): addresses, keys, inventories, host-side test doubles.
+
+A test host is a GPU host from the outside: its inventory names a python3 whose CUDA driver is the libcuda double
+(tests/doubles/libcuda), so its fingerprint finds an sm120 GPU and its GPU steps run as on a real one.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.doubles.libcuda import gpu_python
 
 STATE = REPO / ".cache" / "services" / "sshhosts"
 UNAVAILABLE = REPO / ".cache" / "services" / "sshhosts.unavailable"
@@ -47,9 +52,11 @@ def known_hosts_for(path: Path, *names: str) -> Path:
     return path
 
 
-def write_inventory(path: Path, hosts: dict[str, dict], groups: dict[str, list[str]] | None = None) -> Path:
+def write_inventory(path: Path, hosts: dict[str, dict], groups: dict[str, list[str]] | None = None,
+                    gpu: bool = True) -> Path:
+    """The hosts as GPU hosts (the libcuda double's python3), or with ``gpu=False`` as the GPU-less hosts they are."""
     lines = ["all:", "  vars:", "    ansible_user: rkuser", f"    ansible_ssh_private_key_file: {STATE / 'id_ed25519'}",
-             "    runtime: native", "    cpu_only: true", "  hosts:"]
+             "    runtime: native", *([f"    ansible_python_interpreter: {gpu_python()}"] if gpu else []), "  hosts:"]
     for name, hostvars in hosts.items():
         lines.append(f"    {name}:")
         for key, value in {"ansible_host": ADDRESSES[name.split('-')[0]], **hostvars}.items():
@@ -65,14 +72,14 @@ def write_inventory(path: Path, hosts: dict[str, dict], groups: dict[str, list[s
 
 
 def fake_python(workdir: Path, body: str) -> Path:
-    """A test double for the host's Python: `body` (sh) runs for the smem-probe workload, real python3 otherwise."""
+    """A test double for the host's Python: `body` (sh) runs for the smem-probe workload, the GPU host's otherwise."""
     script = workdir / "fake-python"
     script.write_text(
         "#!/bin/sh\n"
         'case "$*" in\n'
         f"  *smem_probe*)\n{body}\n    ;;\n"
         "esac\n"
-        'exec python3 "$@"\n'
+        f'exec {gpu_python()} "$@"\n'
     )
     script.chmod(0o755)
     shutil.chown(script, "rkuser", "rkuser")

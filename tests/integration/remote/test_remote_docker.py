@@ -66,7 +66,7 @@ def docker_host(tmp_path: Path, name: str, tag: str) -> tuple[Path, Path, Path]:
 def test_probe_in_a_container_over_ssh(tmp_path):
     work, inventory, known = docker_host(tmp_path, "h2", "docker")
     proc = invoke_repro(tmp_path, inventory, known, "--host", "h2", "--image", f"workload={BASE}", "--json", "--quiet")
-    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
+    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr  # no torch in the image: torch-and-driver-agree cannot say
     (run_dir,) = runs_in(tmp_path / "runs")
     manifest = load_manifest(run_dir).to_json()
     assert manifest["host"]["runtime"] == "docker"
@@ -74,8 +74,11 @@ def test_probe_in_a_container_over_ssh(tmp_path):
     # the fingerprint and the probe ran in the image: Debian's python, in a container
     assert manifest["fingerprint"]["host"]["in_container"] is True
     assert manifest["fingerprint"]["python_executable"] == "/usr/bin/python3"
+    # `--gpus all`, as on any GPU host: dockerd's GPU hook (a double here) put the host's libcuda into the container
+    assert [d["name"] for d in manifest["fingerprint"]["devices"]] == ["NVIDIA RTX PRO 6000 Blackwell (reprokit test double)"]
     probe = json.loads((run_dir / "steps" / "probe" / "result.json").read_text())
-    assert probe["status"] == "no_driver"
+    assert (probe["status"], probe["devices"][0]["launch_past_optin_limit"]["error_name"]) == (
+        "ok", "CUDA_ERROR_INVALID_VALUE")
     assert containers_of(manifest["run_id"]) == []
     assert verify_record(run_dir) == []
     assert list((work / "runs").iterdir()) == []
@@ -142,3 +145,15 @@ def test_an_image_missing_on_the_host_stops_before_anything_is_written(tmp_path)
     assert proc.stderr.strip() == ("error: host 'h6': image 'workload' (reprokit-test/not-built:0) is not on the host; build it"
                                    " with `invoke build --host h6` (or pass --image workload=REF of one that is)")
     assert runs_in(tmp_path / "runs") == []
+
+
+def test_the_engine_gives_the_gpu_double_only_to_a_container_that_asks_for_a_gpu():
+    """dockerd's GPU hook (tests/doubles/nvidia-container-toolkit) as the real toolkit's: --gpus, or nothing."""
+    probe = ["python3", "-c", "import ctypes; ctypes.CDLL('libcuda.so.1'); print('loaded')"]
+    asked = subprocess.run(["docker", "run", "--rm", "--network", "none", "--gpus", "all", BASE, *probe],
+                           capture_output=True, text=True, timeout=120)
+    assert (asked.returncode, asked.stdout) == (0, "loaded\n"), asked.stderr
+    not_asked = subprocess.run(["docker", "run", "--rm", "--network", "none", BASE, *probe], capture_output=True,
+                               text=True, timeout=120)
+    assert not_asked.returncode == 1
+    assert not_asked.stderr.strip().endswith("OSError: libcuda.so.1: cannot open shared object file: No such file or directory")

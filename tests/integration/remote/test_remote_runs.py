@@ -63,7 +63,7 @@ def test_accept_new_host_key_then_strict(tmp_path):
     inventory = write_inventory(tmp_path / "inv.yml", {"h2": {"workdir": work}})
     known = tmp_path / "known_hosts"
     proc = invoke_repro(tmp_path, inventory, known, "--host", "h2", "--accept-new-host-key", "--quiet")
-    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
+    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr  # no torch on the host: torch-and-driver-agree cannot say
     assert "added the host key of 10.213.0.12 (ssh-ed25519 SHA256:" in proc.stderr
     saved = known.read_text().split()
     assert saved[:2] == ["10.213.0.12", "ssh-ed25519"]
@@ -98,10 +98,16 @@ def test_run_through_the_gateway_pulls_back_a_verified_record(tmp_path):
     assert manifest["status"] == "complete"
     assert manifest["host"]["name"] == "priv" and manifest["host"]["connection"] == "ssh"
     assert manifest["fingerprint"]["host"]["hostname"]  # taken on the host
+    assert [d["name"] for d in manifest["fingerprint"]["devices"]] == ["NVIDIA RTX PRO 6000 Blackwell (reprokit test double)"]
     steps = {s["name"]: s for s in manifest["steps"]}
-    assert steps["probe"]["status"] == "no_driver" and steps["probe"]["exit_code"] == 3
+    assert steps["probe"]["status"] == "ok" and steps["probe"]["exit_code"] == 0
     assert verify_record(run_dir) == []
-    assert json.loads((run_dir / "steps" / "probe" / "result.json").read_text())["status"] == "no_driver"
+    (device,) = json.loads((run_dir / "steps" / "probe" / "result.json").read_text())["devices"]
+    assert (device["launch_at_optin_limit"]["ok"], device["launch_past_optin_limit"]["error_name"]) == (
+        True, "CUDA_ERROR_INVALID_VALUE")
+    verdict = json.loads(proc.stdout)
+    assert [(e["name"], e["status"]) for e in verdict["expectations"] if e["status"] != "PASS"] == [
+        ("torch-and-driver-agree", "INCONCLUSIVE")]  # the host has no torch: the probe writes null
     # verified, so the host's copy is gone; the lock is released; the workload code and the host's caches stay
     assert sorted(p.name for p in work.iterdir()) == ["cache", "code", "runs"]
     assert list((work / "runs").iterdir()) == []
@@ -343,3 +349,17 @@ def test_group_fan_out_reports_each_host_and_survives_a_bad_one(tmp_path):
     assert rows["h4-fan"]["verdict"] == "ERROR" and "its host key is not in" in rows["h4-fan"]["error"]
     assert proc.returncode == ExitCode.HOST_ERROR
     assert len(runs_in(tmp_path / "runs")) == 2
+
+
+def test_a_host_without_a_gpu_is_fingerprinted_as_one_and_its_probe_says_so(tmp_path):
+    work = host_workdir("h4", "no-gpu")
+    inventory = write_inventory(tmp_path / "inv.yml", {"h4": {"workdir": work}}, gpu=False)
+    known = known_hosts_for(tmp_path / "known_hosts", "h4")
+    proc = invoke_repro(tmp_path, inventory, known, "--host", "h4", "--json", "--quiet")
+    assert proc.returncode == ExitCode.INCONCLUSIVE, proc.stderr
+    (run_dir,) = runs_in(tmp_path / "runs")
+    manifest = load_manifest(run_dir).to_json()
+    assert (manifest["fingerprint"]["gpu_status"], manifest["fingerprint"]["devices"]) == ("no_driver", [])
+    (probe,) = manifest["steps"]
+    assert (probe["status"], probe["exit_code"]) == ("no_driver", 3)  # the probe says it itself (needs_gpu=False)
+    assert verify_record(run_dir) == []

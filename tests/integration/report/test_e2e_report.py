@@ -1,7 +1,7 @@
 """The report of a real `invoke repro ep8-crash` against the serve test double (real SSH, Docker, workloads, triage),
 opened in headless Chromium: the serve section with its findings and charts; the console and both reports say a
-reason shared by many expectations once. Only the sglang server and nvidia-smi are test doubles
-(tests/doubles/sglang-server: 8 GPUs at 235.5 W of 600 W)."""
+reason shared by many expectations once. The host's GPU, the sglang server and nvidia-smi are test doubles
+(tests/doubles: an sm120 GPU; 8 GPUs at 235.5 W of 600 W in the server's telemetry)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from reprokit.errors import ExitCode
 from reprokit.records.run import load_manifest
 from tests.integration.e2e.test_ep8_crash_e2e import host_with_model, serve_double  # noqa: F401 - a fixture
+from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_docker import BASE
 from tests.integration.remote.test_remote_runs import invoke_repro, runs_in
 from tests.integration.report.test_report_chromium import chromium_or_skip, made_for_the_page, run_chromium
@@ -24,6 +25,20 @@ def e2e_run(tmp_path_factory, serve_double):  # noqa: F811 - the fixture importe
     _, inventory, known = host_with_model(tmp, "e2e-report")
     proc = invoke_repro(tmp, inventory, known, "--host", "h1", "--image", f"workload={BASE}",
                         "--image", f"serve={serve_double}", kit="ep8-crash")
+    (run_dir,) = runs_in(tmp / "runs")
+    return proc, run_dir
+
+
+@pytest.fixture(scope="module")
+def gpuless_run(tmp_path_factory):
+    """The same kit on a GPU-less host (h1 natively, without the libcuda double): the steps that need a GPU are
+    planned out with the fingerprint's reason. Docker is not the runtime here: the test dockerd's GPU hook would
+    give the containers the double's GPU (tests/doubles/README.md)."""
+    tmp = tmp_path_factory.mktemp("e2e-report-no-gpu")
+    work = host_workdir("h1", "e2e-report-no-gpu")
+    inventory = write_inventory(tmp / "inv.yml", {"h1": {"workdir": work, "models_dir": work / "models"}}, gpu=False)
+    known = known_hosts_for(tmp / "known_hosts", "h1")
+    proc = invoke_repro(tmp, inventory, known, "--host", "h1", "--skip", "static-smem", kit="ep8-crash")
     (run_dir,) = runs_in(tmp / "runs")
     return proc, run_dir
 
@@ -52,21 +67,23 @@ def test_the_serve_section_with_findings_and_charts_in_chromium(e2e_run, tmp_pat
     assert "| 32 | 128 |" in report_md
 
 
-def test_a_reason_many_expectations_share_is_said_once(e2e_run):
-    proc, run_dir = e2e_run
+def test_a_reason_many_expectations_share_is_said_once(gpuless_run):
+    proc, run_dir = gpuless_run
     manifest = load_manifest(run_dir).to_json()
     gpu_reason = manifest["fingerprint"]["gpu_reason"]
     assert gpu_reason.startswith("no NVIDIA driver")
     verdict = json.loads((run_dir / "verdict.json").read_text())
     sharing = [j["name"] for j in verdict["expectations"] if gpu_reason in j["reason"]]
-    assert len(sharing) == 4  # the SM120-gated ones
+    assert sharing == ["sm120-optin-limit", "server-came-up", "smoke-request-answered", "autotuning-ran",
+                       "server-ready-despite-autotune-failures", "failures-are-the-big-tiles", "gpu-power-at-c32"]
     console = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines at 140 columns off a terminal
     assert console.count(gpu_reason) == 3  # under the fingerprint, the probe workload's own echoed line, the note after the table
-    assert f"note 1: no GPU here: 4 expectations need one: {gpu_reason}" in " ".join(proc.stdout.split())
-    # the probe's reason is the fingerprint's; the sweep's quotes static-smem's, said on the line before
-    assert "[2/6] probe (smem-probe) ..." in console and "no_driver in" in console and console.count("see above") == 2
-    assert "did not produce it (missing_dependency: see above)" in console
-    assert console.count("nvcc not found") == 3  # the workload's own line, the static-smem step line, the shared note
+    assert f"note 1: no GPU here: 7 expectations need one: {gpu_reason}" in " ".join(proc.stdout.split())
+    # the probe's reason is the fingerprint's; the sweep's and the serve's are the planner's with it; the triage's
+    # quotes the serve's, said on the line before
+    assert "[2/5] probe (smem-probe) ..." in console and "no_driver in" in console and console.count("see above") == 4
+    assert "[3/5] sweep (tile-sweep) ... not run: needs a CUDA GPU; see above" in console
+    assert "did not produce it (see above)" in console
     assert (run_dir / "report.md").read_text().count(gpu_reason) == 1
     html = (run_dir / "report.html").read_text()
     assert html.count(gpu_reason.replace("'", "&#x27;")) == 1

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.doubles.libcuda import gpu_python
 
 SERVICES = REPO / ".cache" / "services"
 STATE = SERVICES / "slurm"
@@ -52,7 +53,7 @@ def inventory(path: Path, work: Path, **slurm_vars) -> Path:
     """An inventory with the Slurm host `cluster` (and the SSH test host h5, for comparisons)."""
     values = {"slurm_partition": "debug", "slurm_gres": "gpu:1", **slurm_vars}
     lines = ["all:", "  vars:", "    ansible_user: rkuser", f"    ansible_ssh_private_key_file: {SSH_KEY}",
-             "    runtime: native", "    cpu_only: true", "  hosts:", "    cluster:", f"      ansible_host: {LOGIN}",
+             "    runtime: native", f"    ansible_python_interpreter: {gpu_python()}", "  hosts:", "    cluster:", f"      ansible_host: {LOGIN}",
              f"      workdir: {work}", "      launcher: slurm"]
     lines += [f"      {key}: {json.dumps(value)}" for key, value in values.items()]
     path.write_text("\n".join(lines) + "\n")
@@ -60,9 +61,9 @@ def inventory(path: Path, work: Path, **slurm_vars) -> Path:
 
 
 def fake_python(work: Path, body: str) -> Path:
-    """A test double for the nodes' Python: ``body`` (sh) runs for the smem-probe workload, real python3 otherwise."""
+    """A test double for the nodes' Python: ``body`` (sh) runs for the smem-probe workload, the GPU nodes' otherwise."""
     script = work / "fake-python"
-    script.write_text("#!/bin/sh\n" 'case "$*" in\n' f"  *smem_probe*)\n{body}\n    ;;\n" "esac\n" 'exec python3 "$@"\n')
+    script.write_text("#!/bin/sh\n" 'case "$*" in\n' f"  *smem_probe*)\n{body}\n    ;;\n" "esac\n" f'exec {gpu_python()} "$@"\n')
     script.chmod(0o755)
     shutil.chown(script, "rkuser", "rkuser")
     return script

@@ -18,6 +18,7 @@ from reprokit.errors import HostError
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.records.run import load_manifest, verify_record
 from tests.conftest import run_invoke
+from tests.doubles.libcuda import gpu_python
 from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, host_workdir, known_hosts_for
 
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
@@ -31,7 +32,7 @@ def _setup(tmp_path, known: tuple[str, ...] = ("h1", "gw", "priv")):
         f"Host private-gpu\n  HostName {ADDRESSES['priv']}\n  User rkuser\n  IdentityFile {key}\n  ProxyJump bastion\n"
         "  StrictHostKeyChecking no\n")
     (tmp_path / "inventory.yml").write_text(
-        "all:\n  vars:\n    runtime: native\n    cpu_only: true\n  hosts:\n"
+        f"all:\n  vars:\n    runtime: native\n    ansible_python_interpreter: {gpu_python()}\n  hosts:\n"
         "    aliased:\n      ansible_host: gpu-alias\n    behind:\n      ansible_host: private-gpu\n")
     known_hosts = known_hosts_for(tmp_path / "known_hosts", *known)
     return load_inventory(tmp_path / "inventory.yml"), ConnectOptions(known_hosts=known_hosts,
@@ -98,9 +99,9 @@ def test_a_kit_run_with_the_real_cli_through_the_jump_of_the_config(tmp_path):
     proc = run_invoke("probe", "-H", "behind", "-i", str(tmp_path / "inventory.yml"), "--ssh-config",
                       str(tmp_path / "ssh_config"), "--known-hosts", str(options.known_hosts), "-r", str(tmp_path / "runs"),
                       "--json", "--quiet", timeout=300)
-    assert proc.returncode == 3, proc.stderr  # INCONCLUSIVE: the test host has no GPU
+    assert proc.returncode == 3, proc.stderr  # INCONCLUSIVE: the test host's GPU is the libcuda double's, it has no torch
     run_dir = Path(json.loads(proc.stdout)["run_dir"])
     manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete" and verify_record(run_dir) == []
-    assert {s["name"]: s["status"] for s in manifest["steps"]} == {"probe": "no_driver"}
+    assert {s["name"]: s["status"] for s in manifest["steps"]} == {"probe": "ok"}
     assert list((work / "runs").iterdir()) == []  # the host's copy went once verified

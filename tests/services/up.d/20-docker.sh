@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Docker engine, a local registry and the images the image/provisioning tests build on.
-#   dockerd            Debian's docker.io, started by hand (overlay2 where the kernel allows it, else vfs)
+#   dockerd            Debian's docker.io, started by hand (overlay2 where the kernel allows it, else vfs), with the
+#                      NVIDIA Container Toolkit's hook double on its PATH: `docker run --gpus all` works as on a GPU
+#                      host and puts the libcuda double into the container (tests/doubles/README.md)
 #   registry           Debian's docker-registry on 127.0.0.1:5000 (plain HTTP; Docker trusts loopback registries)
 #   base image         a debootstrapped Debian bookworm (python3, venv, headers, g++), imported once and pushed
 #                      to the registry as 127.0.0.1:5000/reprokit-test/bookworm:base; the tests build the real
@@ -41,6 +43,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- dockerd -------------------------------------------------------------------------------------------
+# dockerd registers its --gpus driver at start only if nvidia-container-runtime-hook is on its PATH.
+HOOK_DIR=$PWD/tests/doubles/nvidia-container-toolkit
+python3 -m tests.doubles.libcuda >/dev/null || unavailable "cannot build the libcuda double (gcc); see tests/doubles/README.md"
+dockerd_pid=$(cat /var/run/docker.pid 2>/dev/null || true)
+if [ -n "$dockerd_pid" ] && [ -r "/proc/$dockerd_pid/environ" ] \
+    && ! tr '\0' '\n' < "/proc/$dockerd_pid/environ" | grep -q "^PATH=$HOOK_DIR:"; then
+  log "restarting dockerd (pid $dockerd_pid) with the GPU hook double on its PATH"
+  kill "$dockerd_pid"
+  for _ in $(seq 1 60); do kill -0 "$dockerd_pid" 2>/dev/null || break; sleep 0.5; done
+fi
 storage_driver() {  # overlay2 when this kernel lets us mount an overlay, else vfs (slow: a full copy per layer)
   local probe; probe=$(mktemp -d)
   mkdir -p "$probe"/{lower,upper,work,merged}
@@ -54,7 +66,7 @@ storage_driver() {  # overlay2 when this kernel lets us mount an overlay, else v
 if ! "$DOCKER" info >/dev/null 2>&1; then
   driver=${REPROKIT_DOCKER_STORAGE_DRIVER:-$(storage_driver)}
   log "starting dockerd (storage driver $driver), log in $DOCKERD_LOG"
-  setsid nohup dockerd --storage-driver="$driver" >>"$DOCKERD_LOG" 2>&1 < /dev/null &
+  PATH=$HOOK_DIR:$PATH setsid nohup dockerd --storage-driver="$driver" >>"$DOCKERD_LOG" 2>&1 < /dev/null &
   for _ in $(seq 1 60); do "$DOCKER" info >/dev/null 2>&1 && break; sleep 0.5; done
   "$DOCKER" info >/dev/null 2>&1 || unavailable "dockerd did not start; last lines of $DOCKERD_LOG: $(tail -n 3 "$DOCKERD_LOG" | tr '\n' ' ')"
 fi

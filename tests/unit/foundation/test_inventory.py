@@ -130,7 +130,6 @@ rack1
 [blackwell:vars]
 gpu_arch=sm120
 gpu_count=8
-cpu_only=false
 
 [hopper]
 h200 ansible_host=10.2.0.1 gpu_arch=sm90 gpu_count=1 ansible_become_user=ops github_runner_enabled=true
@@ -145,8 +144,8 @@ def test_an_ini_inventory(tmp_path):
     path.write_text(INI)
     inventory = load_inventory(path)
     rtx1, rtx2, h200 = (inventory.host(n) for n in ("rtx1", "rtx2", "h200"))
-    assert (rtx1.address, rtx1.port, rtx1.user, rtx1.gpu_arch, rtx1.gpu_count, rtx1.runtime, rtx1.cpu_only) == (
-        "10.1.0.11", 2222, "ops", "sm120", 8, "docker", False)
+    assert (rtx1.address, rtx1.port, rtx1.user, rtx1.gpu_arch, rtx1.gpu_count, rtx1.runtime) == (
+        "10.1.0.11", 2222, "ops", "sm120", 8, "docker")
     assert rtx1.groups == ("rack1", "blackwell")
     assert (rtx2.user, rtx2.runtime) == ("special", "native")
     assert (h200.gpu_arch, h200.gpu_count, h200.groups) == ("sm90", 1, ("hopper",))
@@ -232,9 +231,18 @@ def test_a_file_without_an_extension_is_read_by_whichever_plugin_takes_it(tmp_pa
 
 def test_a_misspelling_in_group_vars_is_one_warning_for_all_its_hosts(tmp_path):
     (tmp_path / "group_vars").mkdir()
-    (tmp_path / "group_vars" / "blackwell.yml").write_text("gpu_arch: sm120\ncpu_onyl: true\n")
+    (tmp_path / "group_vars" / "blackwell.yml").write_text("gpu_arch: sm120\ngpu_cont: 8\n")
     path = tmp_path / "hosts.ini"
     path.write_text("[blackwell]\nrtx-[01:04]\n")
     assert load_inventory(path).warnings == [
-        f"{tmp_path / 'group_vars' / 'blackwell.yml'}:2: host 'rtx-01' (and 3 other hosts): variable 'cpu_onyl' is not"
-        " reprokit's (did you mean 'cpu_only'?); it is passed to Ansible as it is"]
+        f"{tmp_path / 'group_vars' / 'blackwell.yml'}:2: host 'rtx-01' (and 3 other hosts): variable 'gpu_cont' is not"
+        " reprokit's (did you mean 'gpu_count'?); it is passed to Ansible as it is"]
+
+
+def test_a_variable_reprokit_no_longer_reads_is_ansibles_like_any_other(tmp_path):
+    """`cpu_only` (test hosts ran GPU steps without a GPU) is gone: a GPU-less host is planned as one, whatever it says."""
+    path = tmp_path / "hosts.ini"
+    path.write_text("[gpu]\nrtx1 ansible_host=10.1.0.11 gpu_arch=sm120 cpu_only=true\n")
+    inventory = load_inventory(path)
+    assert inventory.warnings == []
+    assert "cpu_only" not in inventory.host("rtx1").describe()

@@ -46,6 +46,15 @@ def test_pass_fail_and_every_item_counts():
     assert result.summary == "1 of 1 expectations did not hold"
 
 
+def test_a_null_value_is_inconclusive_unless_another_item_fails():
+    """A workload writes null where it could not tell (the probe on a GPU host whose Python has no torch)."""
+    kit = make_kit({"name": "ok", "step": "probe", "path": "devices[*].launch_at_optin_limit.ok", "equals": True})
+    unknown = judge(kit, probe_step(optin=(1, 1), ok=(True, None)), H200)
+    assert (unknown.verdict, unknown.expectations[0].observed, unknown.expectations[0].reason) == (
+        INCONCLUSIVE, [True, None], "step 'probe' could not tell devices[*].launch_at_optin_limit.ok here (null)")
+    assert judge(kit, probe_step(optin=(1, 1), ok=(False, None)), H200).verdict == FAIL
+
+
 def test_equals_by_arch():
     kit = make_kit({"name": "optin", "step": "probe", "path": "devices[*].driver.max_shared_memory_per_block_optin_bytes",
                     "equals_by_arch": {"sm90": 232448, "sm120": 101376}})

@@ -34,7 +34,6 @@ INVENTORY = """all:
     native:
       ansible_host: 10.0.0.9
       runtime: native
-      cpu_only: true
     docker:
       ansible_host: 10.0.0.10
       runtime: docker

@@ -112,7 +112,8 @@ def test_a_bare_model_name_is_taken_in_the_hosts_models_dir_and_checked_there(tm
     kit = load_kit_file(KITS / "ep8-crash.yml")
     serve = next(s for s in kit.steps if s.uses == "serve")
     host = replace(local_host(), models_dir=str(tmp_path / "models"))
-    planned = plan_step(serve, kit, KITS, Fingerprint(), {}, host_cpu_only=True, host=host)
+    sm120 = Fingerprint.from_json({"devices": [{"index": 0, "gpu_arch": "sm120"}]}, "test")
+    planned = plan_step(serve, kit, KITS, sm120, {}, host=host)
     assert planned.params["model"] == f"{tmp_path}/models/GLM-5-NVFP4"
     executor = LocalNativeExecutor(host, tmp_path / "runs")
     stage_inputs(planned, executor, {}, tmp_path, tmp_path / "out")
@@ -195,3 +196,14 @@ def test_a_wheel_on_neither_machine_is_one_line_saying_which_file_to_put_where(t
         "flashinfer-python==0.6.3: no such wheel on the package index (pip download found no matching distribution);"
         f" offline, put {WHEEL} in {tmp_path / 'host-cache' / 'wheels'} on this host, or in the control machine's"
         " cache (~/.cache/reprokit/wheels), which stages it here")
+
+
+def test_a_gpu_step_on_a_host_without_a_gpu_is_planned_out_with_the_fingerprints_reason():
+    """Whatever the inventory declares (gpu_arch, gpu_count), the fingerprint decides: every host is treated alike."""
+    kit = load_kit_file(KITS / "tile-sweep.yml")
+    sweep = next(s for s in kit.steps if s.uses == "tile-sweep")
+    host = replace(local_host(), gpu_arch="sm120", gpu_count=1)
+    no_gpu = Fingerprint.from_json({"gpu_status": "no_driver", "devices": [],
+                                    "gpu_reason": "no NVIDIA driver on this host (libcuda.so.1 not found)"}, "test")
+    planned = plan_step(sweep, kit, KITS, no_gpu, {}, host=host)
+    assert planned.skip_reason == "not run: needs a CUDA GPU; no NVIDIA driver on this host (libcuda.so.1 not found)"

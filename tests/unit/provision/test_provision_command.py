@@ -25,7 +25,6 @@ all:
     gpu1:
       ansible_host: 10.0.0.5
       proxy_jump: gw
-      cpu_only: true
 """
 
 

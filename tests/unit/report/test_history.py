@@ -54,6 +54,7 @@ def test_runs_lists_the_committed_evidence():
         ("20261203T070223Z-ep8-crash-vllm-fixed-h200-a3e8", "INCONCLUSIVE", 0, 5, "ep8-crash-vllm-fixed", "1 x NVIDIA H200",
          "580.159.04"),
         ("20261203T082826Z-mxfp8-gemm-tiles-local-a629", "PASS", 6, 6, "mxfp8-gemm-tiles", "none", "-"),
+        ("20261204T174708Z-triton-matmul-ogs-local-1b22", "PASS", 6, 6, "triton-matmul-ogs", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -62,8 +63,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 12), ({"gpu": "h200"}, 13), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 11), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 18),
+    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 13), ({"gpu": "h200"}, 13), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 12), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 19),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -147,13 +148,13 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation
         assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 2
-    assert page.count('<a href="../../../') == 18  # the records that have a report.html, linked relatively
+    assert page.count('<a href="../../../') == 19  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 19
+    assert page.count("<tr><td") == 20
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 

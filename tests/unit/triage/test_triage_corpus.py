@@ -12,8 +12,9 @@ CORPUS = load_corpus(DIRECTORY)
 MOVED = moved_to_tuning(DIRECTORY)
 # excerpts the triage still reads otherwise than the expert (all of the tuning half), and why
 KNOWN_MISSES: dict[str, str] = {
-    "vllm-24578-apiserver-routes-only": "round 5 first count: vLLM's route listing (launcher.py 'Route: /v1/..., Methods:'),"
-    " printed once its HTTP server is set up, is not read as readiness; the excerpt has no banner line",
+    "vllm-rocm-5-lemonade-prefix-kv-cache-valueerror-then-apiserver-traceback": "round 7, left after its tuning: the"
+    " excerpt starts at the engine core's 'ValueError: ...' (its traceback is above the paste), a line no pattern"
+    " knows as a death: FATAL cited at the API server's uncaught traceback (line 3), not at line 1",
 }
 
 
@@ -40,7 +41,7 @@ def test_the_halves_follow_the_hash_of_the_thread_and_the_moves():
     assert hashed_half("https://github.com/sgl-project/sglang/issues/8974") == "held_out"
     assert hashed_half("https://github.com/sgl-project/sglang/issues/12567") == "tuning"
     halves = {e.url: half(e, MOVED) for e in CORPUS}
-    assert sum(1 for h in halves.values() if h == "held_out") == 56
+    assert sum(1 for h in halves.values() if h == "held_out") == 75
     assert all(halves[url] == "tuning" for url in MOVED)
     for excerpt in CORPUS:  # two excerpts of a thread always sit in the same half
         assert half(excerpt, MOVED) == halves[excerpt.url]

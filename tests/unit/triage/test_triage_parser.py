@@ -109,11 +109,13 @@ def test_records_still_open_at_the_end_of_the_file_are_emitted_and_marked():
 
 def test_unknown_and_known_bare_lines():
     events, stats = parse_lines([
-        "Killed",
+        "Using default Dynamo address: dynamo/Processor",
         "gpu-node-03:4711:4711 [3] NCCL INFO Bootstrap : Using eth0:10.1.0.13<0>",
         "/usr/local/lib/python3.12/dist-packages/torch/cuda/__init__.py:63: FutureWarning: deprecated",
         "",
         "[TensorRT-LLM][INFO] Set logger level to INFO",
+        "Killed",  # bash's report of a SIGKILLed child: the whole line, a death notice
     ])
-    assert events == []
-    assert stats.lines_by_format == {"unknown": 1, "nccl_debug": 1, "python_warning": 1, "blank": 1, "tensorrt_llm": 1}
+    assert [(e.kind, e.line_no, e.severity) for e in events] == [("shell_killed", 6, "fatal")]
+    assert stats.lines_by_format == {"unknown": 1, "nccl_debug": 1, "python_warning": 1, "blank": 1, "tensorrt_llm": 1,
+                                     "event": 1}

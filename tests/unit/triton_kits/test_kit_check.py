@@ -42,7 +42,7 @@ def test_a_path_the_result_cannot_have_names_the_line_and_the_keys(tmp_path):
     problems, _ = kit_check.structure(kit, path)
     assert problems == [f"{path}:{line_of(path, 'path: overflow.sm120')}: expectation 'sglang-copy-fits-sm120-in-every-case': the result of step 'compile'"
                         " (triton-smem) has no key 'overflow'; its keys: package, version, wheel, wheel_sha256, source,"
-                        " kernel, triton, archs, limits_bytes, cases, by_case, overflowing"]
+                        " kernel, package_root, import_as, torch, triton, archs, limits_bytes, cases, by_case, overflowing"]
 
 
 def test_an_image_whose_lock_disagrees_with_a_pin_or_is_missing(tmp_path):

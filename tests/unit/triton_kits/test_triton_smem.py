@@ -42,9 +42,22 @@ def test_argument_specs_are_checked_before_any_compile():
     with pytest.raises(WorkloadError) as caught:
         triton_compile.check_args({"K_Buffer": {"ptr": "fp4"}}, "cases[1] (fp8)")
     assert str(caught.value) == ("cases[1] (fp8): argument 'K_Buffer': {'ptr': 'fp4'} is not {ptr: DTYPE} or"
-                                 " {dtype: DTYPE} with DTYPE one of fp8e4nv, fp8e5, bf16, fp16, fp32, int8, int32, int64")
-    with pytest.raises(WorkloadError):
-        triton_compile.check_args({"x": "sixteen"}, "cases[0]")
+                                 " {dtype: DTYPE} with DTYPE one of fp8e4nv, fp8e5, bf16, fp16, fp32, int8, uint8, int32, int64")
+    with pytest.raises(WorkloadError) as caught:
+        triton_compile.check_args({"x": {"sixteen": 16}}, "cases[0]")
+    assert str(caught.value).startswith("cases[0]: argument 'x': {'sixteen': 16} is not {ptr: DTYPE}")
+
+
+def test_a_package_kernel_takes_jit_functions_tuples_and_strings():
+    triton_compile.check_args({"ACTIVATION_FN": {"jit": "triton_kernels.swiglu:swiglu_fn"},
+                               "activation_fn_args": [1.702, 7.0], "SWIZZLE_MX_VALUE": "HOPPER_VALUE"}, "x")
+    with pytest.raises(WorkloadError) as caught:
+        triton_compile.check_args({"ACTIVATION_FN": {"jit": "triton_kernels.swiglu.swiglu_fn"}}, "cases[0]")
+    assert str(caught.value) == ("cases[0]: argument 'ACTIVATION_FN': {'jit': 'triton_kernels.swiglu.swiglu_fn'} is not"
+                                 " {jit: MODULE:NAME}")
+    with pytest.raises(WorkloadError) as caught:
+        triton_compile.check_args({"fn_args": [1.0, "limit"]}, "cases[0]")
+    assert str(caught.value) == "cases[0]: argument 'fn_args': [1.0, 'limit'] is a tuple of other than numbers"
 
 
 def _mla_params(sglang_wheel: Path) -> dict:
