@@ -46,8 +46,10 @@ MAX_EVIDENCE_CHARS = 300
 # pasted line counter '[80746] ' are not sglang lines. Ray's '[2024-06-13 16:11:51,588 E 1 1] f.cc:228: '
 # is sglang-shaped here: the trigger scan picks it by its '] file.cc:line: ' (_RAY_GLOG_LEAD).
 _SGLANG_SHAPED = re.compile(rb"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
-# the same start, denied, for Hyperscan (which has no lookahead): a newline, then what no sglang line starts with
-_NOT_SGLANG_LINE = rb"\n(?:[^\[]|\[[^0-9]|\[[0-9][^0-9]|\[[0-9]{2}[^-:0-9]|\[[0-9]{3}[^0-9]|\[[0-9]{4}[^-])"
+# The same start denied, for Hyperscan (no lookahead): a newline, then a start no sglang line has. Each branch
+# holds a whole case, spelt with wide classes ('.', [^0-9]): a narrow one ([0-9]) would have Hyperscan list the
+# digits' combinations as literals, found at every line (0.75 against 0.53 s/GiB). Branches may overlap.
+_NOT_SGLANG_LINE = rb"\n(?:[^\[]|\[[^0-9]|\[.[^0-9]|\[..[^-:0-9]|\[..[^-:\n][^0-9]|\[..[^-:\n].[^-])"
 _SGLANG_SHAPED_TEXT = re.compile(r"\[(?:[0-9]{4}-|[0-9][0-9][-:])")
 _RAY_GLOG_LEAD = rb"[a-z_0-9]+\.cc:[0-9]+: "
 

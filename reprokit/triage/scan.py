@@ -51,6 +51,15 @@ def _trigger_regex(leads: list[bytes]) -> re.Pattern[bytes]:
     return re.compile(rb"\][ ](?:" + b"|".join(grouped + generic) + rb")")
 
 
+def _where_to_look(lead: bytes) -> bytes:
+    """What Hyperscan looks for to find a lead: ']' + ' ' + the lead, or what follows the lead's first repeat
+    ('Uvicorn' of 'INFO: +Uvicorn', '\\.cc:...' of Ray's '[a-z_0-9]+\\.cc:[0-9]+: ') when the lead cannot run over
+    a newline (no negated class): '] INFO:' starts every access line, and Hyperscan would stop on each. A hit then
+    only says which line to search: the trigger regex, searched from the line's start, finds the lead itself."""
+    _, repeat, after = lead.partition(b"+")
+    return after if repeat and after and b"[^" not in lead else rb"\] " + lead
+
+
 class LineScan:
     """The lines of a region to read: those that are not sglang lines, and the sglang lines a lead triggers.
 
@@ -67,9 +76,7 @@ class LineScan:
 
     @cached_property
     def _database(self) -> hyperscan.Database:
-        # one expression per lead alternative: Hyperscan finds them all at once; Python's possessive
-        # spaces are plain ones here (Hyperscan has no backtracking to stop)
-        expressions = [self._not_sglang_line] + [rb"\] " + lead for lead in _lead_alternatives(self._leads)]
+        expressions = [self._not_sglang_line] + [_where_to_look(lead) for lead in _lead_alternatives(self._leads)]
         database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         database.compile(expressions=expressions, ids=list(range(len(expressions))), elements=len(expressions),
                          flags=hyperscan.HS_FLAG_SOM_LEFTMOST)
@@ -93,7 +100,7 @@ class LineScan:
 
         block = region if start == 0 and end == len(region) else memoryview(region)[start:end]
         self._database.scan(block, match_event_handler=on_match, scratch=self._scratch())
-        not_sglang = sorted(start + newline + 1 for newline in not_sglang)
+        not_sglang = sorted({start + newline + 1 for newline in not_sglang})  # a line may match two branches
         return not_sglang, self._triggered(region, start, end, sorted(start + at for at in lead_at))
 
     def _triggered(self, region: bytes, start: int, end: int, lead_at: list[int]) -> list[int]:
