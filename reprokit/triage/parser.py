@@ -60,7 +60,6 @@ _SCAN = LineScan(_NOT_SGLANG_LINE,
 _SCAN_READY = LineScan(
     _NOT_SGLANG_LINE,
     [p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines and not p.readiness] + [_RAY_GLOG_LEAD])
-_SGLANG_TRIGGER = _SCAN.trigger
 # the framework a line format belongs to: the stack of the process that writes it
 _STACK_OF_FORMAT = {"vllm": "vllm", "tensorrt_llm": "tensorrt_llm", "tensorrt_llm_python": "tensorrt_llm",
                     "flashinfer": "flashinfer", "torch_c10": "torch", "sglang_untimed": "sglang"}

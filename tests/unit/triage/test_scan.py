@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reprokit.triage.parser import _SCAN, _SCAN_READY, _SGLANG_SHAPED
+from reprokit.triage import formats
+from reprokit.triage.parser import _SCAN, _SCAN_READY, _SGLANG_SHAPED, parse_lines
 from reprokit.triage.scan import LineScan
 
 NOT_SGLANG_LINE_RE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
@@ -91,3 +92,15 @@ def test_threads_scan_at_once_each_with_its_own_scratch():
         results = list(pool.map(lambda _: _SCAN_READY.lines(region, 0, len(region)), range(32)))
     assert all(result == expected for result in results)
     assert len(expected[0]) == 4 and len(expected[1]) == 4
+
+
+def test_every_server_pattern_read_on_sglang_lines_is_found_by_the_pass():
+    """Each pattern's real example, as an sglang line's message, is a line the pass triggers (after readiness: all
+    but the readiness-from-behaviour ones)."""
+    for pattern in formats.SERVER_PATTERNS:
+        if not pattern.on_sglang_lines:
+            continue
+        message = parse_lines([pattern.example])[0][0].text
+        region = f"[2026-02-19 10:05:12 TP0] {message}\n".encode()
+        assert _SCAN.lines(region, 0, len(region)) == ([], [0]), pattern.kind
+        assert _SCAN_READY.lines(region, 0, len(region)) == ([], [] if pattern.readiness else [0]), pattern.kind
