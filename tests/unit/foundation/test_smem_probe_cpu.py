@@ -11,11 +11,10 @@ from reprokit.workloads.contract import Exit
 
 
 def has_libcuda() -> bool:
-    try:
-        smem_probe.Driver()
-        return True
-    except Exception:
-        return False
+    """Whether a fresh process finds a CUDA driver, as the workloads run here do (a library another test loaded
+    into this process, the libcuda double say, must not count)."""
+    probe = "from reprokit.workloads import smem_probe\ntry:\n    smem_probe.Driver()\nexcept Exception:\n    raise SystemExit(1)"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, timeout=60).returncode == 0
 
 
 @pytest.mark.skipif(has_libcuda(), reason="this machine has an NVIDIA driver; the no-driver path cannot be seen here")
