@@ -72,12 +72,12 @@ def test_uvicorn_alone_is_a_web_app_not_a_serving_framework():
 def test_an_answer_other_than_2xx_or_503_shows_a_server_up(tmp_path):
     got = report("sglang-10001-pd-decode-mooncake-readbody-failed-then-500")
     assert (got["verdict"], got["decided_by"]["rule"], got["evidence"]["line"]) == ("READY", "ready_traffic", 2)
-    for status, verdict in (("500 Internal Server Error", "READY"), ("400 Bad Request", "READY"),
+    for status, expected in (("500 Internal Server Error", "READY"), ("400 Bad Request", "READY"),
                             ("503 Service Unavailable", "NOT_READY")):
         path = tmp_path / f"{status[:3]}.log"
         path.write_text("[2025-09-04 07:15:20 TP0] Load weight end. type=LlamaForCausalLM, avail mem=30.0 GB\n"
                         f'[2025-09-04 07:15:26] INFO:     10.160.1.23:42180 - "POST /v1/completions HTTP/1.1" {status}\n')
-        assert triage_files([path]).to_json()["verdict"] == verdict, status
+        assert triage_files([path]).to_json()["verdict"] == expected, status
 
 
 def test_tabs_are_spaces_to_the_line_model():
