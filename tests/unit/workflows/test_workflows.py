@@ -51,7 +51,7 @@ def test_actions_pinned_jobs_bounded_steps_one_line(path):
             if "run" in step:
                 run = step["run"].strip()
                 assert "\n" not in run, f"{path.name}: a multi-line run step: {run!r}"
-                assert re.match(r"(sudo [^ ]+ )?\./dev (invoke|test)\b", run), run
+                assert re.match(r"(sudo [^ ]+ )?\./dev (invoke|test|lint)\b", run), run
                 assert "${{" not in run, f"{path.name}: expression inside run (template injection): {run!r}"
 
 

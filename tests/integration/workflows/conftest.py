@@ -1,0 +1,90 @@
+"""The project as a git repository with history, the runner's venv and environment, for the workflows under act.
+
+The repository under test is this checkout's files (tracked and new, as `git ls-files` lists them) committed once
+as `main`; each test clones it and pushes its own commits, so `github.event.before` and `github.sha` are real
+commits of a real history. The runner keeps one venv made from requirements.lock (REPROKIT_VENV in its `.env`, as
+a self-hosted runner's would), so `./dev invoke` does not rebuild it in every job's fresh workspace.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.integration.workflows.act import ACT
+
+GIT_ID = ["-c", "user.name=reprokit tests", "-c", "user.email=tests@reprokit.invalid", "-c", "commit.gpgsign=false"]
+REMOTE = "https://github.com/reprokit/reprokit.git"  # github.repository as act reads it; never contacted
+
+if not ACT.exists():
+    pytest.skip(f"act is not installed in this environment ({ACT}); install requirements-dev.lock",
+                allow_module_level=True)
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *GIT_ID, *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture(scope="session")
+def origin(tmp_path_factory) -> Path:
+    """This checkout's files as one commit on `main` of a fresh repository."""
+    repo = tmp_path_factory.mktemp("origin") / "reprokit"
+    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = REPO / name
+        if source.is_file() and not source.is_symlink():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    git(repo.parent, "init", "-q", "-b", "main", str(repo))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the project as it is")
+    return repo
+
+
+@pytest.fixture
+def checkout(origin: Path, tmp_path: Path) -> Path:
+    """A clone of the project whose `origin` is GitHub's address (act names the repository from it)."""
+    repo = tmp_path / "reprokit"
+    git(tmp_path, "clone", "-q", str(origin), str(repo))
+    git(repo, "remote", "set-url", "origin", REMOTE)
+    return repo
+
+
+def push(repo: Path, change: Callable[[Path], None], message: str) -> dict:
+    """Commit ``change`` on `main` and return the push event GitHub would send for it."""
+    before = git(repo, "rev-parse", "HEAD")
+    change(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    after = git(repo, "rev-parse", "HEAD")
+    return {"ref": "refs/heads/main", "before": before, "after": after,
+            "repository": {"full_name": "reprokit/reprokit", "default_branch": "main"}}
+
+
+@pytest.fixture(scope="session")
+def runner_venv(tmp_path_factory) -> Path:
+    """The runner's venv, from requirements.lock as `./dev invoke` makes it (its stamp says which lock)."""
+    venv = tmp_path_factory.mktemp("runner") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                    "--require-hashes", "--no-deps", "-r", str(REPO / "requirements.lock")], check=True,
+                   capture_output=True, timeout=600)
+    shutil.copy(REPO / "requirements.lock", venv / ".installed-requirements.lock")
+    return venv
+
+
+def runner_env(repo: Path, tmp: Path, venv: Path | None, **extra: str) -> dict[str, str]:
+    """The self-hosted runner's environment: where the checkout double reads and the upload double writes, the venv,
+    and reprokit's own settings (INVOKE_REPROKIT_INVENTORY, ...) given as ``extra``."""
+    env = {"CHECKOUT_DOUBLE_SOURCE": str(repo), "ARTIFACT_DOUBLE_DIR": str(tmp / "artifacts"), **extra}
+    if venv is not None:
+        env["REPROKIT_VENV"] = str(venv)
+    return env
