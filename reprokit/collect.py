@@ -16,8 +16,8 @@ from pathlib import Path
 from reprokit.config.inventory import Inventory
 from reprokit.config.kit import Kit, load_kit_file
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.executor import read_result
 from reprokit.hosts import shell
+from reprokit.hosts.executor import read_result
 from reprokit.hosts.factory import ConnectOptions, fanned_out, remote_executor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped

@@ -88,3 +88,12 @@ def runner_env(repo: Path, tmp: Path, venv: Path | None, **extra: str) -> dict[s
     if venv is not None:
         env["REPROKIT_VENV"] = str(venv)
     return env
+
+
+def uploaded_record(tmp: Path, artifact: str, runs_dir: str) -> Path:
+    """The one run record of an artifact the upload double stored (``runs_dir``: the job's RUNS_DIR, relative)."""
+    root = tmp / "artifacts" / artifact / Path(runs_dir).name
+    entries = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+    records = [root / name for name in entries if (root / name / "manifest.json").is_file()]
+    assert len(records) == 1, f"{root}: expected one record, found {entries}"
+    return records[0]

@@ -12,7 +12,7 @@ from reprokit.config.kit import kit_names
 from reprokit.records.run import load_manifest, verify_record
 from tests.integration.remote.conftest import REASON, fake_python, host_workdir, known_hosts_for, write_inventory
 from tests.integration.workflows.act import Annotation, act
-from tests.integration.workflows.conftest import push, runner_env
+from tests.integration.workflows.conftest import push, runner_env, uploaded_record
 
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
@@ -73,7 +73,7 @@ def test_a_push_changing_one_kit_runs_it_on_the_host_and_the_job_follows_the_ver
     assert "## Expectations\n\n| expectation | step | status | expected | observed | reason | why |" in leg.summary
     assert run.returncode == (0 if conclusion == "success" else 1)
     # the record the leg uploaded: judged on the host the push named, of the pushed commit
-    (record,) = (tmp_path / "artifacts" / "run-record-smem-probe-h1-1-1" / "1-1-smem-probe").iterdir()
+    record = uploaded_record(tmp_path, "run-record-smem-probe-h1-1-1", "runs/1-1-smem-probe")
     manifest = load_manifest(record).to_json()
     assert (manifest["host"]["name"], manifest["host"]["connection"]) == ("h1", "ssh")
     assert manifest["source"] == {"git_commit": event["after"], "git_dirty": False, "kit_git_commit": event["after"],
@@ -89,9 +89,11 @@ def test_a_push_the_host_refuses_records_nothing_and_fails_with_an_error(checkou
     (leg,) = run.legs("repro")
     assert leg.conclusion == "failure"
     assert leg.steps[STEPS[1]] == "failure" and leg.steps[STEPS[3]] == "failure"  # if-no-files-found: error
-    assert leg.annotations[-1] == Annotation(
-        "error", "no run record", "nothing was recorded under runs/1-1-smem-probe: the run stopped before it started"
-        " (see the Reproduce step's log)")
+    assert leg.annotations == [
+        Annotation("error", "", "No files were found with the provided path: runs/1-1-smem-probe. No artifacts will be"
+                                " uploaded."),  # the upload step's if-no-files-found: error
+        Annotation("error", "no run record", "nothing was recorded under runs/1-1-smem-probe: the run stopped before"
+                                             " it started (see the Reproduce step's log)")]
     assert f"error: host 'h1' (10.213.0.11:22): its host key is not in {known}" in "\n".join(leg.log)
     assert run.returncode == 1
 
@@ -116,3 +118,30 @@ def test_a_push_changing_docker_or_the_inventory_plans_every_kit(path, checkout,
     every_kit = kit_names(checkout / "kits")
     assert len(every_kit) == 11
     assert (plan.conclusion, plan.outputs) == ("success", {"kits": json.dumps(every_kit)})
+
+
+def test_the_hf_token_secret_reaches_the_workload_and_appears_nowhere(checkout, tmp_path, runner_venv):
+    secret = "hf_ACTSECRET_5f0c2b9e1d7a"
+    work = host_workdir("h4", f"act-secret-{tmp_path.name[-20:]}")
+    body = ('    echo "token is $HF_TOKEN"; echo "$HF_TOKEN" > seen.txt;'
+            ' printf \'{"workload": "smem-probe", "schema_version": 1, "status": "ok", "devices": []}\' > result.json;'
+            " exit 0")
+    python = fake_python(work, body)
+    inventory = write_inventory(tmp_path / "inventory.yml", {"h4": {"workdir": work, "ansible_python_interpreter": python}})
+    event = push(checkout, edit_kit("timeout_s: 180\n", "timeout_s: 180\nsecrets: [HF_TOKEN]\n"),
+                 "kits: smem-probe needs the token")
+    env = runner_env(checkout, tmp_path, runner_venv, INVOKE_REPROKIT_INVENTORY=str(inventory),
+                     INVOKE_REPROKIT_KNOWN_HOSTS=str(known_hosts_for(tmp_path / "known_hosts", "h4")))
+    run = act(checkout, "push", "repro.yml", tmp_path / "act", runner_env=env, event_payload=event,
+              variables={"REPRO_HOST": "h4"}, secrets={"HF_TOKEN": secret})
+    (leg,) = run.legs("repro")
+    assert (leg.matrix, leg.conclusion) == ({"kit": "smem-probe"}, "failure")  # no devices in the result: FAIL
+    assert [line for line in leg.log if "token is" in line] == ["\x1b[2m      | token is ***\x1b[0m"]  # streamed, redacted
+    assert secret not in run.output
+    record = uploaded_record(tmp_path, "run-record-smem-probe-h4-1-1", "runs/1-1-smem-probe")
+    assert (record / "steps" / "probe" / "step.log").read_text() == "token is ***\n"
+    assert (record / "steps" / "probe" / "seen.txt").read_text() == "***\n"  # the workload had it; the record has not
+    assert load_manifest(record).to_json()["secrets"] == ["HF_TOKEN"]
+    stored = [p for p in (tmp_path / "artifacts").rglob("*") if p.is_file()]
+    assert len(stored) > 5 and not [p for p in stored if secret.encode() in p.read_bytes()]
+    assert secret not in (tmp_path / "act" / "act.log").read_text()
