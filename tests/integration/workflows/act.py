@@ -51,7 +51,7 @@ class Job:
     outputs: dict[str, str] = field(default_factory=dict)  # a step's `name=value` lines of $GITHUB_OUTPUT
     annotations: list[Annotation] = field(default_factory=list)
     summary: str = ""  # what the job wrote to $GITHUB_STEP_SUMMARY
-    log: list[str] = field(default_factory=list)  # the steps' output lines
+    log: list[str] = field(default_factory=list)  # the steps' output lines, colours removed
 
 
 @dataclass
@@ -64,8 +64,15 @@ class ActRun:
         return [job for job in self.jobs if job.job_id == job_id]
 
     def job(self, job_id: str) -> Job:
-        (only,) = self.legs(job_id)
-        return only
+        """The one run of ``job_id`` (one leg of a matrix); act's own errors say why when there is not one."""
+        legs = self.legs(job_id)
+        assert len(legs) == 1, f"{len(legs)} runs of job {job_id!r}; act said: {self.act_errors()}"
+        return legs[0]
+
+    def act_errors(self) -> list[str]:
+        """act's own error lines (a workflow it could not read, an expression it could not evaluate)."""
+        lines = [json.loads(line) for line in self.output.splitlines() if line.startswith("{")]
+        return [entry["msg"] for entry in lines if entry.get("level") in ("error", "fatal") and "jobID" not in entry]
 
 
 def pinned_actions(workflows: Path) -> set[str]:
@@ -137,11 +144,7 @@ def finish(proc: subprocess.Popen, log: Path) -> ActRun:
     return ActRun(proc.returncode, parse(text), text)
 
 
-WORKFLOW_COMMAND = re.compile(r"::(error|warning|notice)(?: ([^:]*))?::(.*)", re.S)
-
-
-def unescape(text: str) -> str:
-    return text.replace("%0A", "\n").replace("%0D", "\r").replace("%25", "%")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def parse(text: str) -> list[Job]:
@@ -167,5 +170,5 @@ def parse(text: str) -> list[Job]:
         elif command == "set-output":
             job.outputs[entry["name"]] = entry["arg"]
         elif entry.get("raw_output"):
-            job.log.append(entry["msg"].rstrip("\n"))
+            job.log.append(ANSI.sub("", entry["msg"]).rstrip("\n"))
     return list(jobs.values())

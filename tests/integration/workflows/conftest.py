@@ -1,8 +1,7 @@
 """The project as a git repository with history, the runner's venv and environment, for the workflows under act.
 
-The repository under test is this checkout's files (tracked and new, as `git ls-files` lists them) committed once
-as `main`; each test clones it and pushes its own commits, so `github.event.before` and `github.sha` are real
-commits of a real history. The runner keeps one venv made from requirements.lock (REPROKIT_VENV in its `.env`, as
+The repository under test is this checkout, history and uncommitted changes included, on `main`; each test clones
+it and pushes its own commits, so `github.event.before` and `github.sha` are real commits of a real history. The runner keeps one venv made from requirements.lock (REPROKIT_VENV in its `.env`, as
 a self-hosted runner's would), so `./dev invoke` does not rebuild it in every job's fresh workspace.
 """
 
@@ -34,18 +33,25 @@ def git(repo: Path, *args: str) -> str:
 
 @pytest.fixture(scope="session")
 def origin(tmp_path_factory) -> Path:
-    """This checkout's files as one commit on `main` of a fresh repository."""
+    """This checkout as a repository: its history, and its uncommitted changes as one more commit on `main`."""
     repo = tmp_path_factory.mktemp("origin") / "reprokit"
-    listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            capture_output=True, check=True).stdout.decode().split("\0")
-    for name in filter(None, listed):
+    git(repo.parent, "clone", "-q", str(REPO), str(repo))
+    git(repo, "checkout", "-q", "-B", "main")
+
+    def listed(*args: str) -> list[str]:
+        out = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", *args], capture_output=True, check=True).stdout
+        return [name for name in out.decode().split("\0") if name]
+
+    for name in listed("--deleted"):
+        (repo / name).unlink(missing_ok=True)
+    for name in listed("--modified", "--others", "--exclude-standard"):
         source = REPO / name
         if source.is_file() and not source.is_symlink():
             (repo / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, repo / name)
-    git(repo.parent, "init", "-q", "-b", "main", str(repo))
     git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "the project as it is")
+    if git(repo, "status", "--porcelain"):
+        git(repo, "commit", "-q", "-m", "the working tree's changes")
     return repo
 
 

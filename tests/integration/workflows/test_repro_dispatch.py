@@ -44,7 +44,7 @@ def test_a_dispatch_runs_the_kit_on_the_host_it_names(kit, host, verdict, conclu
               inputs={"kit": kit, "host": host})
     plan = run.job("plan")
     assert (plan.conclusion, plan.outputs) == ("success", {"kits": json.dumps([kit])}), run.output[-3000:]
-    (leg,) = run.legs("repro")
+    leg = run.job("repro")
     assert (leg.name, leg.matrix, leg.conclusion) == (f"repro/{kit} on {host}", {"kit": kit}, conclusion)
     assert [a.title for a in leg.annotations] == ([f"{kit} on {host}: {verdict}"] if verdict != "PASS" else [])
     assert leg.summary.startswith(f"# {kit} on {host}: {verdict}\n")
@@ -86,7 +86,7 @@ def test_two_dispatches_for_one_host_never_overlap_on_it(checkout, tmp_path, run
     release.touch()
     first_run = finish(first, tmp_path / "first" / "act" / "act.log")
 
-    (busy,) = second.legs("repro")
+    busy = second.job("repro")
     assert busy.conclusion == "failure"
     assert busy.annotations == [
         Annotation("error", "", "No files were found with the provided path: runs/1-1-smem-probe. No artifacts will be"
@@ -94,7 +94,7 @@ def test_two_dispatches_for_one_host_never_overlap_on_it(checkout, tmp_path, run
         Annotation("error", "no run record", "nothing was recorded under runs/1-1-smem-probe: the run stopped before"
                                              " it started (see the Reproduce step's log)")]
     assert any(line.startswith(f"error: host 'h3' is busy: run {holder} (pid ") for line in busy.log), busy.log
-    (held,) = first_run.legs("repro")
+    held = first_run.job("repro")
     assert (held.conclusion, [a.title for a in held.annotations]) == ("success", ["smem-probe on h3: INCONCLUSIVE"])
     record = uploaded_record(tmp_path / "first", "run-record-smem-probe-h3-1-1", "runs/1-1-smem-probe")
     assert record.name == holder  # the run that held the host is the one that was recorded, and the only one

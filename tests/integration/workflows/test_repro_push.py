@@ -63,7 +63,7 @@ def test_a_push_changing_one_kit_runs_it_on_the_host_and_the_job_follows_the_ver
     run, event = run_push(checkout, tmp_path, runner_venv, change)
     plan = run.job("plan")
     assert (plan.conclusion, plan.outputs) == ("success", {"kits": '["smem-probe"]'}), run.output[-3000:]
-    (leg,) = run.legs("repro")
+    leg = run.job("repro")
     assert (leg.name, leg.matrix, leg.conclusion) == ("repro/smem-probe on h1", {"kit": "smem-probe"}, conclusion)
     reproduce = "success" if verdict == "PASS" else "failure"  # its exit code (3 INCONCLUSIVE, 1 FAIL), continue-on-error
     verdict_step = "success" if conclusion == "success" else "failure"
@@ -86,7 +86,7 @@ def test_a_push_the_host_refuses_records_nothing_and_fails_with_an_error(checkou
     known = tmp_path / "empty_known_hosts"
     known.write_text("")  # h1's key is not known: the run stops before it starts
     run, _ = run_push(checkout, tmp_path, runner_venv, edit_kit("timeout_s: 180", "timeout_s: 120"), known=known)
-    (leg,) = run.legs("repro")
+    leg = run.job("repro")
     assert leg.conclusion == "failure"
     assert leg.steps[STEPS[1]] == "failure" and leg.steps[STEPS[3]] == "failure"  # if-no-files-found: error
     assert leg.annotations == [
@@ -134,9 +134,9 @@ def test_the_hf_token_secret_reaches_the_workload_and_appears_nowhere(checkout, 
                      INVOKE_REPROKIT_KNOWN_HOSTS=str(known_hosts_for(tmp_path / "known_hosts", "h4")))
     run = act(checkout, "push", "repro.yml", tmp_path / "act", runner_env=env, event_payload=event,
               variables={"REPRO_HOST": "h4"}, secrets={"HF_TOKEN": secret})
-    (leg,) = run.legs("repro")
+    leg = run.job("repro")
     assert (leg.matrix, leg.conclusion) == ({"kit": "smem-probe"}, "failure")  # no devices in the result: FAIL
-    assert [line for line in leg.log if "token is" in line] == ["\x1b[2m      | token is ***\x1b[0m"]  # streamed, redacted
+    assert [line for line in leg.log if "token is" in line] == ["      | token is ***"]  # streamed, redacted
     assert secret not in run.output
     record = uploaded_record(tmp_path, "run-record-smem-probe-h4-1-1", "runs/1-1-smem-probe")
     assert (record / "steps" / "probe" / "step.log").read_text() == "token is ***\n"
