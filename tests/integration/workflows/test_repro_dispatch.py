@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import tests.integration.slurm.conftest as slurm_cluster
+from reprokit.config.kit import kit_names
 from reprokit.records.run import load_manifest, verify_record
 from tests.integration.remote.conftest import REASON as SSH_REASON
 from tests.integration.remote.conftest import fake_python, host_workdir, known_hosts_for, write_inventory
@@ -100,3 +101,15 @@ def test_two_dispatches_for_one_host_never_overlap_on_it(checkout, tmp_path, run
     assert record.name == holder  # the run that held the host is the one that was recorded, and the only one
     assert not (tmp_path / "second" / "artifacts").exists()
     assert not owner.exists()  # released at the end
+
+
+def test_a_dispatch_of_an_unknown_kit_fails_the_plan_with_one_line(checkout, tmp_path, runner_venv):
+    run = act(checkout, "workflow_dispatch", "repro.yml", tmp_path / "act",
+              runner_env=runner_env(checkout, tmp_path, runner_venv), inputs={"kit": "no-such-kit", "host": "local"})
+    plan = run.job("plan")
+    assert (plan.conclusion, plan.outputs) == ("failure", {})
+    known = ", ".join(kit_names(checkout / "kits"))
+    assert [line for line in plan.log if line.startswith("error:")] == [
+        f"error: kits: unknown kit 'no-such-kit'; known kits: {known}"]
+    # GitHub skips a job whose `needs` failed; act instead stops at the matrix, whose fromJSON has no output to read
+    assert run.legs("repro") == [] and run.returncode == 1
