@@ -16,7 +16,7 @@ from tests.integration.remote.conftest import REASON as SSH_REASON
 from tests.integration.remote.conftest import fake_python, host_workdir, known_hosts_for, write_inventory
 from tests.integration.slurm.conftest import REASON as SLURM_REASON
 from tests.integration.workflows.act import Annotation, act, finish
-from tests.integration.workflows.conftest import runner_env, uploaded_record
+from tests.integration.workflows.conftest import push, runner_env, uploaded_record
 
 pytestmark = pytest.mark.skipif(SSH_REASON is not None, reason=SSH_REASON or "")
 
@@ -65,7 +65,10 @@ def test_two_dispatches_for_one_host_never_overlap_on_it(checkout, tmp_path, run
     host. The first run's step waits on a file the test creates only after the second dispatch has ended."""
     work = host_workdir("h3", f"act-concurrency-{tmp_path.name[-12:]}")
     release = work / "release"
-    python = fake_python(work, f"    n=0; while [ ! -e {release} ] && [ $n -lt 1200 ]; do sleep 0.1; n=$((n+1)); done")
+    python = fake_python(work, f"    n=0; while [ ! -e {release} ] && [ $n -lt 6000 ]; do sleep 0.1; n=$((n+1)); done")
+    # the step may wait as long as the second dispatch takes on a loaded machine: its timeout is raised by a commit
+    push(checkout, lambda repo: (repo / "kits" / "smem-probe.yml").write_text(
+        (repo / "kits" / "smem-probe.yml").read_text().replace("timeout_s: 180", "timeout_s: 900")), "probe: 900 s")
     inventory = write_inventory(tmp_path / "inventory.yml", {"h3": {"workdir": work, "ansible_python_interpreter": python}})
     known = known_hosts_for(tmp_path / "known_hosts", "h3")
 
@@ -77,7 +80,7 @@ def test_two_dispatches_for_one_host_never_overlap_on_it(checkout, tmp_path, run
 
     first = dispatch("first", popen=True)
     owner = work / "lock" / "owner.json"
-    for _ in range(1800):  # the first run holds the host: its lock names it (bounded wait, not a timed assertion)
+    for _ in range(4000):  # the first run holds the host: its lock names it (bounded wait, not a timed assertion)
         if owner.exists() and owner.stat().st_size:
             break
         assert first.poll() is None, (tmp_path / "first" / "act" / "act.log").read_text()[-3000:]
