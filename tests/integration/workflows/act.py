@@ -30,6 +30,7 @@ ACTION_DOUBLES = REPO / "tests" / "doubles" / "actions"
 # The runner labels of every job, mapped to this machine: `-self-hosted` is act's host executor (no container).
 HOST_LABELS = ("ubuntu-24.04", "self-hosted")
 ACT_TIMEOUT_S = 420
+NO_ACT = None if ACT.exists() else f"act is not installed in this environment ({ACT}); install requirements-dev.lock"
 
 
 @dataclass

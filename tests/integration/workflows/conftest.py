@@ -16,15 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.integration.workflows.act import ACT
 
 GIT_ID = ["-c", "user.name=reprokit tests", "-c", "user.email=tests@reprokit.invalid", "-c", "commit.gpgsign=false"]
 REMOTE = "https://github.com/reprokit/reprokit.git"  # github.repository as act reads it; never contacted
-
-if not ACT.exists():
-    pytest.skip(f"act is not installed in this environment ({ACT}); install requirements-dev.lock",
-                allow_module_level=True)
-
 
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *GIT_ID, *args], capture_output=True, text=True,

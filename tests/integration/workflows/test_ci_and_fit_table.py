@@ -12,9 +12,11 @@ from http.server import ThreadingHTTPServer
 
 import pytest
 
-from tests.integration.workflows.act import act
+from tests.integration.workflows.act import NO_ACT, act
 from tests.integration.workflows.conftest import runner_env
 from tests.unit.smem.test_fit_table_new import Index
+
+pytestmark = pytest.mark.skipif(NO_ACT is not None, reason=NO_ACT or "")
 
 CHECKOUT = "actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683"
 

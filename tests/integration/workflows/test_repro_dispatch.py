@@ -15,10 +15,10 @@ from reprokit.records.run import load_manifest, verify_record
 from tests.integration.remote.conftest import REASON as SSH_REASON
 from tests.integration.remote.conftest import fake_python, host_workdir, known_hosts_for, write_inventory
 from tests.integration.slurm.conftest import REASON as SLURM_REASON
-from tests.integration.workflows.act import Annotation, act, finish
+from tests.integration.workflows.act import NO_ACT, Annotation, act, finish
 from tests.integration.workflows.conftest import push, runner_env, uploaded_record
 
-pytestmark = pytest.mark.skipif(SSH_REASON is not None, reason=SSH_REASON or "")
+pytestmark = pytest.mark.skipif(bool(NO_ACT or SSH_REASON), reason=NO_ACT or SSH_REASON or "")
 
 # One line per (kit, host) pair: the verdict the run records and the job's conclusion. `cluster` is the Slurm
 # cluster's login node (its steps are jobs on the compute nodes), `local` the runner's own machine (no GPU here).

@@ -11,10 +11,10 @@ import pytest
 from reprokit.config.kit import kit_names
 from reprokit.records.run import load_manifest, verify_record
 from tests.integration.remote.conftest import REASON, fake_python, host_workdir, known_hosts_for, write_inventory
-from tests.integration.workflows.act import Annotation, act
+from tests.integration.workflows.act import NO_ACT, Annotation, act
 from tests.integration.workflows.conftest import push, runner_env, uploaded_record
 
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+pytestmark = pytest.mark.skipif(bool(NO_ACT or REASON), reason=NO_ACT or REASON or "")
 
 STEPS = ["actions/checkout@11bd71901bbe5b1630ceea73d27597364c9af683",
          "Reproduce (its exit code is judged by the verdict step)", "Verdict, headline and tables to the job summary",
