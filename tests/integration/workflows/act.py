@@ -125,6 +125,7 @@ def act(repo: Path, event: str, workflow: str, tmp: Path, *, runner_env: dict[st
     if job:
         argv += ["--job", job]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "ACT", "INVOKE_", "REPROKIT_"))}
+    env["XDG_CACHE_HOME"] = str(tmp / "cache")  # act makes its default cache directory even when told another
     log = tmp / "act.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, cwd=repo, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
