@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import sys
 import tarfile
 from pathlib import Path
@@ -24,18 +25,22 @@ from reprokit.workloads.contract import Exit, WorkloadError
 from reprokit.workloads.static_smem import wheel as wheels
 
 
-def pack(versions: list[str], bundle: Path, cache_dir: Path) -> dict[str, int]:
-    """Write ``bundle`` (.tar.xz) with the extracted sources and sha256 records of ``versions``; returns counts."""
+def pack(versions: list[str], bundle: Path, cache_dir: Path, preset: int = 9) -> dict[str, int]:
+    """Write ``bundle`` (.tar.xz, xz ``preset``) with the extracted sources and sha256 records of ``versions``.
+
+    Returns the counts: releases, files, distinct files and their bytes (before compression).
+    """
     first_by_digest: dict[str, str] = {}
     counts = {"releases": 0, "files": 0, "distinct_files": 0, "distinct_bytes": 0}
     tmp = bundle.with_name(f".{bundle.name}.partial")
-    with tarfile.open(tmp, "w:xz", preset=9) as tar:
+    with tarfile.open(tmp, "w:xz", preset=preset) as tar:
         for version in versions:
             found = wheels.fetch(version, cache_dir)
-            record = wheels.sha256_record(cache_dir / "wheels" / wheels.wheel_file_name(version))
-            record.parent.mkdir(parents=True, exist_ok=True)
-            record.write_text(found.sha256 + "\n")
-            tar.add(record, arcname=str(record.relative_to(cache_dir)))
+            record = wheels.sha256_record(Path("wheels") / wheels.wheel_file_name(version))
+            text = (found.sha256 + "\n").encode()
+            info = tarfile.TarInfo(str(record))
+            info.size, info.mode = len(text), 0o644
+            tar.addfile(info, io.BytesIO(text))
             for path in sorted(p for p in found.root.rglob("*") if p.is_file()):
                 arcname = str(path.relative_to(cache_dir))
                 data = path.read_bytes()
