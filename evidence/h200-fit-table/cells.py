@@ -3,7 +3,8 @@
 A family is one release with its post-releases, for one (arch, dtype): its cells run in one worker, one after the
 other, so the later ones find the first one's objects in the shared cache (byte-identical sources). Each worker
 writes its own table (``fit_table.generate`` writes after every cell), so a deadline keeps every finished cell;
-``merge`` puts them together. Run by ``job.sh``; the sources come from a bundle (``source_bundle unpack``).
+they are put together at the end, and ``merge`` adds them to the repository's table. Run by ``job.sh``; the sources
+come from a bundle (``source_bundle unpack``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,24 @@ def work(args: tuple[int, list[list[tuple[str, str, str]]], str, int]) -> None:
                                log=lambda line: print(f"[w{index}] {line}", file=sys.stderr, flush=True))
 
 
+def merge(found: list[Path], generation: dict) -> int:
+    """Add the cells of ``found`` (``cells.json`` files) to the repository's table; returns how many were new."""
+    table = fit_table.load()
+    before = len(table["cells"])
+    for path in found:
+        for key, cell in fit_table.load(path)["cells"].items():
+            if key not in table["cells"] or table["cells"][key]["status"] == "unreadable":
+                table["cells"][key] = cell
+    table["generation"] = generation
+    fit_table.write(table)
+    return len(table["cells"]) - before
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["merge"]:  # merge GENERATION_JSON CELLS_JSON...
+        added = merge([Path(p) for p in sys.argv[3:]], json.loads(sys.argv[2]))
+        print(f"fit table: {added} cells added, {len(fit_table.load()['cells'])} in {fit_table.DATA_FILE}")
+        return 0
     parser = argparse.ArgumentParser()
     parser.add_argument("--todo", type=Path, required=True, help="JSON list of [version, arch, dtype]")
     parser.add_argument("--out-dir", type=Path, required=True)
