@@ -6,7 +6,7 @@ cache extracts (``static_smem/src/<sha256[:16]>/``), each distinct file stored o
 the tar), with each wheel's sha256 record (``wheels/<wheel>.sha256``). Unpacked into a host's cache,
 ``wheel.fetch`` finds each release by its record; the cells and caches are keyed by the wheel's sha256, so the
 results are those the wheels would give. The bundle is for hosts that have no index and a cap on what travels
-(the fit table's 43 releases: 680 MB of wheels).
+(the fit table's 43 releases: 797 MB of wheels).
 
     python -m reprokit.workloads.static_smem.source_bundle pack BUNDLE VERSION [VERSION ...]   # where pip works
     python -m reprokit.workloads.static_smem.source_bundle unpack BUNDLE                     # on the host
