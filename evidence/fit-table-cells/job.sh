@@ -4,6 +4,9 @@
 #   bash job.sh CARRY_DIR OUT_DIR DEADLINE_S
 set -u
 carry=$(cd "$1" && pwd); out=$2; deadline_s=$3
+# From the carried directory: `python -m` puts the working directory first on sys.path, and the checkout's root
+# holds another reprokit (the first call of this job ran from there, imported it, and had no source bundle).
+cd "$carry" || exit 2
 python=/opt/torch/.venv/bin/python3
 export PYTHONPATH=$carry/src:$carry/site REPROKIT_CACHE=/tmp/reprokit-cache PYTHONUNBUFFERED=1
 {
