@@ -196,6 +196,13 @@ PATTERNS: tuple[LogPattern, ...] = (
         multiline=True, family="autotuner",
     ),
     LogPattern(
+        "autotune_profiled", r"\[Autotuner\]: profiling (.*) " + _TACTIC + r", shapes=", ("runner", "tactic"),
+        "2026-02-19 10:05:14,000 - DEBUG - autotuner.py:700 - flashinfer.jit: [Autotuner]: profiling "
+        f"{_RUNNER} 0, shapes=[torch.Size([256, 3072])], avg_time 0.81644",
+        _AUTOTUNER + "._profile_runners (DEBUG): a tactic the autotuner ran and timed",
+        family="autotuner",
+    ),
+    LogPattern(
         "autotune_skipped_summary", r"\[Autotuner\]: Skipped ([0-9]+) unsupported tactic\(s\) for ([^ ]+)",
         ("count", "op"),
         "2026-03-20 09:14:02,771 - INFO - autotuner.py:612 - flashinfer.jit: [Autotuner]: Skipped 12 unsupported "

@@ -77,7 +77,8 @@ def _autotune_failures(summary: TriageSummary) -> Hit | None:
         return None
     rows = summary.other_autotune.rows.values()
     last = max([r.span.first_location for r in summary.failures if r.span.first_location] +
-               [r.last for r in rows], default=summary.ready_location,
+               [r.last for r in rows] + [summary.oom_fallbacks.first_location] * bool(summary.oom_fallbacks.count),
+               default=summary.ready_location,
                key=lambda where: int(where.rpartition(":")[2]) if where else 0)
     return Hit(last, None, f"{summary.failure_count} FlashInfer tactic failure(s) and {summary.other_autotune.total} "
                            "of other autotuners, all skipped: the server came up")
