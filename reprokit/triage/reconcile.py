@@ -206,7 +206,8 @@ class Reconciliation:
             "prediction": None if p is None else {"source": p.source, "flashinfer": p.flashinfer, "arch": p.arch,
                                                   "dtype": p.dtype, "capacity_bytes": p.capacity_bytes},
             "tactics": [r.to_json() for r in self.rows],
-            "disagreements": self.disagreements,
+            # null when nothing was compared, so that an expectation of no disagreement cannot pass on no evidence
+            "disagreements": self.disagreements if p is not None else None,
         }
 
 
