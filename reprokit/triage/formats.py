@@ -129,6 +129,14 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "(ray/serve/_private/logging_utils.py; ray-project/ray #55754, #53267)",
     ),
     LineFormat(
+        "tgi",
+        r" ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) +(?:[A-Za-z_][\w{}=-]*: )?"
+        r"(?P<logger>text_generation_(?:launcher|router)\w*(?:::\w+)*): (?:[\w/.-]+\.rs:\d+: )?",
+        "INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=0",
+        "TGI's launcher and router, Rust tracing lines '<RFC 3339>Z <LEVEL> [<span>: ]<target>: [<file>.rs:<line>: ]' "
+        "(huggingface/text-generation-inference #2139, #2534); the time is stripped as a docker timestamp first",
+    ),
+    LineFormat(
         "rust_tracing",
         r" ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) (?P<logger>[A-Za-z_][\w.]*(?:::\w+)*): ",
         "INFO model_runner.load_model: Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail "

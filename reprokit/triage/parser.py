@@ -62,14 +62,15 @@ _SCAN_READY = LineScan(
     [p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines and not p.readiness] + [_RAY_GLOG_LEAD])
 # the framework a line format belongs to: the stack of the process that writes it
 _STACK_OF_FORMAT = {"vllm": "vllm", "tensorrt_llm": "tensorrt_llm", "tensorrt_llm_python": "tensorrt_llm",
-                    "flashinfer": "flashinfer", "torch_c10": "torch", "sglang_untimed": "sglang"}
+                    "flashinfer": "flashinfer", "torch_c10": "torch", "sglang_untimed": "sglang", "tgi": "tgi"}
 _STACK_OF_LOGGER = {"sglang": "sglang", "vllm": "vllm", "tensorrt_llm": "tensorrt_llm"}
 _SGLANG = LINE_FORMATS_BY_NAME["sglang"].compiled
 _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
 _HEADED_FORMATS = tuple(
     LINE_FORMATS_BY_NAME[name]
-    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "ray_serve", "rust_tracing",
+    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "ray_serve", "tgi",
+                 "rust_tracing",
                  "uvicorn", "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed", "progress")
 )
 _WRAPPERS = formats.WRAPPER_FORMATS
@@ -78,6 +79,10 @@ MAX_RECORDS_PER_LINE = 16  # records glued on one physical line (tqdm redraws wi
 # the line before a bare traceback says the traceback was logged (logger.exception), not uncaught
 _LOGGED_TRACEBACK_MARKERS = (b"ERROR", b"CRITICAL", b"xception", b"rror:", b"Traceback")
 _CONTINUATION_FORMATS = formats.CONTINUATION_FORMATS
+# a frame of TensorRT-LLM's C++ backtrace ('1       0x7c6d.. tensorrt_llm::common::throwRuntimeError(..) + 97') or
+# glibc's ('lib.so(+0x9080ad) [0x7c6d..]'), as FlashInfer's autotuner logs them under a skipped tactic
+_BACKTRACE_FRAME = re.compile(r"\d+ +0x[0-9a-fA-F]+ |\S+\([^)]*\+0x[0-9a-fA-F]+\) ?\[0x")
+_TACTIC_RECORDS = frozenset({"autotune_skip", "autotune_failure_detail"})  # a tactic's exception, never fatal
 _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "sglang": formats.SERVER_PATTERNS,
     "flashinfer": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
@@ -91,7 +96,7 @@ _PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "logger_named": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
     "triton_server": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
     "ray_glog": formats.ERROR_PATTERNS,
-    **dict.fromkeys(("ray_serve", "rust_tracing"), formats.SERVER_PATTERNS + formats.ERROR_PATTERNS),
+    **dict.fromkeys(("ray_serve", "tgi", "rust_tracing"), formats.SERVER_PATTERNS + formats.ERROR_PATTERNS),
     "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
 }
 
@@ -344,6 +349,8 @@ class FileParser:
 
     def _bare(self, text: str, offset: int, stream: str | None, rank: str | None, key: str) -> None:
         record = self._open.get(stream)
+        if record is None and stream is None and _BACKTRACE_FRAME.match(text):
+            record = self._tactic_record_for_frames()
         if record is not None:
             self._count("continuation")
             self._append(record, text)
@@ -421,6 +428,15 @@ class FileParser:
         return False
 
     # --- records
+
+    def _tactic_record_for_frames(self) -> _Record | None:
+        """The last record opened, when it is an autotuner's skipped tactic of a prefixed stream: an unprefixed
+        backtrace frame right after it is that exception's (the worker's prefixer passed the message's first line
+        only), never a crash handler's dump of the file's main process."""
+        if not self._open:
+            return None
+        record = self._open[next(reversed(self._open))]
+        return record if record.event.kind in _TACTIC_RECORDS else None
 
     def _open_record(self, event: Event, stream: str | None, key: str) -> None:
         self._close(stream)

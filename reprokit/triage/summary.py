@@ -34,7 +34,8 @@ DEATH_NOTICE_KINDS = frozenset({"sigquit_from_child", "subprocess_crashed", "exi
                                 "vllm_worker_init_failed", "vllm_engine_init_failed", "triton_model_unavailable",
                                 "signal_received", "fatal_python_error", "cpp_terminate", "nccl_watchdog_timeout",
                                 "ray_actor_died", "vllm_child_died", "vllm_engine_dead", "ucx_caught_signal",
-                                "sglang_watchdog_timeout", "shell_killed"})
+                                "sglang_watchdog_timeout", "shell_killed", "tgi_shard_failed_to_start",
+                                "tgi_shard_signaled", "tgi_launcher_error"})
 
 # the order of a server's start, used for the timeline when times tie or are missing
 LIFECYCLE_KINDS = (
@@ -56,6 +57,7 @@ LIFECYCLE_KINDS = (
 # where a server's start has got to, by the last lifecycle event seen (``phase``)
 PHASE_OF_KIND = {
     "load_weight_begin": "loading_weights", "load_weight_end": "loading_weights", "weight_loading_progress": "loading_weights",
+    "tgi_waiting_for_shard": "loading_weights",
     **dict.fromkeys(("server_autotune_start", "autotune_process_start", "autotune_progress", "autotune_skip",
                      "autotune_failure_detail", "autotune_skipped_summary", "autotune_oom_fallback",
                      "autotune_process_end", "server_autotune_completed"), "autotune"),
@@ -67,7 +69,7 @@ PHASE_OF_KIND = {
 # line formats that only a serving framework (or its kernel library) writes; not uvicorn's, which serves any Python
 # web app (vLLM's and sglang's HTTP servers, and OPEA's micro-services: opea-project/GenAIExamples #706)
 FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python",
-                     "flashinfer", "triton_server")
+                     "flashinfer", "triton_server", "tgi")
 UVICORN_KINDS = frozenset({"uvicorn_running", "uvicorn_startup_complete"})
 AUTOTUNE_EVIDENCE_KINDS = frozenset(
     ("server_autotune_start", "server_autotune_completed", "autotune_process_start", "autotune_process_end",
