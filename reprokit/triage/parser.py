@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.triage import formats
-from reprokit.triage.formats import LINE_FORMATS_BY_NAME, LogPattern
+from reprokit.triage.formats import LINE_FORMATS_BY_NAME
 from reprokit.triage.processes import ProcessTracker
 from reprokit.triage.reader import ReadStats, iter_regions, open_log
 from reprokit.triage.scan import LineScan, _count_newlines
@@ -79,26 +79,8 @@ MAX_RECORDS_PER_LINE = 16  # records glued on one physical line (tqdm redraws wi
 # the line before a bare traceback says the traceback was logged (logger.exception), not uncaught
 _LOGGED_TRACEBACK_MARKERS = (b"ERROR", b"CRITICAL", b"xception", b"rror:", b"Traceback")
 _CONTINUATION_FORMATS = formats.CONTINUATION_FORMATS
-# a frame of TensorRT-LLM's C++ backtrace ('1       0x7c6d.. tensorrt_llm::common::throwRuntimeError(..) + 97') or
-# glibc's ('lib.so(+0x9080ad) [0x7c6d..]'), as FlashInfer's autotuner logs them under a skipped tactic
-_BACKTRACE_FRAME = re.compile(r"\d+ +0x[0-9a-fA-F]+ |\S+\([^)]*\+0x[0-9a-fA-F]+\) ?\[0x")
-_TACTIC_RECORDS = frozenset({"autotune_skip", "autotune_failure_detail"})  # a tactic's exception, never fatal
-_PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
-    "sglang": formats.SERVER_PATTERNS,
-    "flashinfer": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
-    "vllm": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "torch_c10": formats.ERROR_PATTERNS,
-    "uvicorn": formats.SERVER_PATTERNS,
-    "tensorrt_llm": formats.ERROR_PATTERNS,
-    "tensorrt_llm_python": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "sglang_untimed": formats.SERVER_PATTERNS,
-    "progress": formats.AUTOTUNER_PATTERNS + formats.PROGRESS_PATTERNS,
-    "logger_named": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "triton_server": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "ray_glog": formats.ERROR_PATTERNS,
-    **dict.fromkeys(("ray_serve", "tgi", "rust_tracing"), formats.SERVER_PATTERNS + formats.ERROR_PATTERNS),
-    "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
-}
+_BACKTRACE_FRAME = next(f.compiled for f in _CONTINUATION_FORMATS if f.name == "backtrace_frame")  # getTrace's
+_PATTERNS_FOR_FORMAT = formats.PATTERNS_FOR_FORMAT
 
 
 @dataclass(slots=True)
@@ -430,13 +412,10 @@ class FileParser:
     # --- records
 
     def _tactic_record_for_frames(self) -> _Record | None:
-        """The last record opened, when it is an autotuner's skipped tactic of a prefixed stream: an unprefixed
-        backtrace frame right after it is that exception's (the worker's prefixer passed the message's first line
-        only), never a crash handler's dump of the file's main process."""
-        if not self._open:
-            return None
-        record = self._open[next(reversed(self._open))]
-        return record if record.event.kind in _TACTIC_RECORDS else None
+        """The last record opened if it is a skipped tactic's: an unprefixed frame after it is that exception's (a
+        prefixer that tagged the first line only), never a crash dump of the file's main process."""
+        record = self._open[next(reversed(self._open))] if self._open else None
+        return record if record is not None and record.event.kind in ("autotune_skip", "autotune_failure_detail") else None
 
     def _open_record(self, event: Event, stream: str | None, key: str) -> None:
         self._close(stream)

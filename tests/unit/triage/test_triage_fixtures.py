@@ -45,7 +45,7 @@ def test_ep8_sglang_server_is_ready_with_32_nonfatal_autotune_failures(ep8):
 def test_ep8_failures_grouped_by_op_tactic_tile_fusion_swap(ep8):
     rows = {(r["op"], r["tactic"]): r for r in ep8["autotune_failures"]}
     assert list(rows) == [("trtllm::fused_moe::gemm2", t) for t in GEMM2_FAILING]
-    for (op, tactic), row in rows.items():
+    for (_, tactic), row in rows.items():
         assert row["tile"] == ("128x256x128" if tactic % 2 == 0 else "256x128x128")
         assert (row["fusion"], row["swap_ab"]) == ("FINALIZE", False)
         assert (row["count"], row["unattributed"], row["ranks"]) == (RANKS * PROFILES, RANKS * PROFILES, [])
