@@ -9,7 +9,7 @@ from __future__ import annotations
 from reprokit.triage.kinds import LogPattern
 from reprokit.triage.patterns_behaviour import BEHAVIOUR_PATTERNS, OTHER_AUTOTUNER_PATTERNS
 from reprokit.triage.patterns_deaths import DEATH_REPORT_PATTERNS
-from reprokit.triage.patterns_stacks import STACK_PATTERNS
+from reprokit.triage.patterns_stacks import STACK_PATTERNS, UNCLAIMED_PATTERNS
 from reprokit.workloads.facts import errors
 
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics
@@ -263,6 +263,7 @@ PATTERNS: tuple[LogPattern, ...] = (
     ),
     *BEHAVIOUR_PATTERNS,
     *STACK_PATTERNS,
+    *UNCLAIMED_PATTERNS,
     # --- errors, found anywhere in a message or a bare line
     LogPattern(
         "answers_wrong", r"\[reprokit answers\] ([0-9]+) of ([0-9]+) answers wrong: (.*)", ("wrong", "total", "detail"),

@@ -6,6 +6,9 @@ write few, regular lines about their own life: TGI's launcher (Rust, tracing lin
 text_generation_launcher: ...``) starts, waits for and reports its shards, its router says ``Connected`` once the
 shards answer, and the launcher exits with one ``Error: <LauncherError>`` line; Triton prints a table of its
 models' states once loading ends (``| name | version | READY |``), before its endpoints start.
+
+Other stacks are not read, only recognised (``UNCLAIMED``: llama.cpp's server, Ollama, LMDeploy): a log of theirs is
+INCONCLUSIVE, naming the stack, rather than read as a claimed server that is "still starting".
 """
 
 from __future__ import annotations
@@ -57,5 +60,29 @@ STACK_PATTERNS: tuple[LogPattern, ...] = (
         "| resnet50 | 1       | READY  |",
         "triton-inference-server/server src/server.cc model status table, printed once loading ends: a model that "
         "loaded (triton-inference-server/server #6738, #5677, #2477)", family="error",
+    ),
+)
+
+# stacks recognised but not read: a line of theirs names the stack (rule 'unclaimed_stack' in rules.py)
+UNCLAIMED: dict[str, str] = {"unclaimed_llama_cpp": "llama.cpp's server", "unclaimed_ollama": "Ollama",
+                             "unclaimed_lmdeploy": "LMDeploy"}
+UNCLAIMED_PATTERNS: tuple[LogPattern, ...] = (
+    LogPattern(
+        "unclaimed_llama_cpp", r"^(llama_model_loader: |srv +[a-z_]+: |main: HTTP server is listening)", (None,),
+        "srv    load_model: loading model 'C:\\Users\\lavan\\win-x64\\External\\Models\\phi-3.5-mini-instruct.gguf'",
+        "ggml-org/llama.cpp tools/server/server.cpp and src/llama-model-loader.cpp (llama.cpp #18546)", family="error",
+    ),
+    LogPattern(
+        "unclaimed_ollama", r"level=[A-Z]+ source=[a-z_]+[.]go:[0-9]+ msg=", (),
+        'time=2025-03-05T06:58:54.116Z level=INFO source=server.go:380 msg="starting llama server" cmd="/usr/bin/ollama '
+        'runner --model /root/.ollama/models/blobs/sha256-8c625c9569c3c799f5f9595b5a141f91d224233055608189d66746347c14e613"',
+        "ollama/ollama llm/server.go, Go's slog text handler (ollama #9509)", family="error",
+    ),
+    LogPattern(
+        "unclaimed_lmdeploy", r"lmdeploy - (INFO|WARNING|ERROR) - ", (None,),
+        "lmdeploy - ERROR - base.py:53 - RuntimeError: Internal Triton PTX codegen error: ptxas fatal : Value 'sm_120' "
+        "is not defined for option 'gpu-name'",
+        "InternLM/lmdeploy lmdeploy/utils.py logger '%(name)s - %(levelname)s - %(filename)s:%(lineno)d - ' "
+        "(lmdeploy #3410)", family="error",
     ),
 )

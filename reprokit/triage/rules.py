@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from reprokit.triage.patterns_stacks import UNCLAIMED
 from reprokit.triage.processes import Process
-from reprokit.triage.summary import TriageSummary
+from reprokit.triage.summary import CLAIMED_FORMATS, TriageSummary
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,17 @@ def _still_starting(summary: TriageSummary) -> Hit | None:
                "readiness nor a death")
 
 
+def _unclaimed_stack(summary: TriageSummary) -> Hit | None:
+    """Lines of a stack the triage recognises but does not read, and no line of one it reads: it cannot say."""
+    seen = [name for kind, name in UNCLAIMED.items() if summary.events_by_kind[kind]]
+    claimed = any(f.lines_by_format[name] for f in summary.files for name in CLAIMED_FORMATS) or any(
+        p.serving for f in summary.files for p in f.processes.processes.values())
+    if not seen or claimed:
+        return None
+    return Hit(None, None, f"{' and '.join(seen)}'s lines: this triage reads sglang, vLLM, TensorRT-LLM, Triton "
+                          f"Inference Server and TGI, not {' or '.join(seen)}")
+
+
 def _no_server(summary: TriageSummary) -> Hit | None:
     if summary.framework_seen or not summary.recognised:
         return None
@@ -123,6 +135,8 @@ RULES: tuple[Rule, ...] = (
          lambda s: _ready(s, "traffic")),
     Rule("ready_routes", "READY", "the HTTP server's route listing, logged once the engine is up",
          lambda s: _ready(s, "routes")),
+    Rule("unclaimed_stack", "INCONCLUSIVE", "lines of a stack the triage recognises but does not read (llama.cpp's "
+         "server, Ollama, LMDeploy), and none of one it reads", _unclaimed_stack),
     Rule("still_starting", "NOT_READY", "a server's lines, and neither readiness nor a death: starting, hung or cut",
          _still_starting),
     Rule("no_server", "INCONCLUSIVE", "known lines, none of a serving framework", _no_server),

@@ -70,6 +70,9 @@ PHASE_OF_KIND = {
 # web app (vLLM's and sglang's HTTP servers, and OPEA's micro-services: opea-project/GenAIExamples #706)
 FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python",
                      "flashinfer", "triton_server", "tgi")
+# the line formats of the stacks the triage reads (not FlashInfer's, which any of them, or another, may print)
+CLAIMED_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python",
+                   "triton_server", "tgi")
 UVICORN_KINDS = frozenset({"uvicorn_running", "uvicorn_startup_complete"})
 AUTOTUNE_EVIDENCE_KINDS = frozenset(
     ("server_autotune_start", "server_autotune_completed", "autotune_process_start", "autotune_process_end",

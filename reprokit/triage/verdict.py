@@ -92,7 +92,8 @@ def decide(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
 
     rule, hit = first_match(summary)
     decision = _explained(Verdict(rule.verdict), summary, flashinfer_version)
-    return Decision(decision.verdict, decision.reason, decision.hint, decision.env, decision.evidence,
+    reason = hit.why if rule.name == "unclaimed_stack" else decision.reason  # names the stack it saw
+    return Decision(decision.verdict, reason, decision.hint, decision.env, decision.evidence,
                     DecidedBy(rule.name, hit.location, hit.text, hit.why, hit.process))
 
 

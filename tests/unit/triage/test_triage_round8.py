@@ -51,3 +51,31 @@ def test_triton_is_ready_by_its_model_table_and_tgi_by_its_router():
     failed = triage_files([REAL / "tgi-2828-shards-terminated-webserver-failed.log"]).to_json()
     assert (failed["verdict"], failed["fatal"]["family"], failed["evidence"]["line"]) == (
         "FATAL", "tgi_launcher_exit", 8)
+
+
+def test_a_stack_the_triage_does_not_read_is_inconclusive_naming_it(tmp_path):
+    """llama.cpp's server, verbatim from ggml-org/llama.cpp #18546: recognised, not read."""
+    log = tmp_path / "llama-server.log"
+    log.write_text("\n".join([
+        "main: binding port with default address family",
+        "main: HTTP server is listening, hostname: 127.0.0.1, port: 8080, http threads: 11",
+        "main: loading model",
+        r"srv    load_model: loading model 'C:\Users\lavan\win-x64\External\Models\phi-3.5-mini-instruct.gguf'",
+    ]) + "\n")
+    report = triage_files([log]).to_json()
+    assert (report["verdict"], report["exit_code"], report["decided_by"]["rule"]) == ("INCONCLUSIVE", 13, "unclaimed_stack")
+    assert report["reason"] == ("llama.cpp's server's lines: this triage reads sglang, vLLM, TensorRT-LLM, Triton "
+                                "Inference Server and TGI, not llama.cpp's server")
+
+
+def test_a_log_cut_inside_a_traceback_cites_the_line_that_names_the_cause(tmp_path):
+    """Real logs cut to start inside their tracebacks (at a File frame, at a caret): the cited line is the cause."""
+    cases = {"sglang-3713-scheduler-illegal-memory-access.log": (2, "RuntimeError: CUDA error: an illegal memory access"),
+             "vllm-27508-apiserver-engine-core-initialization-failed-py313-carets.log": (3, "RuntimeError: Engine core "
+                                                                                           "initialization failed."),
+             "sglang-8974-bare-traceback-nccl-unhandled.log": (2, "RuntimeError: NCCL error: unhandled system error")}
+    for name, (start, cause) in cases.items():
+        cut = tmp_path / name
+        cut.write_text("\n".join((REAL / name).read_text().splitlines()[start - 1:]) + "\n")
+        evidence = triage_files([cut]).to_json()["evidence"]
+        assert evidence["text"].startswith(cause), name
