@@ -108,3 +108,17 @@ def test_the_kit_step_predicts_from_its_own_static_smem_step(status, uses, expec
     assert (found.source if found else None) == expected
     if predict:
         assert predict("0.6.3", "sm121") is None  # another arch's log is not this step's to predict
+
+
+def test_invoke_triage_json_carries_the_reconciliation_from_the_fit_table():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "invoke", "triage", "--json", "--flashinfer", "0.6.3", str(EP8)],
+                          capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 10, done.stderr
+    found = json.loads(done.stdout)["reconciliation"]
+    assert (found["status"], found["agree"], found["prediction"]["source"]) == (
+        "compared", True, "fit table 0.6.3/sm120/nvfp4 (fit-table.json)")
+    assert [(t["tactic"], t["predicted"], t["dynamic_bytes"]) for t in found["tactics"]] == [
+        (14, "exceeds", 102400), (15, "exceeds", 102400)]
