@@ -129,6 +129,14 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "(ray/serve/_private/logging_utils.py; ray-project/ray #55754, #53267)",
     ),
     LineFormat(
+        "tgi",
+        r" ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) +(?:[A-Za-z_][\w{}=-]*: )?"
+        r"(?P<logger>text_generation_(?:launcher|router)\w*(?:::\w+)*): (?:[\w/.-]+\.rs:\d+: )?",
+        "INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=0",
+        "TGI's launcher and router, Rust tracing lines '<RFC 3339>Z <LEVEL> [<span>: ]<target>: [<file>.rs:<line>: ]' "
+        "(huggingface/text-generation-inference #2139, #2534); the time is stripped as a docker timestamp first",
+    ),
+    LineFormat(
         "rust_tracing",
         r" ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) (?P<logger>[A-Za-z_][\w.]*(?:::\w+)*): ",
         "INFO model_runner.load_model: Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail "
@@ -320,3 +328,20 @@ EPILOGUE_FUSION_NAMES = {0: "NONE", 1: "ACTIVATION", 2: "GATED_ACTIVATION", 3: "
 
 # the sglang cache path names the FlashInfer version: .../flashinfer/autotune/<version>/sm<arch>/...
 FLASHINFER_VERSION_IN_CACHE_PATH = re.compile(r"/flashinfer/autotune/(\d+\.\d+\.\d+[0-9A-Za-z.+]*)/sm\d+")
+# the patterns each line format's messages are matched against, in order
+PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
+    "sglang": SERVER_PATTERNS,
+    "flashinfer": AUTOTUNER_PATTERNS + ERROR_PATTERNS,
+    "vllm": SERVER_PATTERNS + ERROR_PATTERNS,
+    "torch_c10": ERROR_PATTERNS,
+    "uvicorn": SERVER_PATTERNS,
+    "tensorrt_llm": ERROR_PATTERNS,
+    "tensorrt_llm_python": SERVER_PATTERNS + ERROR_PATTERNS,
+    "sglang_untimed": SERVER_PATTERNS,
+    "progress": AUTOTUNER_PATTERNS + PROGRESS_PATTERNS,
+    "logger_named": SERVER_PATTERNS + ERROR_PATTERNS,
+    "triton_server": SERVER_PATTERNS + ERROR_PATTERNS,
+    "ray_glog": ERROR_PATTERNS,
+    **dict.fromkeys(("ray_serve", "tgi", "rust_tracing"), SERVER_PATTERNS + ERROR_PATTERNS),
+    "bare": AUTOTUNER_PATTERNS + ERROR_PATTERNS,
+}
