@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,25 @@ def parse_listing(text: str, where: str) -> Listing:
         else:
             listing.files.append(RemoteFile(rel, size, dev, ino))
     return listing
+
+
+SECRET_NAME_REASON = "its name holds a secret"
+
+
+def withhold_secret_names(listing: Listing, masked: Callable[[str], str]) -> Listing:
+    """``listing`` with every path that holds a secret masked; a file whose path holds one is not pulled.
+
+    The path is the host's data like the file's bytes: it reaches the manifest's artifact keys, the reports' links,
+    the ``not_pulled`` list and the console. The file stays on the host, listed under its masked path and the reason.
+    """
+    kept = Listing(not_pulled=[{**entry, "path": masked(entry["path"])} for entry in listing.not_pulled])
+    for remote in listing.files:
+        shown = masked(remote.rel)
+        if shown == remote.rel:
+            kept.files.append(remote)
+        else:
+            kept.not_pulled.append({"path": shown, "reason": SECRET_NAME_REASON})
+    return kept
 
 
 def local_target(out_dir: Path, rel: str) -> Path:

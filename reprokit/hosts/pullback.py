@@ -42,6 +42,7 @@ from reprokit.hosts.pull_listing import (
     parse_listing,
     partial_path,
     unsafe_reason,
+    withhold_secret_names,
 )
 from reprokit.hosts.transport import LINK_ERRORS, Transport
 from reprokit.records.atomic import unwritable
@@ -379,7 +380,7 @@ class PullBack:
         for attempt in range(attempts + 1):
             try:
                 self.deadline = time.monotonic() + DEADLINE_FLOOR_S  # the listing's own bound
-                listing = self.list_remote(remote_dir)
+                listing = withhold_secret_names(self.list_remote(remote_dir), self.redactor)
                 refused: list[dict[str, str]] = []
                 self.check_room(listing.files, out_dir)
                 total = sum(f.size for f in listing.files)
@@ -412,7 +413,7 @@ class PullBack:
             (out_dir.parent / f".partial-{out_dir.name}").rmdir()
         refused_paths = {r["path"] for r in refused}
         listing.files = [f for f in listing.files if f.rel not in refused_paths]
-        listing.not_pulled += refused
+        listing.not_pulled += [{**entry, "path": self.redactor(entry["path"])} for entry in refused]
         elapsed = time.monotonic() - started
         self.pull_stats.seconds += elapsed
         moved = self.pull_stats.bytes - bytes_before
