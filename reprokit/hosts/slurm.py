@@ -162,17 +162,16 @@ class SlurmLauncher:
         None only when the tools answered and none knows the job (past MinJobAge, no accounting); when none of
         them answered (a controller that times out), ``SlurmUnanswered``: the job's state is unknown, not ended.
         """
-        code, out, err = self.transport.sh(f"squeue -h -j {shell.quote(job_id)} -o {shell.quote(SQUEUE_FORMAT)}",
-                                           check=False)
+        code, out, err = self._ask(f"squeue -h -j {shell.quote(job_id)} -o {shell.quote(SQUEUE_FORMAT)}")
         info = parse_squeue(out, job_id) if code == 0 else None
         if info and info.live:
             return info
         queue_answered, silences = answered(code, err), [err]
-        code, out, err = self.transport.sh(f"sacct -n -P -X -j {shell.quote(job_id)} -o {SACCT_FIELDS}", check=False)
+        code, out, err = self._ask(f"sacct -n -P -X -j {shell.quote(job_id)} -o {SACCT_FIELDS}")
         done = parse_sacct(out, job_id) if code == 0 else None
         history_answered = code == 0
         if done is None or done.live:
-            code, out, err = self.transport.sh(f"scontrol show job -o {shell.quote(job_id)}", check=False)
+            code, out, err = self._ask(f"scontrol show job -o {shell.quote(job_id)}")
             done = parse_scontrol(out, job_id) if code == 0 else done
             history_answered = history_answered or answered(code, err)
             silences.append(err)
@@ -182,6 +181,13 @@ class SlurmLauncher:
                         "no output")
             raise SlurmUnanswered(said[:300])
         return found
+
+    def _ask(self, command: str) -> tuple[int, str, str]:
+        """One job tool's answer; a tool that hangs past the I/O timeout is a silence (the link itself is fine)."""
+        try:
+            return self.transport.sh(command, check=False)
+        except TimeoutError:
+            return -1, "", f"`{command.split()[0]}` gave no answer within {self.transport.io_timeout_s:.0f} s"
 
     def workload_exit(self, remote_dir: str) -> int | None:
         text = (self.transport.read_text(f"{remote_dir}/exit_code") or "").strip()
@@ -230,7 +236,7 @@ class SlurmLauncher:
         limit_s = slurm_settings(self.host).max_queue_wait_s
         if info.state != "PENDING":
             return None
-        if self.pending_reasons.get(handle.id) != info.reason:
+        if info.reason not in ("", "None") and self.pending_reasons.get(handle.id) != info.reason:
             self.pending_reasons[handle.id] = info.reason
             self.transport.say(f"      Slurm job {handle.id} is PENDING (reason: {shown(info.reason) or 'none given'});"
                                f" waiting up to {limit_s:g} s (slurm_max_queue_wait_s)")
