@@ -127,6 +127,25 @@ def withhold_secret_names(listing: Listing, masked: Callable[[str], str]) -> Lis
     return kept
 
 
+def too_long_here(listing: Listing, out_dir: Path) -> Listing:
+    """``listing`` with each file whose path this machine cannot hold (its path or a name past this file system's
+    limits) moved to ``not_pulled`` with the reason: the host's limits are not this machine's, and one such path must
+    not stop the rest of the step coming back."""
+    root = out_dir.resolve()
+    path_max, name_max = os.pathconf(root, "PC_PATH_MAX"), os.pathconf(root, "PC_NAME_MAX")
+    kept = Listing(not_pulled=list(listing.not_pulled))
+    for remote in listing.files:
+        here = len(os.fsencode(root / remote.rel))
+        longest = max(len(part.encode()) for part in remote.rel.split("/"))
+        if here >= path_max or longest > name_max:
+            kept.not_pulled.append({"path": remote.rel, "reason": (
+                f"the path is too long for this machine ({here} bytes here, a name of {longest}; this file system"
+                f" takes {path_max - 1} and {name_max}): copy it by hand, or run again with a shorter --runs-dir")})
+        else:
+            kept.files.append(remote)
+    return kept
+
+
 def local_target(out_dir: Path, rel: str) -> Path:
     """``out_dir/rel``, created parents included, refused unless it resolves inside ``out_dir``."""
     root = out_dir.resolve()
