@@ -99,7 +99,7 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
             table.add_row(cell(j.name), cell(j.status), cell(shorten(observed, 80)), cell(reasons.get(j.name, j.reason)))
         console.print(table)
         for note in notes:
-            console.print(f"note {note.number}: {note.sentence()}", markup=False)
+            console.print(f"note {note.number}: {shown(note.sentence())}", markup=False)  # a result.json's `error`
     style = VERDICT_STYLE.get(verdict.verdict, "bold")
     console.print(Text.assemble((verdict.verdict, style), f": {shown(verdict.summary, multiline=True)}"))
     console.print(f"record: {outcome.run_dir}", markup=False)

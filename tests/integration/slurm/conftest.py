@@ -111,6 +111,7 @@ ctl={ctl}
 if [ -f "$ctl/{tool}.fail-until" ] && [ "$(date +%s)" -lt "$(cat "$ctl/{tool}.fail-until")" ]; then
   echo "slurm_load_jobs error: Socket timed out on send/recv operation" >&2; exit 1
 fi
+[ -f "$ctl/{tool}.instead" ] && exec sh "$ctl/{tool}.instead" "$@"
 [ -f "$ctl/{tool}.hang" ] && sleep "$(cat "$ctl/{tool}.hang")"
 if [ -f "$ctl/{tool}.after" ]; then /usr/bin/{tool} "$@"; rc=$?; sh "$ctl/{tool}.after"; exit $rc; fi
 exec /usr/bin/{tool} "$@"
@@ -164,6 +165,10 @@ class FaultyLogin:
     def after(self, tool: str, script: str) -> None:
         """sh run after the real ``tool`` has done its work, before it returns (noise, slowness)."""
         (self.ctl / f"{tool}.after").write_text(script)
+
+    def instead(self, tool: str, script: str) -> None:
+        """sh run in place of ``tool`` (a refusal of the site's own words)."""
+        (self.ctl / f"{tool}.instead").write_text(script)
 
     def hang(self, tool: str, for_s: int) -> None:
         """``tool`` says nothing for ``for_s`` seconds (each call), then does its work."""

@@ -148,3 +148,15 @@ def test_a_parked_partition_with_default_settings_says_pending_and_its_reason(tm
                                                " (slurm_max_queue_wait_s)"), lines
     assert proc.returncode == ExitCode.INTERRUPTED
     assert squeue(str(work)) == []
+
+
+def test_sbatch_s_own_words_reach_the_final_error_line_escaped(tmp_path, faulty_login):
+    """Issue #40: host bytes reached the terminal raw through the final `error:` line (sbatch's stderr)."""
+    faulty_login.instead("sbatch", "printf 'sbatch: error: \\033]0;pwned\\007Batch job submission failed\\n' >&2; exit 1\n")
+    proc, work = start(tmp_path, faulty_login, "sbatch-escape", RESULT_OK)
+    code, _, said = finish(proc, tmp_path)
+    assert "\x1b" not in said and "\x07" not in said
+    assert code == ExitCode.HOST_ERROR, said
+    assert said.strip().splitlines()[-1] == (
+        "error: host 'cluster': sbatch refused step 'fingerprint': sbatch: error: \\x1b]0;pwned\\x07Batch job submission"
+        " failed; check the slurm_* variables of cluster in the inventory (" + str(tmp_path / "inv.yml") + ":8)")
