@@ -64,6 +64,19 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def started_after(pid: int, when: str) -> bool:
+    """Whether process ``pid`` of this machine started after ``when`` (ISO 8601, UTC): a pid reused since the run's
+    control process died. False where this cannot be read (no /proc): the pid is then taken as the run's."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot_s = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                      if line.startswith("btime "))
+        began_s = boot_s + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return began_s > dt.datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp() + 1
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+
+
 class RunRecord:
     """The run directory and its manifest; every ``update`` rewrites the manifest atomically."""
 
@@ -187,9 +200,14 @@ def load_manifest(run_dir: Path | str) -> Manifest:
         raise ConfigError(f"{path}: not a run manifest (expected a JSON object with a 'status'); the record is damaged")
     manifest = Manifest.from_json(data, str(path))
     owner = manifest.owner
-    if manifest.status == RunStatus.RUNNING and owner.hostname == socket.gethostname() and not pid_alive(owner.pid):
-        manifest.status = RunStatus.KILLED
-        manifest.status_detail = f"the run's process (pid {owner.pid}) is gone and never finalised the manifest"
+    if manifest.status == RunStatus.RUNNING and owner.hostname == socket.gethostname():
+        if not pid_alive(owner.pid):
+            manifest.status = RunStatus.KILLED
+            manifest.status_detail = f"the run's process (pid {owner.pid}) is gone and never finalised the manifest"
+        elif started_after(owner.pid, manifest.started):
+            manifest.status = RunStatus.KILLED
+            manifest.status_detail = (f"the run's process is gone and never finalised the manifest (its pid {owner.pid}"
+                                      " now names a process that started after the run)")
     return manifest
 
 
