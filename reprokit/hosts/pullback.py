@@ -134,7 +134,8 @@ class PullBack:
         free = shutil.disk_usage(out_dir).free
         if needed + FREE_SPACE_RESERVE_BYTES > free:
             raise PullStopped(f"this machine has {free // (1 << 20)} MiB free in {out_dir}, {out_dir.name} needs"
-                              f" {needed // (1 << 20) + 1} MiB from host '{self.transport.host.name}'; free space there; the files"
+                              f" {needed // (1 << 20) + 1} MiB from host '{self.transport.host.name}' and"
+                              f" {FREE_SPACE_RESERVE_BYTES >> 20} MiB are kept free; free space there; the files"
                               " stay on the host")
 
     def _pull_large(self, remote_dir: str, files: list[RemoteFile], out_dir: Path, on_bytes) -> list[dict[str, str]]:

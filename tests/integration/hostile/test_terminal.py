@@ -77,3 +77,21 @@ def test_a_result_s_error_reaches_the_verdict_s_note_line_escaped(rig, tmp_path)
     notes = [line for line in proc.stdout.splitlines() if line.startswith("note ")]
     assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout + proc.stderr
     assert len(notes) == 1 and "driver said \\x1b]0;pwned\\x07 no" in notes[0], proc.stdout
+
+
+def test_an_interrupted_run_s_verdict_line_says_why(rig, tmp_path):
+    """Issue #40: `INTERRUPTED:` was printed with an empty reason."""
+    rig.inventory(f'echo started > {rig.work}/started; sleep 60; ' + RESULT_OK)
+    proc = subprocess.Popen([sys.executable, "-m", "invoke", "--search-root", str(REPO), "repro", "smem-probe", "--host",
+                             HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts", str(rig.known),
+                             "--runs-dir", str(rig.runs)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not (rig.work / "started").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(2)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    verdicts = [line for line in out.splitlines() if line.startswith("INTERRUPTED")]
+    assert verdicts == ["INTERRUPTED: stopped by Ctrl-C or SIGTERM; the running workload was ended"]
