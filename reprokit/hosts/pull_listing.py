@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import HostError
+from reprokit.records.run import is_internal
 
 BATCH_FILES, BATCH_SPEC_BYTES, BATCH_BYTES = 256, 96 << 10, 32 << 20  # one batch's files, argv bytes, data bytes
 MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255
@@ -95,6 +96,8 @@ def parse_listing(text: str, where: str) -> Listing:
         if isinstance(rel, str) and (rel in WRAPPER_FILES or rel in SECRETS_FILES):
             continue
         reason = unsafe_reason(rel)
+        if reason is None and is_internal(rel):
+            reason = INTERNAL_NAME_REASON
         if reason is None and kind != "file":
             reason = f"not a regular file ({kind}{': ' + str(entry.get('error')) if entry.get('error') else ''})"
         if reason is None:
@@ -109,6 +112,8 @@ def parse_listing(text: str, where: str) -> Listing:
 
 
 SECRET_NAME_REASON = "its name holds a secret"
+INTERNAL_NAME_REASON = ("its name is one a record keeps for reprokit's own temporaries (.partial-*, .*.tmp, .*.redacting):"
+                        " it would be left out of the manifest and of check-record")
 
 
 def withhold_secret_names(listing: Listing, masked: Callable[[str], str]) -> Listing:
