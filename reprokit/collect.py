@@ -91,6 +91,7 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     try:
         for name in pending:
             handle = step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
+            check_remote_dir(run_dir, handle, f"{executor.run_dir(record.run_id)}/{name}")
             if not executor.launched(handle):
                 if name == FINGERPRINT or name in steps or killed_launching(manifest, name):
                     continue  # never started there (it is recorded not run), or already pulled and judged
@@ -168,6 +169,14 @@ def running_elsewhere(run_dir: Path, manifest: Manifest) -> str:
         where = f"by pid {owner.pid}, which is alive on this machine"
     return (f"{run_dir}: the record says the run is still running {where}; if that process (or its machine, a replaced"
             " CI container) is gone, collect with --force")
+
+
+def check_remote_dir(run_dir: Path, handle: Handle, expected: str) -> None:
+    """The step's directory on the host is where the run put it: an edited record's ``remote_dir`` could name any
+    directory the SSH user reads (``~/.ssh``), and collect would pull it into the record."""
+    if handle.remote_dir.rstrip("/") != expected.rstrip("/"):
+        raise ConfigError(f"{run_dir / MANIFEST}: the step's remote_dir {shown(handle.remote_dir)!r} is not the run's"
+                          f" directory {expected!r} on the host; the record was edited: restore it")
 
 
 def check_kit_unchanged(run_dir: Path, manifest: Manifest) -> None:

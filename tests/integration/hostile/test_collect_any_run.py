@@ -110,3 +110,21 @@ def test_collect_refuses_a_kit_edited_since_the_run_naming_both_hashes(rig, tmp_
     shutil.copy(KIT, kit)
     assert collect_run(run_dir, rig.inventory(BIG), rig.options(), kits, wait_s=60).run_dir == run_dir
     assert load_manifest(run_dir).status == "complete"
+
+
+def test_an_edited_remote_dir_is_refused_and_nothing_is_pulled(rig, tmp_path):
+    """Issue #40: an edited record's `remote_dir` pulled another directory's files (`.ssh/id_x`) into the record."""
+    run_dir = killed_run(rig, tmp_path)
+    path = run_dir / "manifest.json"
+    record = json.loads(path.read_text())
+    expected = record["in_flight"]["handle"]["remote_dir"]
+    secret_dir = rig.work / "elsewhere"
+    secret_dir.mkdir()
+    (secret_dir / "id_x").write_text("PRIVATE KEY\n")
+    record["in_flight"]["handle"]["remote_dir"] = str(secret_dir)
+    path.write_text(json.dumps(record, indent=2))
+    with pytest.raises(ConfigError) as refused:
+        collect_run(run_dir, rig.inventory(BIG), rig.options(), KIT.parent, wait_s=60)
+    assert str(refused.value) == (f"{path}: the step's remote_dir {str(secret_dir)!r} is not the run's directory"
+                                  f" {expected!r} on the host; the record was edited: restore it")
+    assert not list(run_dir.rglob("id_x")) and load_manifest(run_dir).status == "killed"
