@@ -18,11 +18,13 @@ written or pulled (``records.digests``): each byte is hashed once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
 import os
 import secrets
+import shutil
 import socket
 import stat
 from pathlib import Path
@@ -32,7 +34,7 @@ from reprokit import __version__
 from reprokit.config.names import check_name
 from reprokit.errors import ConfigError
 from reprokit.provenance import source_provenance
-from reprokit.records.atomic import write_json_atomic
+from reprokit.records.atomic import no_room, unwritable, write_json_atomic
 from reprokit.records.digests import DIGESTS, sha256_file
 from reprokit.records.models import Artifact, Manifest, RunStatus, StepEntry, Verdict
 
@@ -107,9 +109,20 @@ class RunRecord:
             "artifacts": {},
         }
         manifest = Manifest.from_json(data, f"{run_dir / MANIFEST} (being created)")
-        run_dir.mkdir(parents=True, exist_ok=False)
+        try:
+            run_dir.mkdir(parents=True, exist_ok=False)
+        except OSError as exc:  # a runs directory read-only or full from the start: one line, not a traceback
+            refused = unwritable(exc) or no_room(exc, run_dir)
+            if refused:
+                raise refused from None
+            raise
         record = cls(runs_dir, run_id, manifest)
-        record.save()
+        try:
+            record.save()
+        except BaseException:
+            with contextlib.suppress(OSError):  # nothing half-written: no record without its manifest
+                shutil.rmtree(run_dir)
+            raise
         return record
 
     @classmethod
