@@ -25,8 +25,8 @@ run's start or of its record's creation; each run and collect within --run-timeo
 
 Prints: runs, faults by kind (and those that found nothing to hit), records by final outcome, collect outcomes,
 files outside runs/ (must be 0), check-record failures (an artifact that does not match its sha256: must be 0),
-processes left on hosts (must be 0), locks left, Slurm jobs left (must be 0), and "lost": records that are not
-complete once collected (must be 0). A run killed before it wrote its record leaves its lock: as the
+processes left on hosts (must be 0), locks left, Slurm jobs left (must be 0), and "lost": records still detached,
+incomplete or killed after `invoke collect` (must be 0). A run killed before it wrote its record leaves its lock: as the
 README says, the operator removes it with `invoke unlock` (counted).
 """
 
@@ -457,8 +457,8 @@ def report(rig: Rig, started: float, runs: int) -> None:
     print(f"  files outside runs/ on this machine: {len(outside)}; .partial files left in runs/: {len(partials)}")
     print(f"  files outside runs/, code/, cache/ on the hosts: {len(host_outside)}")
     print(f"  processes left on hosts: {counts['processes left']['on hosts']}")
-    lost = sum(v for k, v in counts["records"].items() if k != "complete" and not k.startswith("none"))
-    print(f"  lost (records not complete once collected): {lost}")
+    lost = sum(v for k, v in counts["records"].items() if k in COLLECTABLE)
+    print(f"  lost (records still detached, incomplete or killed once collected): {lost}")
     if rig.slurm:
         print(f"  Slurm jobs left in the queue: {counts['slurm jobs left']['in the queue']}")
     for path in (outside + partials + host_outside)[:20]:
