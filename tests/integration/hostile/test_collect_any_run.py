@@ -121,6 +121,7 @@ def test_an_edited_remote_dir_is_refused_and_nothing_is_pulled(rig, tmp_path):
     secret_dir = rig.work / "elsewhere"
     secret_dir.mkdir()
     (secret_dir / "id_x").write_text("PRIVATE KEY\n")
+    (secret_dir / "exit_code").write_text("0\n")  # as a directory the attacker prepared: it looks launched
     record["in_flight"]["handle"]["remote_dir"] = str(secret_dir)
     path.write_text(json.dumps(record, indent=2))
     with pytest.raises(ConfigError) as refused:
