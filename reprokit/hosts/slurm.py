@@ -47,6 +47,7 @@ OVERRUN_GRACE_S = 120  # Slurm ends a job at its --time; the control plane cance
 CANCEL_WAIT_S = 30.0
 EXIT_PLACEHOLDER = "running"
 UNANSWERED_MAX_S = 300.0  # Slurm may stay silent about a job this long; then the run detaches (the job goes on)
+REAP_ANSWER_WAIT_S = 60.0  # at the run's end: how long squeue is asked again whether jobs of the run still run
 SUBMIT_CANCEL_WAIT_S = 60.0  # after an interrupted sbatch: how long its job is looked for by name, to cancel it
 
 
@@ -329,7 +330,12 @@ class SlurmLauncher:
         the compute nodes' process table; on the nodes themselves ``job.sh`` sweeps them).
         """
         run_id = run_dir.rstrip("/").rsplit("/", 1)[-1]
-        code, out, err = self.transport.sh("squeue -h -u \"$(id -un)\" -o '%i|%Z'", check=False)
+        deadline = time.monotonic() + REAP_ANSWER_WAIT_S
+        while True:  # a busy controller's short silence must not keep the lock: asked again within a bound
+            code, out, err = self._ask("squeue -h -u \"$(id -un)\" -o '%i|%Z'")
+            if code == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(2.0)
         if code != 0:
             self.transport.say(f"      Slurm does not answer whether jobs of run {run_id} still run ({shown(err.strip())});"
                                f" {run_dir} stays on {self.host.name}")
