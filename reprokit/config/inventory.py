@@ -27,6 +27,7 @@ from reprokit.errors import ConfigError
 from reprokit.workloads.facts.arch import GPU_ARCHES
 
 LOCAL_HOST = "local"
+SLURM_QUEUE_WAIT_S = 3600.0  # a job pending this long is cancelled unless slurm_max_queue_wait_s says otherwise
 SLURM_NAME = r"^[A-Za-z0-9_.+-]+$"  # a partition, account, QoS or reservation name
 SBATCH_OWN = ("--parsable", "--output", "--error", "--chdir", "--job-name", "--wrap", "--wait", "--array", "--nodelist",
               "-o", "-e", "-D", "-J", "-W", "-a", "-w")  # set by reprokit for each job: not in slurm_extra_args
@@ -44,7 +45,7 @@ class SlurmSettings:
     gres: str | None = None
     gpus_per_node: int | None = None
     time_limit: str | None = None  # sbatch --time; default: each step's timeout, rounded up to minutes
-    max_queue_wait_s: float | None = None  # a job pending longer is cancelled and the step says why
+    max_queue_wait_s: float = SLURM_QUEUE_WAIT_S  # a job pending longer is cancelled and the step says why
     requeue: bool = False  # let Slurm requeue a job (node failure, preemption); default --no-requeue
     extra_args: tuple[str, ...] = ()
     node: str | None = None  # set by a --nodes fan-out, never by the inventory
@@ -86,7 +87,7 @@ class HostVars(pydantic.BaseModel):
     slurm_gres: str | None = pydantic.Field(None, pattern=r"^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$")
     slurm_gpus_per_node: int | None = pydantic.Field(None, ge=1)
     slurm_time_limit: str | None = pydantic.Field(None, pattern=r"^([0-9]+-)?[0-9]+(:[0-9]{2}){0,2}$")
-    slurm_max_queue_wait_s: float | None = pydantic.Field(None, gt=0)
+    slurm_max_queue_wait_s: float = pydantic.Field(SLURM_QUEUE_WAIT_S, gt=0)
     slurm_requeue: bool = False
     slurm_extra_args: list[str] = []
 

@@ -34,7 +34,7 @@ from reprokit.hosts.launch import Handle, StepSpec
 from reprokit.hosts.lock import HostLock
 from reprokit.hosts.staging import stage_local
 from reprokit.records.atomic import write_json_atomic
-from reprokit.secrets import Redactor
+from reprokit.secrets import Redactor, mask_local_names
 
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
 
@@ -211,6 +211,7 @@ class LocalNativeExecutor:
                 raise
             finally:
                 pump.join(timeout=KILL_GRACE_S)
+        mask_local_names(out_dir, self.redactor)  # names are data too: they become the manifest's keys
         for path in out_dir.rglob("*"):
             if path.is_file() and not path.is_symlink():
                 self.redactor.file(path)  # every artifact, not only logs: a secret can land in any file
