@@ -4,7 +4,8 @@ Why: the module's build is bound by one object and takes 330-500 s on 16 cores, 
 FlashInfer's loader (``JitSpec.build_and_load``) loads a library already at the spec's path without building, so a
 library carried from an earlier build of the same release and arch saves that time. Nothing is trusted blindly:
 the release and the arch it was built for must equal the host's, the workspace must not already hold one, and
-its sha256 and size are recorded. Anything else builds as usual.
+its sha256 and size are recorded. Anything else builds as usual. ``in_workspace`` says whether a library is
+already at that path (carried, or built by an earlier step on the same host), which the workload then loads.
 """
 
 from __future__ import annotations
@@ -41,3 +42,13 @@ def place(prebuilt: dict[str, Any], flashinfer_version: str, arch: str) -> dict[
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(library, target)
     return {**facts, "used": True, "placed_at": str(target), "bytes": target.stat().st_size, "sha256": sha256_of(target)}
+
+
+def in_workspace() -> dict[str, Any] | None:
+    """The reduced module's library where FlashInfer's loader looks for it, if one is there (path, bytes, sha256)."""
+    from reprokit.workloads.static_smem.reduced_module import install  # noqa: PLC0415 - imports flashinfer
+
+    library = Path(install("bf16")["library"])
+    if not library.is_file():
+        return None
+    return {"library": str(library), "bytes": library.stat().st_size, "sha256": sha256_of(library)}
