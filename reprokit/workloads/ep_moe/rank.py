@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.workloads.ep_moe import dispatch
+from reprokit.workloads.facts.autotuner import PROFILED_TACTIC, SKIPPED_TACTIC
 from reprokit.workloads.static_smem import reduced_module
-from reprokit.workloads.static_smem.device_check import PROFILED, SKIPPED
 from reprokit.workloads.static_smem.device_passes import moe_runner
 
 KEPT_LINE = re.compile(r"\[TacticsBlocklist\]|skip_ops|Skipping tactic|Autotuning process")
@@ -47,9 +47,9 @@ class TunerLines(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
-        if (found := PROFILED.search(message)) is not None:
+        if (found := PROFILED_TACTIC.search(message)) is not None:
             self.profiled.append(int(found.group(2)))
-        elif (found := SKIPPED.search(message)) is not None:
+        elif (found := SKIPPED_TACTIC.search(message)) is not None:
             self.failed.append(int(found.group(2)))
         if KEPT_LINE.search(message) and len(self.notable) < 40:
             self.notable.append(message[:300])
