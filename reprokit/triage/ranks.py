@@ -9,7 +9,8 @@ physical line after a tqdm bar, each with its own prefix. Everything after a pre
 that rank.
 
 Per rank: its lines, the tactics its autotuner profiled and skipped (``facts/autotuner.py``, the lines FlashInfer
-writes), the blocklist's "Filtered" lines, NCCL's own lines. Across ranks: how many there are, whether their
+writes), the blocklist's "Filtered" lines, NCCL's own lines. A file named ``rank<N>.log`` (``.gz``) without prefixes
+is rank N's own (the per-rank files ``torch.distributed.run`` saves). Across ranks: how many there are, whether their
 lines interleave, and whether every rank profiled and skipped the same tactics.
 
     model = rank_model([Path("server.log")])
@@ -18,6 +19,7 @@ lines interleave, and whether every rank profiled and skipped the same tactics.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +31,7 @@ from reprokit.workloads.facts.autotuner import BLOCKLIST_FILTERED, PROFILED_TACT
 RANK_PREFIX = re.compile("|".join(f"(?:{LINE_FORMATS_BY_NAME[name].regex})" for name in ("torch_rank", "torchrun_tee"))
                          .replace("(?P<rank>", "(?:").replace("(?P<worker>", "(?:"))
 RANK_NUMBER = re.compile(r"(\d+)\]:$")
+RANK_FILE = re.compile(r"^rank(\d+)\.log(?:\.gz)?$")  # torch.distributed.run's per-rank files, saved flat by ep-moe
 NCCL_LINE = re.compile(r"\bNCCL (?:INFO|WARN)\b")
 MAX_RANKS = 1024  # a garbage log could invent any number of prefixes
 
@@ -64,6 +67,12 @@ def _segments(line: str) -> list[tuple[str | None, str]]:
     return pieces
 
 
+def _lines(stream: Any) -> Iterator[str]:
+    """The log's lines, as the triage's reader bounds and normalises them (regions hold whole lines)."""
+    for buffer, start, end in iter_regions(stream, ReadStats()):
+        yield from bytes(buffer[start:end]).decode("utf-8", "replace").split("\n")
+
+
 def _note(process: RankProcess, text: str, line_no: int) -> None:
     if process.lines == 0:
         process.first_line = line_no
@@ -88,9 +97,14 @@ def rank_model(paths: list[Path]) -> dict[str, Any]:
     processes: dict[str, RankProcess] = {}
     unprefixed, switches, last_prefix = 0, 0, None
     for path in paths:
+        own = RANK_FILE.match(path.name)  # a rank's own file carries no prefix: its name says whose lines they are
         with open_log(path) as (stream, _):
-            for line_no, (buffer, start, end) in enumerate(iter_regions(stream, ReadStats()), start=1):
-                for prefix, text in _segments(bytes(buffer[start:end]).decode("utf-8", "replace")):
+            for line_no, line in enumerate(_lines(stream), start=1):
+                if not line.strip():
+                    continue
+                for prefix, text in _segments(line):
+                    if prefix is None and own is not None:
+                        prefix = f"[rank{own.group(1)}]:"
                     if prefix is None:
                         unprefixed += bool(text.strip())
                         continue
