@@ -107,3 +107,33 @@ def test_a_malformed_cuda_visible_devices_is_one_line_naming_the_host(tmp_path: 
     with pytest.raises(ConfigError) as caught:
         load_inventory(path)
     assert "host 'g1': field 'cuda_visible_devices'" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def _judged(result: dict):
+    from reprokit.judge import judge  # noqa: PLC0415
+    from reprokit.records.models import StepEntry  # noqa: PLC0415
+    from reprokit.step_kinds import STEP_KINDS  # noqa: PLC0415
+
+    kit, step = _ep_moe_step()
+    STEP_KINDS["ep-moe"].read_result(result, "result.json")  # the kind's model accepts it
+    h200 = Fingerprint.from_json({"devices": [{"index": 0, "name": "NVIDIA H200", "gpu_arch": "sm90"}]}, "test")
+    return judge(kit, {step.name: StepEntry(step.name, "ep-moe", "ok", result=result)}, h200)
+
+
+def test_the_kits_expectations_on_the_real_n1_result() -> None:
+    """The H200 run's result with its figures read from the rank logs (figures-from-logs.json): all hold."""
+    run = REPO / "evidence" / "h200-ep-moe-n1" / "run1"
+    result = json.loads((run / "result.json").read_text())
+    figures = json.loads((run / "figures-from-logs.json").read_text())
+    figures.pop("recomputed_from")
+    verdict = _judged({**result, **figures})
+    assert [(j.name, j.status.value) for j in verdict.expectations if j.status.value != "PASS"] == []
+    assert len(verdict.expectations) == 8 and verdict.verdict.value == "PASS"
+
+
+def test_the_kit_fails_the_result_whose_ranks_counted_nothing() -> None:
+    """The result as the GPU host wrote it, before the tactics were read from the logs: zero tactics counted, so
+    the plain run did not show the blocked tactics, and the kit says the blocklist's effect is unproven."""
+    result = json.loads((REPO / "evidence" / "h200-ep-moe-n1" / "run1" / "result.json").read_text())
+    verdict = _judged(result)
+    assert [j.name for j in verdict.expectations if j.status.value == "FAIL"] == ["plain-autotune-profiles-the-blocked-tactics"]
