@@ -55,6 +55,15 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "torch.distributed elastic/c10d: '[rank<N>]:' before the stderr lines of rank N",
     ),
     LineFormat(
+        "torchrun_tee",
+        r"\[(?P<worker>[a-z_]+)(?P<rank>\d+)\]:",
+        "[default0]:2026-12-06 03:18:41,877 - DEBUG - autotuner.py:2209 - flashinfer.jit: [Autotuner]: profiling "
+        "<flashinfer.fused_moe.core.get_cutlass_fused_moe_module.<locals>.MoERunner object at 0x7fc95867d340> 1, "
+        "shapes=((16, 1536), (256, 1024, 1536), (0,), (256, 1536, 512), (0,)), avg_time 1.02823677062",
+        "torch/distributed/elastic/multiprocessing/tail_log.py: '[{role}{local_rank}]:' before every line of a worker "
+        "that `torch.distributed.run --tee` copies to the console (role 'default' unless named; evidence/h200-ep-moe-n1)",
+    ),
+    LineFormat(
         "sglang",
         r"\[" + _SGLANG_TIME + r"(?P<ranks>(?: [A-Z]+(?:_[A-Z]+)*\d+)*)\] ",
         "[2026-02-19 10:05:12 TP3 EP3] Running FlashInfer autotune...",

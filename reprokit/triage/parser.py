@@ -67,6 +67,7 @@ _STACK_OF_LOGGER = {"sglang": "sglang", "vllm": "vllm", "tensorrt_llm": "tensorr
 _SGLANG = LINE_FORMATS_BY_NAME["sglang"].compiled
 _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
+_TORCHRUN_TEE = LINE_FORMATS_BY_NAME["torchrun_tee"].compiled  # '[default3]:': one rank process per prefix
 _HEADED_FORMATS = tuple(
     LINE_FORMATS_BY_NAME[name]
     for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "ray_serve", "tgi",
@@ -266,7 +267,7 @@ class FileParser:
         stream: str | None = None
         rank: str | None = None
         key = "main"
-        prefix = _VLLM_WORKER.match(text) or _TORCH_RANK.match(text)
+        prefix = _VLLM_WORKER.match(text) or _TORCH_RANK.match(text) or _TORCHRUN_TEE.match(text)
         if prefix is not None and prefix.re is _VLLM_WORKER and (inner := _VLLM_WORKER.match(text, prefix.end())):
             prefix = inner  # '(EngineCore_DP1 pid=N) (Worker_DP1_TP1_EP3 pid=M)': the worker wrote it
         if prefix is not None:
