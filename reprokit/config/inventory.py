@@ -66,6 +66,9 @@ class HostVars(pydantic.BaseModel):
     # reprokit's own host facts
     gpu_arch: str | None = None
     gpu_count: int | None = pydantic.Field(None, ge=0)
+    # the GPUs this inventory host's workloads may use (CUDA_VISIBLE_DEVICES: indices or GPU UUIDs, comma-separated):
+    # several inventory hosts on one machine, each pinned to its own GPU, fan out as separate hosts
+    cuda_visible_devices: str | None = pydantic.Field(None, pattern=r"^(\d+|GPU-[0-9a-fA-F-]+)(,(\d+|GPU-[0-9a-fA-F-]+))*$")
     runtime: Literal["docker", "native", "apptainer", "pyxis"] = "docker"  # pyxis: srun --container-image (Slurm only)
     proxy_jump: str | None = None
     workdir: str = "/var/lib/reprokit"
@@ -135,6 +138,7 @@ class Host:
     cache_dir: str | None = None
     launcher: str = "session"  # a key of hosts/launch.py's LAUNCHERS
     slurm: SlurmSettings | None = None  # the sbatch options when launcher is slurm
+    cuda_visible_devices: str | None = None  # exported to every workload on the host (its GPUs, as CUDA numbers them)
 
     @property
     def host_cache_dir(self) -> str:
@@ -161,6 +165,7 @@ class Host:
             "runtime": self.runtime,
             "gpu_arch": self.gpu_arch,
             "gpu_count": self.gpu_count,
+            **({"cuda_visible_devices": self.cuda_visible_devices} if self.cuda_visible_devices else {}),
             "groups": list(self.groups),
             "source": self.source,
             **({"launcher": self.launcher, "slurm": {k: v for k, v in vars(self.slurm).items() if v not in (None, (), False)}}
@@ -298,6 +303,7 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         cache_dir=hv.cache_dir,
         launcher=hv.launcher,
         slurm=slurm_settings(hv),
+        cuda_visible_devices=hv.cuda_visible_devices,
     )
 
 

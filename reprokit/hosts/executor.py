@@ -32,7 +32,7 @@ from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts.launch import Handle, StepSpec
 from reprokit.hosts.lock import HostLock
-from reprokit.hosts.staging import stage_local
+from reprokit.hosts.staging import gpu_env, stage_local
 from reprokit.records.atomic import write_json_atomic
 from reprokit.secrets import Redactor, mask_local_names
 
@@ -187,6 +187,7 @@ class LocalNativeExecutor:
         env = dict(os.environ, **self.secrets)  # secrets reach the workload through its environment only
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
+        env.update(assignment.split("=", 1) for assignment in gpu_env(self.host))
         argv = workload_argv(self.host.python or sys.executable, module, str(params_path), str(out_dir))
         LOG.debug("host %s: step %s: %s", self.host.name, step_name, shlex.join(argv))  # --verbose
         started = time.monotonic()
