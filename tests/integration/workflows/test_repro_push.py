@@ -116,7 +116,7 @@ def test_a_push_changing_docker_or_the_inventory_plans_every_kit(path, checkout,
     run = act(checkout, "push", "repro.yml", tmp_path / "act", runner_env=env, event_payload=event, job="plan")
     plan = run.job("plan")
     every_kit = kit_names(checkout / "kits")
-    assert len(every_kit) == 11
+    assert len(every_kit) == len(list((checkout / "kits").glob("*.yml"))) > 1  # each kit file, none left out
     assert (plan.conclusion, plan.outputs) == ("success", {"kits": json.dumps(every_kit)})
 
 
