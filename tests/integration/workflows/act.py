@@ -112,7 +112,7 @@ def act(repo: Path, event: str, workflow: str, tmp: Path, *, runner_env: dict[st
     argv = [str(ACT), event, "-C", str(repo), "-W", str(Path(".github/workflows") / workflow), "--json",
             "--bind", "--no-skip-checkout", "--action-offline-mode", "--action-cache-path", str(tmp / "act-cache"),
             "--env-file", str(env_file), "--secret-file", str(secret_file), "--var-file", str(tmp / "no-vars"),
-            "--input-file", str(tmp / "no-inputs"), "--artifact-server-path", "", "--no-cache-server",
+            "--input-file", str(tmp / "no-inputs"), "--no-cache-server",
             *[arg for label in HOST_LABELS for arg in ("-P", f"{label}=-self-hosted")],
             *local_repositories(repo / ".github" / "workflows")]
     for key, value in (inputs or {}).items():
