@@ -98,6 +98,8 @@ class ServeResult(Result):
     waited_s: float | None = None
     server_exit_code_before_stop: int | None = None
     server_exit_code: int | None = None
+    stopped_by_reprokit: bool | None = None  # alive until the step stopped it (SIGTERM): not a death
+    stop_s: float | None = None  # from the SIGTERM until every process of the server was gone
     smoke: dict[str, Any] | None = None
     answers: Answers | None = None
     bench: list[BenchRow] | None = None
