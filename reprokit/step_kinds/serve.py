@@ -108,6 +108,7 @@ class ServeResult(Result):
     duration_s: float | None = None
     server_log: str | None = None
     fatal_line: dict[str, Any] | None = None
+    crash_dump: dict[str, Any] | None = None  # the first crash handler's dump in server.log: file, line, lines
 
     @pydantic.field_validator("telemetry", mode="before")
     @classmethod

@@ -32,7 +32,7 @@ from typing import Any
 from reprokit.workloads import answers
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
 from reprokit.workloads.facts.serve_phases import LABELS
-from reprokit.workloads.serve_log import ServerLogWatch
+from reprokit.workloads.serve_log import ServerLogWatch, crash_dump
 from reprokit.workloads.serve_stats import performance
 
 DEFAULTS: dict[str, Any] = {
@@ -54,6 +54,7 @@ DEFAULTS: dict[str, Any] = {
 }
 TELEMETRY_FIELDS = ("index", "power.draw", "power.limit", "utilization.gpu", "memory.used", "clocks.sm")
 STOP_GRACE_S = 30
+DEATH_WAIT_S = 20  # after a failed smoke request: how long a dying server gets to exit before reprokit goes on
 STILL_WAITING_NOTE_S = 60  # a phase can stay quiet for minutes (loading weights): say so now and then
 
 
@@ -216,6 +217,13 @@ def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path, clock
     return rows
 
 
+def _wait_exit(proc: subprocess.Popen, timeout_s: float) -> None:
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 def stop(proc: subprocess.Popen) -> int | None:
     for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10)):
         if proc.poll() is not None:
@@ -275,7 +283,12 @@ def session(argv: list[str], merged: dict[str, Any], out_dir: Path, engine: Engi
                 if answers_result["ok"] is False:  # up, and answering wrong: its own outcome
                     outcome = "ready_answering_wrong"
                     progress(f"{engine.label}: ready but answering wrong: {answers_result['first_wrong']}")
-                bench_rows = engine.bench(port, telemetry.started_at)
+                if not smoke_result["ok"]:  # a failed first request may be the server dying: let it, on its own
+                    _wait_exit(proc, DEATH_WAIT_S)
+                if proc.poll() is None:
+                    bench_rows = engine.bench(port, telemetry.started_at)
+                else:  # died under the first requests: a benchmark would only wait for its timeouts
+                    progress(f"{engine.label}: the server exited (code {proc.returncode}); no benchmark")
         finally:
             server_exit = proc.returncode if proc.poll() is not None else None
             stopped_at = time.monotonic()
@@ -302,6 +315,7 @@ def session(argv: list[str], merged: dict[str, Any], out_dir: Path, engine: Engi
         "duration_s": round(time.monotonic() - started, 1),
         "server_log": "server.log",
         "fatal_line": server_log.fatal.to_json() if server_log.fatal else None,
+        "crash_dump": crash_dump(out_dir / "server.log"),
     }
 
 

@@ -37,6 +37,12 @@ MODELS_DIR = ENGINE.get("VLLM_TEST_MODELS_DIR", "/nonexistent")
 VERSION = ENGINE.get("VLLM_TEST_VERSION", "")
 
 
+# vllm-cpu-moe's expectations, all holding: what every placement must end with
+PASSING = dict.fromkeys(("server-came-up", "ready-shown-by-the-log", "smoke-answered", "smoke-answer-is-the-seeded-models",
+                         "every-benchmark-request-ok", "benchmark-throughput", "benchmark-ttft", "stopped-by-reprokit",
+                         "triage-ready"), "PASS")
+
+
 @pytest.fixture
 def one_server() -> Iterator[None]:
     """The machine's one vLLM server slot, held for the test."""
@@ -44,6 +50,14 @@ def one_server() -> Iterator[None]:
     with open(lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
+
+
+def local_inventory(tmp_path: Path) -> Path:
+    """This machine as the inventory host ``here``, its models_dir the engine's cache."""
+    path = tmp_path / "inv.yml"
+    path.write_text(f"all:\n  hosts:\n    here:\n      ansible_connection: local\n      runtime: native\n"
+                    f"      models_dir: {MODELS_DIR}\n      workdir: {tmp_path / 'work'}\n")
+    return path
 
 
 def serve_settings(port: int) -> list[str]:

@@ -7,13 +7,19 @@ import pytest
 from reprokit.errors import ExitCode
 from reprokit.records.run import verify_record
 from tests.conftest import run_invoke
-from tests.integration.engine.conftest import MODELS_DIR, REASON, only_run, result, serve_settings, statuses
+from tests.integration.engine.conftest import (
+    MODELS_DIR,
+    PASSING,
+    REASON,
+    local_inventory,
+    only_run,
+    result,
+    serve_settings,
+    statuses,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(REASON is not None, reason=REASON or "")]
 
-PASSING = dict.fromkeys(("server-came-up", "ready-shown-by-the-log", "smoke-answered", "smoke-answer-is-the-seeded-models",
-                         "every-benchmark-request-ok", "benchmark-throughput", "benchmark-ttft", "stopped-by-reprokit",
-                         "triage-ready"), "PASS")
 
 
 def _line_of(log, text: str) -> int:
@@ -23,10 +29,7 @@ def _line_of(log, text: str) -> int:
 
 
 def test_vllm_cpu_moe_passes_on_the_local_host(tmp_path, one_server):
-    inventory = tmp_path / "inv.yml"
-    inventory.write_text(f"all:\n  hosts:\n    here:\n      ansible_connection: local\n      runtime: native\n      models_dir: {MODELS_DIR}\n"
-                         f"      workdir: {tmp_path / 'work'}\n")
-    proc = run_invoke("repro", "vllm-cpu-moe", "--inventory", str(inventory), "--host", "here", "--runs-dir",
+    proc = run_invoke("repro", "vllm-cpu-moe", "--inventory", str(local_inventory(tmp_path)), "--host", "here", "--runs-dir",
                       str(tmp_path / "runs"), "--json", "--quiet", *serve_settings(18441), timeout=600)
     run_dir = only_run(tmp_path / "runs")
     assert proc.returncode == ExitCode.PASS, proc.stdout + proc.stderr
