@@ -46,7 +46,7 @@ def test_vllm_cpu_moe_passes_on_an_ssh_host(tmp_path, one_server):
 def test_vllm_cpu_moe_passes_as_a_slurm_job(tmp_path, one_server):
     # c2: the fault tests of tests/integration/slurm set c1 DOWN under their own jobs, and a job beside them dies too
     inventory = slurm.inventory(tmp_path / "inv.yml", slurm.workdir("vllm-cpu"), models_dir=MODELS_DIR,
-                                slurm_extra_args=["--nodelist=c2"])
+                                slurm_extra_args=["--exclude=c1"])
     proc, run_dir = repro(tmp_path, inventory, slurm.known_hosts(tmp_path / "known_hosts"), "cluster", 18452)
     assert_passed(proc, run_dir)
     serve = next(s for s in load_manifest(run_dir).steps if s.name == "serve")
