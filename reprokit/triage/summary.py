@@ -20,6 +20,7 @@ from reprokit.triage.formats import PATTERNS_BY_KIND
 from reprokit.triage.parser import Event, FileStats
 from reprokit.triage.processes import Process
 from reprokit.triage.spans import FailureRow, Span, _add_capped, _FailureGroup
+from reprokit.triage.stops import StopRequests
 from reprokit.triage.tactics import TableChoice
 from reprokit.triage.versions import VersionsSeen
 
@@ -221,7 +222,7 @@ class Summarizer:
         self._order = 0
         self._framework_phase = False  # a lifecycle event of a serving framework (uvicorn's own are not)
         self._uvicorn_banners = 0  # readiness banners that were uvicorn's 'Application startup complete.'
-        self._stop_requested: dict[str, Event] = {}  # per file, the first line saying the server was told to stop
+        self._stops = StopRequests()  # a fatal-looking line after the server was told to stop is no death
         self._profiled: set[int] = set()
         self._oom_fallbacks = Span()
 
@@ -236,8 +237,7 @@ class Summarizer:
             self._ready = True
             self._phase = "ready"
             self._uvicorn_banners += kind == "uvicorn_startup_complete"
-        if kind == "stop_requested":
-            self._stop_requested.setdefault(event.file, event)
+        self._stops.add(event)
         if self._other_autotune.add(event):
             return
         if kind == "autotune_skip":
@@ -310,12 +310,9 @@ class Summarizer:
         trackers = {f.path: f.processes for f in self._files}
         deaths, survived = [], []
         reported: set[tuple] = set()  # a fatal line printed again (Ray's logger repeats a signal handler's lines)
-        for order, event, facts in self._fatal_candidates:
+        for order, event, facts in self._stops.unstopped(self._fatal_candidates, survived):
             tracker = trackers.get(event.file)
             where = f"{event.file}:{event.line_no}"
-            if (stopped := self._stopped_before(event.file, event.line_no)) is not None:
-                survived.append(f"{where}: {event.kind} on {event.process}, {stopped}")
-                continue
             sticky = facts is not None and facts.cause in STICKY_CAUSES
             alive = None if event.kind in DEATH_NOTICE_KINDS or sticky or tracker is None else \
                 tracker.alive_after(event.process, event.line_no)
@@ -340,24 +337,13 @@ class Summarizer:
                                  event.line_no)))
         for index, stats in enumerate(self._files):
             for proc in stats.processes.dead():
-                if proc.serving and proc.exception is not None:
+                if proc.serving and proc.exception is not None and not self._stops.before(stats.path, proc.exception.line):
                     exc = proc.exception
-                    if self._stopped_before(stats.path, exc.line) is not None:
-                        continue
                     line, text = (exc.exception_line, exc.exception) if exc.exception else (exc.line, exc.text)
                     deaths.append(Death("serving_process_died", f"{stats.path}:{line}", text, proc,
                                         proc.why(), (index, exc.line)))
         deaths.sort(key=lambda d: d.order)
         return deaths, survived
-
-    def _stopped_before(self, file: str, line_no: int) -> str | None:
-        """Why a fatal-looking line is not a death: the server had been told to stop (a signal, on purpose) before
-        it. Whoever stops a server (reprokit stops every server it starts) would otherwise read its teardown's
-        exceptions (vLLM's EngineDeadError as the engine core exits) as a crash."""
-        stop = self._stop_requested.get(file)
-        if stop is None or stop.line_no > line_no:
-            return None
-        return f"after the server was told to stop ({stop.file}:{stop.line_no}: {stop.text[:120]})"
 
     def summary(self, table: TableChoice) -> TriageSummary:
         levels: Counter[str] = Counter()
