@@ -98,6 +98,8 @@ class ServeResult(Result):
     waited_s: float | None = None
     server_exit_code_before_stop: int | None = None
     server_exit_code: int | None = None
+    stopped_by_reprokit: bool | None = None  # alive until the step stopped it (SIGTERM): not a death
+    stop_s: float | None = None  # from the SIGTERM until every process of the server was gone
     smoke: dict[str, Any] | None = None
     answers: Answers | None = None
     bench: list[BenchRow] | None = None
@@ -106,6 +108,7 @@ class ServeResult(Result):
     duration_s: float | None = None
     server_log: str | None = None
     fatal_line: dict[str, Any] | None = None
+    crash_dump: dict[str, Any] | None = None  # the first crash handler's dump in server.log: file, line, lines
 
     @pydantic.field_validator("telemetry", mode="before")
     @classmethod

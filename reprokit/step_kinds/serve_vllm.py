@@ -23,7 +23,7 @@ KIND = StepKind(
     default_timeout_s=3600,
     param_keys=(
         "model", "tp", "enable_expert_parallel", "moe_backend", "quantization", "gpu_memory_utilization",
-        "max_num_seqs", "load_format", "env", "extra_args", "ready_timeout_s", "port", "bench", "smoke_prompt",
+        "max_num_seqs", "dtype", "max_model_len", "enforce_eager", "check_answers", "load_format", "env", "extra_args", "ready_timeout_s", "port", "bench", "smoke_prompt",
         "telemetry_interval_s", "vllm",
     ),
     host_paths=(HostPath("model", variable="models_dir"),),
