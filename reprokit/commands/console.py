@@ -12,6 +12,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.text import Text
 
 from reprokit import verbosity
+from reprokit.commands.tasking import as_typed
 from reprokit.hosts.pullback import PULL_REPORT_BYTES
 from reprokit.hosttext import shown
 from reprokit.progress import CountProgress
@@ -66,7 +67,7 @@ def printers(as_json: bool, prefix: str = ""):
             return
         counts.stop()
         with lock:
-            err_console.print(f"{prefix}{shown(message, multiline=True)}", markup=False, highlight=False)
+            err_console.print(f"{prefix}{shown(as_typed(message), multiline=True)}", markup=False, highlight=False)
 
     def stream(line: str) -> None:
         if as_json or level is verbosity.Level.QUIET:
@@ -86,4 +87,4 @@ def warn_inventory(inventory) -> None:
 
 
 def print_error(message: str) -> None:
-    print(f"error: {shown(message, multiline=True)}", file=sys.stderr)
+    print(f"error: {shown(as_typed(message), multiline=True)}", file=sys.stderr)

@@ -49,6 +49,35 @@ CONFIG_DEFAULTS = {
 }
 
 
+# The program the user typed (`reprokit`, `invoke`, `inv`): set by the program as it parses the command line, so that
+# a message's `invoke collect RUN` reads as the command that works where the user is.
+_program_name = "invoke"
+
+
+def set_program_name(name: str) -> None:
+    global _program_name
+    _program_name = name or "invoke"
+
+
+def program_name() -> str:
+    return _program_name
+
+
+def as_typed(message: str) -> str:
+    """``message`` with the commands it suggests (`` `invoke TASK ...` ``) spelled as the user's program; the one place
+    a message's ``invoke`` becomes ``reprokit`` (messages are written once, with ``invoke``)."""
+    if _program_name == "invoke":
+        return message
+    return message.replace("`invoke ", f"`{_program_name} ")
+
+
+def for_developers(*tasks: Task) -> None:
+    """Tasks that maintain this repository or drive its CI (lint, lock, changed-kits, ci-verdict): they run as any
+    task, and the task lists shown to users leave them out (docs/development.md lists them)."""
+    for each in tasks:
+        each.for_developers = True  # type: ignore[attr-defined]
+
+
 class ReprokitTask(Task):
     """A task whose flags take their short names from ``SHORT_FLAGS``; a positional listed as iterable takes many values;
     every task takes ``--quiet`` and ``--verbose``, which mean the same everywhere (``reprokit.verbosity``)."""
@@ -70,7 +99,7 @@ class ReprokitTask(Task):
         try:
             verbosity.set_from_flags(**flags)
         except ReprokitError as exc:
-            raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
+            raise Exit(f"error: {as_typed(str(exc))}", code=int(exc.exit_code)) from None
         return super().__call__(*args, **kwargs)
 
     def arg_opts(self, name: str, default: Any, taken_names: set[str]) -> dict[str, Any]:
@@ -149,7 +178,7 @@ def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
         try:
             return int(front_end(*args, **kwargs))
         except ReprokitError as exc:
-            raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
+            raise Exit(f"error: {as_typed(str(exc))}", code=int(exc.exit_code)) from None
 
     code = guard_output(run)
     if code:
@@ -159,7 +188,7 @@ def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
 def no_dry(c: invoke.Context, name: str) -> None:
     """A task that changes a host or a file has no plan to print: under --dry it does nothing, and says so."""
     if is_dry(c):
-        raise Exit(f"error: `invoke {name}` has no --dry plan; nothing was done (run it without --dry)", code=2)
+        raise Exit(f"error: `{_program_name} {name}` has no --dry plan; nothing was done (run it without --dry)", code=2)
 
 
 def paths(c: invoke.Context, **given: Any) -> dict[str, Any]:
