@@ -28,7 +28,7 @@ from invoke.parser import Parser
 from invoke.util import helpline
 
 from reprokit import __version__, completion
-from reprokit.commands import tasking
+from reprokit.commands import console
 from reprokit.commands.tasking import guard_output
 from reprokit.config import layers
 from reprokit.config.kit import load_kit_file
@@ -54,7 +54,7 @@ class TaskProgram(Program):
     def parse_tasks(self) -> None:
         """Invoke's task parsing; a usage error (an unknown flag or task, a missing argument) is one line naming the
         command and its usage, exit 2 (Invoke says exit 1, which is a kit's FAIL)."""
-        tasking.set_program_name(self.binary)
+        console.set_program_name(self.binary)
         try:
             super().parse_tasks()
         except ParseError as exc:

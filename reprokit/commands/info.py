@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from reprokit.commands import tasking
-from reprokit.commands.console import console, warn_inventory
+from reprokit.commands.console import console, program_name, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.config.inventory import load_inventory
@@ -41,7 +41,7 @@ def triage(specs: list[str], flashinfer: str | None, as_json: bool, explain: boo
     elif explain:
         console.print(render_explain(report), markup=False)
     else:
-        console.print(render_table(report), markup=False)
+        console.print(render_table(report, console.width, program_name()), markup=False, soft_wrap=True)
     return report.exit_code
 
 

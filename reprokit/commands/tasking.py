@@ -24,6 +24,8 @@ from invoke.parser import Argument
 from invoke.tasks import Task
 
 from reprokit import verbosity
+from reprokit.commands import console
+from reprokit.commands.console import as_typed
 from reprokit.config import layers
 from reprokit.errors import ReprokitError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
@@ -49,33 +51,14 @@ CONFIG_DEFAULTS = {
 }
 
 
-# The program the user typed (`reprokit`, `invoke`, `inv`): set by the program as it parses the command line, so that
-# a message's `invoke collect RUN` reads as the command that works where the user is.
-_program_name = "invoke"
-
-
-def set_program_name(name: str) -> None:
-    global _program_name
-    _program_name = name or "invoke"
-
-
-def program_name() -> str:
-    return _program_name
-
-
-def as_typed(message: str) -> str:
-    """``message`` with the commands it suggests (`` `invoke TASK ...` ``) spelled as the user's program; the one place
-    a message's ``invoke`` becomes ``reprokit`` (messages are written once, with ``invoke``)."""
-    if _program_name == "invoke":
-        return message
-    return message.replace("`invoke ", f"`{_program_name} ")
-
-
 def for_developers(*tasks: Task) -> None:
     """Tasks that maintain this repository or drive its CI (lint, lock, changed-kits, ci-verdict): they run as any
     task, and the task lists shown to users leave them out (docs/development.md lists them)."""
     for each in tasks:
         each.for_developers = True  # type: ignore[attr-defined]
+
+
+COLOR_HELP = "auto (colour on a terminal, none where NO_COLOR is set), always, or never"
 
 
 class ReprokitTask(Task):
@@ -90,14 +73,17 @@ class ReprokitTask(Task):
         finally:
             self.help = saved
         declared = {argument.name for argument in arguments}
+        colour = [] if "color" in declared else [Argument(names=("color",), kind=str, default="auto", help=COLOR_HELP)]
         return arguments + [Argument(names=(name, SHORT_FLAGS[name]), kind=bool, default=False,
-                                     help=verbosity.HELP[name]) for name in verbosity.HELP if name not in declared]
+                                     help=verbosity.HELP[name]) for name in verbosity.HELP if name not in declared] + colour
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         declared = inspect.signature(self.body).parameters
         flags = {name: bool(kwargs.get(name) if name in declared else kwargs.pop(name, False)) for name in verbosity.HELP}
+        colour = kwargs.get("color") if "color" in declared else kwargs.pop("color", "auto")
         try:
             verbosity.set_from_flags(**flags)
+            console.set_color(colour)
         except ReprokitError as exc:
             raise Exit(f"error: {as_typed(str(exc))}", code=int(exc.exit_code)) from None
         return super().__call__(*args, **kwargs)
@@ -188,7 +174,7 @@ def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
 def no_dry(c: invoke.Context, name: str) -> None:
     """A task that changes a host or a file has no plan to print: under --dry it does nothing, and says so."""
     if is_dry(c):
-        raise Exit(f"error: `{_program_name} {name}` has no --dry plan; nothing was done (run it without --dry)", code=2)
+        raise Exit(f"error: `{console.program_name()} {name}` has no --dry plan; nothing was done (run it without --dry)", code=2)
 
 
 def paths(c: invoke.Context, **given: Any) -> dict[str, Any]:
