@@ -45,7 +45,9 @@ class TaskProgram(Program):
         """The name the user typed (``reprokit``, ``invoke``, ``inv``), which help and messages repeat: Invoke's own
         program calls itself ``inv[oke]``."""
         called = self.called_as
-        return called if called and not called.endswith(".py") else (self._binary or "reprokit")
+        if called and not called.endswith(".py"):
+            return called
+        return (self._binary or "reprokit").replace("[", "").replace("]", "")  # `python -m invoke`: inv[oke] -> invoke
 
     def _make_parser(self) -> Parser:
         return TaskParser(initial=self.initial_context,
