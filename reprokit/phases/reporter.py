@@ -20,9 +20,20 @@ class RunReporter:
 
     def __init__(self, say: Say = silent, stream: Say | None = None):
         self.say = say
-        self.stream = stream  # the workloads' lines, as the front end shows them (None: not shown)
+        self._stream = stream  # the workloads' lines, as the front end shows them (None: not shown)
         self.total = 0
         self._once = SaidOnce(None)
+
+    @property
+    def stream(self) -> Say | None:
+        """The workloads' lines; one that only repeats why there is no GPU (the fingerprint said it) is left out."""
+        if self._stream is None:
+            return None
+
+        def shown_once(line: str) -> None:
+            if not any(reason and reason in line for reason in self._once.said if self._once.said[reason] == "the fingerprint"):
+                self._stream(line)
+        return shown_once
 
     def started(self, run_id: str, kit: str, host: str, runtime: str, pins: dict[str, str], steps: int) -> None:
         self.total = steps + 1  # the fingerprint is step 1
@@ -54,18 +65,18 @@ class RunReporter:
         self._once = SaidOnce(None if gpus else fingerprint.gpu_reason)
 
     def step_skipped(self, number: int, entry: StepEntry) -> None:
-        self.say(f"[{number}/{self.total}] {entry.name} ({entry.uses}) ... {self._once(entry.reason)}")
+        self.say(f"[{number}/{self.total}] {entry.name} ({entry.uses}) ... {self._once(entry.reason, entry.name)}")
 
     def step_started(self, number: int, name: str, uses: str) -> None:
         self.say(f"[{number}/{self.total}] {name} ({uses}) ...")
 
     def control_step_ended(self, entry: StepEntry) -> None:
-        self.say(f"      {entry.status}" + (f": {self._once(entry.reason)}" if entry.reason else "")
+        self.say(f"      {entry.status}" + (f": {self._once(entry.reason, entry.name)}" if entry.reason else "")
                  + (f": {entry.result['verdict']}" if entry.result and "verdict" in entry.result else ""))
 
     def host_step_ended(self, entry: StepEntry, duration_s: float) -> None:
         detail = entry.reason or ""
-        self.say(f"      {entry.status} in {duration_s:.1f} s" + (f": {self._once(detail)}" if detail else ""))
+        self.say(f"      {entry.status} in {duration_s:.1f} s" + (f": {self._once(detail, entry.name)}" if detail else ""))
 
     def host_kept(self, status: str, detail: str, run_id: str) -> None:
         """The host keeps a step's files (detached, incomplete): said when quiet too."""
