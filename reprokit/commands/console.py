@@ -8,6 +8,7 @@ import sys
 import threading
 
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from rich.text import Text
 
@@ -120,6 +121,15 @@ def printers(as_json: bool, prefix: str = ""):
             err_console.print(f"{prefix}      | {shown(line)}", style="dim", markup=False, highlight=False)
 
     return say, stream
+
+
+def print_markdown(text: str) -> None:
+    """A report in Markdown: drawn (headings, tables) at a terminal, where raw Markdown is noise; as it is in a pipe
+    or a file, where it is pasted into an issue or a CI summary."""
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
 
 
 def warn_inventory(inventory) -> None:

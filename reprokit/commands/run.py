@@ -136,11 +136,11 @@ def run_next_step(kit_name: str, outcome: RunOutcome, code: ExitCode) -> str | N
         return f"`invoke fix --kit {kit_name}` (the workaround), `invoke report --upstream {run}` (the bug report)"
     if code == ExitCode.INCONCLUSIVE:
         return (f"run it where the kit's GPU is: `invoke repro {kit_name} -H HOST` (`invoke hosts` lists the inventory);"
-                f" `invoke summary {run}` shows this run's findings")
+                f" `invoke summary -r {run}` shows this run's findings")
     if code == ExitCode.FAIL:
-        return f"`invoke summary {run}` shows what did not hold; `invoke compare {run} OTHER_RUN` what changed"
+        return f"`invoke summary -r {run}` shows what did not hold; `invoke compare {run} OTHER_RUN` what changed"
     if code == ExitCode.STEP_ERROR:
-        return f"a step failed outside its contract: its log is in the record (`invoke summary {run}` names it)"
+        return f"a step failed outside its contract: its log is in the record (`invoke summary -r {run}` names it)"
     if code in (ExitCode.HOST_ERROR, ExitCode.INTERRUPTED):
         return f"`invoke collect {run}` brings the run back once the host answers"
     return None
