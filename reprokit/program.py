@@ -195,6 +195,7 @@ class ReprokitProgram(TaskProgram):
         self.print_columns([(self.initial_context.help_for(flag)[0], text) for flag, text in CORE_FLAGS_SHOWN.items()])
         print(f"Shell completion (tasks, kits, hosts): eval \"$({self.binary} --print-completion-script bash)\""
               " in ~/.bashrc (zsh: ... zsh, in ~/.zshrc)")
+        print(f"Documentation (docs/... in messages): {layers.builtin_root() / 'docs'}")
 
     def parse_core_args(self) -> None:
         """``--print-completion-script zsh``: reprokit's own script (Invoke's completes nothing without compinit)."""

@@ -60,7 +60,9 @@ def list_hosts(inventory_path: str, as_json: bool = False) -> int:
         print(json.dumps({"inventory": inventory_path, "hosts": [host.describe() for host in inventory.hosts.values()],
                           "groups": inventory.groups}, indent=2))
         return ExitCode.PASS
-    table = Table(title=f"hosts ({inventory_path})", title_justify="left")
+    where = (f"{Path(inventory_path).resolve()}" if Path(inventory_path).exists()
+             else f"no {inventory_path} here: only the built-in host 'local'; -i FILE names an inventory")
+    table = Table(title=f"hosts ({where})", title_justify="left")
     for column in ("host", "connection", "address", "user", "runtime", "gpu", "groups"):
         table.add_column(column, overflow="fold")
     for host in inventory.hosts.values():
