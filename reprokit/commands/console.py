@@ -110,7 +110,8 @@ def printers(as_json: bool, prefix: str = ""):
             return
         counts.stop()
         with lock:
-            err_console.print(f"{prefix}{shown(as_typed(message), multiline=True)}", markup=False, highlight=False)
+            err_console.print(f"{prefix}{shown(as_typed(message), multiline=True)}", markup=False, highlight=False,
+                              soft_wrap=True)  # one line: the terminal folds it, a copy of it is one line
 
     def stream(line: str) -> None:
         if as_json or level is verbosity.Level.QUIET:

@@ -116,7 +116,7 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
     said = headline(verdict, load_steps(outcome.run_dir))
     code = run_exit_code(outcome)
     style = VERDICT_STYLE.get(verdict.verdict, "bold")
-    console.print(Text.assemble((said.words, style), f" ({verdict.verdict}, exit {int(code)})"))
+    console.print(Text.assemble((said.words, style), f" ({verdict.verdict}, exit {int(code)})"), soft_wrap=True)
     for line in said.lines()[1:]:
         console.print(shown(line), markup=False, soft_wrap=True)
     step = run_next_step(kit_name, outcome, code)
