@@ -89,7 +89,7 @@ def runs_command(runs_dir: str, kit: str | None = None, host: str | None = None,
         table.add_row(*row, *((r.driver, r.versions, r.git_commit) if wide else ()))
     console.print(table)
     if html:
-        console.print(f"index: {html}", markup=False)
+        console.print(f"index: {html}", markup=False, soft_wrap=True)
     return ExitCode.PASS
 
 

@@ -60,7 +60,7 @@ def test_equals_by_arch():
                     "equals_by_arch": {"sm90": 232448, "sm120": 101376}})
     assert judge(kit, probe_step(optin=(232448,)), H200).verdict == PASS
     failed = judge(kit, probe_step(optin=(232448,)), RTX).expectations[0]
-    assert (failed.status, failed.reason) == (FAIL, "232448")
+    assert (failed.status, failed.reason) == (FAIL, "observed 232448")
     odd = judge(kit, probe_step(), Fingerprint.from_json({"devices": [{"name": "A100", "gpu_arch": "sm80"}]}, "test")).expectations[0]
     assert (odd.status, odd.reason) == (INCONCLUSIVE, "applies to sm90/sm120; this host has sm80 (A100)")
 
