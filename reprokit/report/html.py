@@ -18,6 +18,7 @@ from urllib.parse import quote
 from reprokit.draw.svg import esc
 from reprokit.draw.tables import html_bytes, html_table
 from reprokit.hosttext import shown
+from reprokit.judge import plain
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
 from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict, Word
@@ -167,7 +168,7 @@ def _description(manifest: Manifest) -> list[str]:
 
 
 def _expectations(verdict: Verdict, notes: list, reasons: dict[str, str]) -> list[str]:
-    rows = [[j.name, j.step, (j.status, f"status-{j.status}"), j.expected, (j.observed, "wrap mono"),
+    rows = [[j.name, j.step, (j.status, f"status-{j.status}"), j.expected, (plain(j.observed) if j.observed is not None else None, "wrap mono"),
              (reasons.get(j.name, j.reason), "wrap"), (j.why, "wrap why")]
             for j in verdict.expectations]
     headers = ["expectation", "step", "status", "expected", "observed", "reason", "why"]

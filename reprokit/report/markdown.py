@@ -11,6 +11,7 @@ from pathlib import Path
 
 from reprokit.draw.tables import md_table
 from reprokit.hosttext import shown
+from reprokit.judge import plain
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Fingerprint, HostFacts
 from reprokit.records.models import Manifest, StepEntry, Verdict
@@ -73,7 +74,7 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
     lines += md_table(
         ["expectation", "step", "status", "expected", "observed", "reason"] + (["why"] if with_why else []),
         [[j.name, j.step, j.status, j.expected,
-          shorten(str(j.observed), OBSERVED_CHARS) if j.observed is not None else "", reasons.get(j.name, j.reason)]
+          shorten(plain(j.observed), OBSERVED_CHARS) if j.observed is not None else "", reasons.get(j.name, j.reason)]
          + ([j.why] if with_why else []) for j in verdict.expectations],
     )
     if notes:
