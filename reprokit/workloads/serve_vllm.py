@@ -23,26 +23,11 @@ from typing import Any
 
 from reprokit.workloads import answers, serve
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
+from reprokit.workloads.facts.serve_params import VLLM_DEFAULTS
 from reprokit.workloads.serve_log import ServerLogWatch
 from reprokit.workloads.serve_stats import performance
 
-DEFAULTS: dict[str, Any] = {
-    "tp": 8,
-    "enable_expert_parallel": True,
-    "moe_backend": "flashinfer_cutlass",
-    "quantization": None,
-    "gpu_memory_utilization": 0.9,
-    "max_num_seqs": 512,
-    "load_format": None,
-    "port": 8000,
-    "ready_timeout_s": 3600,
-    "env": {},
-    "extra_args": [],
-    "smoke_prompt": "The capital of France is",
-    "bench": {"concurrencies": [1, 8, 32], "num_prompts_per_concurrency": 4, "input_len": 512, "output_len": 128,
-              "timeout_s": 900},
-    "telemetry_interval_s": 1.0,
-}
+DEFAULTS = VLLM_DEFAULTS  # reprokit/workloads/facts/serve_params.py
 BENCH_KEYS = {"completed": "completed", "request_throughput": "request_throughput",
               "output_throughput": "output_throughput", "median_ttft_ms": "median_ttft_ms",
               "median_itl_ms": "median_itl_ms", "median_e2el_ms": "median_e2e_latency_ms"}  # vLLM's name -> serve's
