@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 import threading
 
@@ -56,7 +57,7 @@ def as_typed(message: str) -> str:
     a message's ``invoke`` becomes ``reprokit`` (messages are written once, with ``invoke``)."""
     if _program_name == "invoke":
         return message
-    return message.replace("`invoke ", f"`{_program_name} ")
+    return re.sub(r"(^|`)invoke (?=[a-z-]+)", rf"\1{_program_name} ", message)
 
 
 COLOR_MODES = ("auto", "always", "never")

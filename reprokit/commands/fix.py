@@ -12,7 +12,7 @@ from pathlib import Path
 from invoke import Exit
 
 from reprokit.commands import tasking
-from reprokit.commands.console import print_markdown
+from reprokit.commands.console import as_typed, print_markdown
 from reprokit.commands.flags import JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.config.kit import load_kit
@@ -109,13 +109,13 @@ def fix_task(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None
 
 
 @task(name="report", positional=["run_dir"],
-      help={"run-dir": "a run record, runs/<id>", "upstream": "draft a bug report for FlashInfer",
+      help={"run-dir": "a run record: its directory, its id or a unique part of it", "upstream": "draft a bug report for FlashInfer",
             "out": "write it to this file (default: print it)"})
 def report_task(c, run_dir, upstream=False, out=None):
     """--upstream: a FlashInfer bug report from a run: fingerprint, byte accounting, reproduction, workaround, guard."""
     if not upstream:
-        raise Exit(f"error: the run's own report is {run_dir}/report.md; `invoke report --upstream {run_dir}` drafts "
-                   "the bug report for FlashInfer", code=2)
+        raise Exit(as_typed(f"error: the run's own report is {run_dir}/report.md (`invoke summary -r {run_dir}` prints"
+                            f" it); `invoke report --upstream {run_dir}` drafts the bug report for FlashInfer"), code=2)
     tasking.call(write_upstream_report, run_dir, out, tasking.paths(c)["runs_dir"])
 
 
