@@ -14,6 +14,10 @@ from reprokit.records.models import StepEntry
 from reprokit.report.reasons import SaidOnce
 from reprokit.say import Say, silent
 
+SERVER_OUTCOMES = {"ready": "came up", "fatal": "died (fatal)", "exited": "exited before it was ready",
+                   "timeout": "did not come up in time",
+                   "ready_answering_wrong": "came up, and answered wrong"}  # a serve step's `outcome`, in words
+
 
 class RunReporter:
     """What a run says while it works: its start, each step's progress and end, and the warnings of how it ended."""
@@ -75,8 +79,14 @@ class RunReporter:
                  + (f": {entry.result['verdict']}" if entry.result and "verdict" in entry.result else ""))
 
     def host_step_ended(self, entry: StepEntry, duration_s: float) -> None:
+        """The step's status (whether the workload kept its contract) and, for a server, what the server did: "ok"
+        next to a server that died would read as if all went well."""
         detail = entry.reason or ""
-        self.say(f"      {entry.status} in {duration_s:.1f} s" + (f": {self._once(detail, entry.name)}" if detail else ""))
+        outcome = entry.result.get("outcome") if isinstance(entry.result, dict) else None
+        said = f"      {entry.status} in {duration_s:.1f} s" + (f": {self._once(detail, entry.name)}" if detail else "")
+        if isinstance(outcome, str):
+            said = f"      step {entry.status} in {duration_s:.1f} s; the server {SERVER_OUTCOMES.get(outcome, outcome)}"
+        self.say(said)
 
     def host_kept(self, status: str, detail: str, run_id: str) -> None:
         """The host keeps a step's files (detached, incomplete): said when quiet too."""
