@@ -97,11 +97,11 @@ class TaskProgram(Program):
         print("")
         print("Docstring:")
         for line in (inspect.getdoc(self.collection[name]) or "none").splitlines():
-            print(self.leading_indent + line if line.strip() else "")
+            print(self.leading_indent + console.as_typed(line) if line.strip() else "")
         print("")
         print("Options:")
         if tuples:
-            self.print_columns(tuples)
+            self.print_columns([(names, console.as_typed(text or "")) for names, text in tuples])
         else:
             print(self.leading_indent + "none")
             print("")
@@ -116,7 +116,7 @@ class TaskProgram(Program):
             if getattr(each, "for_developers", False):
                 hidden.append(name)
                 continue
-            groups.setdefault(getattr(each, "group_heading", None), []).append((name, helpline(each)))
+            groups.setdefault(getattr(each, "group_heading", None), []).append((name, console.as_typed(helpline(each) or "")))
         if None in groups or coll.collections or self.list_root:
             super().list_flat()
             return
