@@ -85,7 +85,7 @@ def test_a_reason_many_expectations_share_is_said_once(gpuless_run):
     assert "no_driver" in console and "the same as the fingerprint" in console and "see above" not in console
     assert "[3/5] sweep (tile-sweep) ... not run: needs a CUDA GPU; as the fingerprint said" in console
     assert "[4/5] serve (serve) ... the same as sweep" in console
-    assert "did not produce it (as serve said)" in console
+    assert "did not produce it (as sweep said)" in console  # the serve's reason is the sweep's, said first there
     assert (run_dir / "report.md").read_text().count(gpu_reason) == 1
     html = (run_dir / "report.html").read_text()
     assert html.count(gpu_reason.replace("'", "&#x27;")) == 1
