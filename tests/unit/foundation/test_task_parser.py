@@ -116,7 +116,8 @@ def test_reprokit_help_lists_the_groups_then_the_core_options_it_shows(capsys):
                          "", "Subcommands:"]
     assert lines[4] == "run: kit runs on hosts"
     assert "Options before the task:" in lines and "--pty" not in out  # Invoke's shell options stay hidden
-    assert lines[-1].startswith('Shell completion (tasks, kits, hosts): eval "$(reprokit --print-completion-script bash)"')
+    assert lines[-2].startswith('Shell completion (tasks, kits, hosts): eval "$(reprokit --print-completion-script bash)"')
+    assert lines[-1] == f"Documentation (docs/... in messages): {REPO / 'docs'}"  # the checkout's; an installed copy's own
 
 
 def test_completion_offers_the_kits_after_repro_and_the_tasks_at_the_start(capsys, monkeypatch):
