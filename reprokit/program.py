@@ -49,6 +49,12 @@ class TaskProgram(Program):
             return called
         return (self._binary or "reprokit").replace("[", "").replace("]", "")  # `python -m invoke`: inv[oke] -> invoke
 
+    def run(self, argv: list[str] | str | None = None, exit: bool = True) -> None:
+        try:
+            super().run(argv, exit)
+        finally:  # the name typed is this run's: a later run in the same process (a test) starts from `invoke`
+            console.set_program_name("invoke")
+
     def _make_parser(self) -> Parser:
         return TaskParser(initial=self.initial_context,
                           contexts=task_contexts(self.collection, self.config.tasks.ignore_unknown_help))
