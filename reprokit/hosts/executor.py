@@ -32,9 +32,9 @@ from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts.launch import Handle, StepSpec
 from reprokit.hosts.lock import HostLock
-from reprokit.hosts.staging import stage_local
+from reprokit.hosts.staging import gpu_env, stage_local
 from reprokit.records.atomic import write_json_atomic
-from reprokit.secrets import Redactor
+from reprokit.secrets import Redactor, mask_local_names
 
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
 
@@ -187,6 +187,7 @@ class LocalNativeExecutor:
         env = dict(os.environ, **self.secrets)  # secrets reach the workload through its environment only
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
         env["PYTHONUNBUFFERED"] = "1"
+        env.update(assignment.split("=", 1) for assignment in gpu_env(self.host))
         argv = workload_argv(self.host.python or sys.executable, module, str(params_path), str(out_dir))
         LOG.debug("host %s: step %s: %s", self.host.name, step_name, shlex.join(argv))  # --verbose
         started = time.monotonic()
@@ -211,6 +212,7 @@ class LocalNativeExecutor:
                 raise
             finally:
                 pump.join(timeout=KILL_GRACE_S)
+        mask_local_names(out_dir, self.redactor)  # names are data too: they become the manifest's keys
         for path in out_dir.rglob("*"):
             if path.is_file() and not path.is_symlink():
                 self.redactor.file(path)  # every artifact, not only logs: a secret can land in any file

@@ -65,7 +65,7 @@ class NativeRuntime:
 
     def command(self, module: str, image: str | None, place: StepPlace) -> str:
         return shell.join(["env", f"PYTHONPATH={place.code_dir}", "PYTHONUNBUFFERED=1",
-                           *staging.cache_env(self.host, ("REPROKIT_CACHE",)),
+                           *staging.cache_env(self.host, ("REPROKIT_CACHE",)), *staging.gpu_env(self.host),
                            *workload_argv(self.host.python, module, "params.json", ".")])
 
     def cleanup(self, place: StepPlace) -> str:
@@ -149,7 +149,8 @@ def cluster_mounts(host: Host, place: StepPlace) -> list[tuple[str, str, str]]:
 
 
 def container_env(host: Host) -> list[str]:
-    return [f"PYTHONPATH={CONTAINER_CODE_DIR}", "PYTHONUNBUFFERED=1", "HOME=/tmp", *staging.cache_env(host)]
+    return [f"PYTHONPATH={CONTAINER_CODE_DIR}", "PYTHONUNBUFFERED=1", "HOME=/tmp", *staging.cache_env(host),
+            *staging.gpu_env(host)]
 
 
 @dataclass

@@ -162,18 +162,37 @@ def next_step(report: TriageReport, program: str = "invoke") -> str | None:
     return None
 
 
+def reconciliation_line(report: TriageReport) -> str | None:
+    """Whether the failing tactics are the ones the static analysis of the same release predicts (triage/reconcile.py),
+    in one line for the headline; None where there is nothing to say (no failure, nothing predicted)."""
+    found = report.reconciliation
+    if found.prediction is None:
+        return f"not compared with the static analysis: {found.reason}" if found.reason and report.summary.failures else None
+    if not found.rows:
+        return None
+    disagreements = found.disagreements
+    if found.agree:
+        return (f"the static analysis of the same release agrees on all {len(found.rows)} tactic(s)"
+                f" ({found.prediction.source})")
+    if disagreements:
+        more = f" (and {len(disagreements) - 1} more)" if len(disagreements) > 1 else ""
+        return f"the static analysis disagrees on {len(disagreements)} tactic(s): {disagreements[0]}{more}"
+    return "the static analysis cannot tell for every tactic (the log level hides whether some were tried)"
+
+
 def render_table(report: TriageReport, width_chars: int = DEFAULT_WIDTH_CHARS, program: str = "invoke",
                  reconciliation: str | None = None) -> str:
     """Verdict, the death first, autotune failures (one row per op x tactic x tile), timeline, counts, next step.
 
-    ``reconciliation`` is a line saying whether the failing tactics agree with the static analysis, where a caller has
-    that check: it is printed under the verdict, as part of the headline."""
+    ``reconciliation``: the line saying whether the failing tactics agree with the static analysis (by default the
+    report's own reconciliation, ``reconciliation_line``), printed under the verdict as part of the headline."""
     s = report.summary
     buffer = io.StringIO()
     console = Console(file=buffer, width=width_chars, no_color=True, highlight=False, emoji=False, soft_wrap=False)
     say = lambda text: console.print(text, markup=False, soft_wrap=True)  # noqa: E731 - a plain line; the terminal folds it
     say(f"verdict: {report.verdict.value} (exit {report.exit_code})")
     say(f"reason:  {report.decision.reason}")
+    reconciliation = reconciliation or reconciliation_line(report)
     if reconciliation:
         say(f"static:  {reconciliation}")
     if report.decision.evidence:
