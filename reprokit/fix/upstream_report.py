@@ -155,7 +155,8 @@ def upstream_report(run_dir: Path) -> str:
     wheel = sources.wheel or Wheel()
     lines += ["## Environment", "", *_fingerprint_lines(manifest),
               f"- analysed wheel: {wheel.file} (sha256 {(wheel.sha256 or '')[:16]}), "
-              f"flashinfer commit {sources.flashinfer_git_commit}, CUTLASS {sources.cutlass.version if sources.cutlass else None}",
+              f"flashinfer commit {sources.flashinfer_git_commit or 'not recorded in the wheel'}, CUTLASS"
+              f" {(sources.cutlass.version if sources.cutlass else None) or 'version unknown'}",
               "", "## Byte accounting of each kernel that cannot start", ""]
     for row in unique:
         lines += [f"### tactic {row.tactic} ({row.op}): tile {row.tile} ({row.tile_enum}), {row.fusion}, "

@@ -21,6 +21,7 @@ from reprokit.step_kinds.base import (
     Result,
     StepKind,
 )
+from reprokit.workloads.facts.serve_params import SGLANG_DEFAULTS
 from reprokit.workloads.serve_stats import findings, performance
 
 
@@ -153,6 +154,8 @@ KIND = StepKind(
         "smoke_prompt", "telemetry_interval_s",
     ),
     host_paths=(HostPath("model", variable="models_dir"),),
+    required_params=(("model", "a model path on the host, in its models_dir, or a hub id"),),
+    param_defaults=tuple(SGLANG_DEFAULTS.items()),
     outputs=(Output("result.json", "outcome, readiness, answers, benchmark rows, telemetry and performance"),
              Output("**/*.log", "the server's log (server.log), the benchmarks' (bench-c<N>.log), the answers"
                     " (answers.log)"),

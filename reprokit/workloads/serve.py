@@ -31,27 +31,12 @@ from typing import Any
 
 from reprokit.workloads import answers
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
+from reprokit.workloads.facts.serve_params import SGLANG_DEFAULTS
 from reprokit.workloads.facts.serve_phases import LABELS
 from reprokit.workloads.serve_log import ServerLogWatch, crash_dump
 from reprokit.workloads.serve_stats import performance
 
-DEFAULTS: dict[str, Any] = {
-    "tp": 8,
-    "ep": 8,
-    "moe_runner_backend": "flashinfer_cutlass",
-    "quantization": "modelopt_fp4",
-    "mem_fraction_static": 0.75,
-    "max_running_requests": 512,
-    "load_format": None,
-    "port": 30000,
-    "ready_timeout_s": 3600,
-    "env": {},
-    "extra_args": [],
-    "smoke_prompt": "The capital of France is",
-    "bench": {"concurrencies": [1, 8, 32], "num_prompts_per_concurrency": 4, "input_len": 512, "output_len": 128,
-              "timeout_s": 900},
-    "telemetry_interval_s": 1.0,
-}
+DEFAULTS = SGLANG_DEFAULTS  # reprokit/workloads/facts/serve_params.py
 TELEMETRY_FIELDS = ("index", "power.draw", "power.limit", "utilization.gpu", "memory.used", "clocks.sm")
 STOP_GRACE_S = 30
 DEATH_WAIT_S = 20  # after a failed smoke request: how long a dying server gets to exit before reprokit goes on

@@ -22,28 +22,9 @@ from typing import Any
 
 from reprokit.workloads import answers, serve
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
+from reprokit.workloads.facts.serve_params import VLLM_DEFAULTS
 
-DEFAULTS: dict[str, Any] = {
-    "tp": 8,
-    "enable_expert_parallel": True,
-    "moe_backend": "flashinfer_cutlass",
-    "quantization": None,
-    "gpu_memory_utilization": 0.9,
-    "max_num_seqs": 512,
-    "dtype": None,
-    "max_model_len": None,
-    "enforce_eager": False,
-    "check_answers": True,
-    "load_format": None,
-    "port": 8000,
-    "ready_timeout_s": 3600,
-    "env": {},
-    "extra_args": [],
-    "smoke_prompt": "The capital of France is",
-    "bench": {"concurrencies": [1, 8, 32], "num_prompts_per_concurrency": 4, "input_len": 512, "output_len": 128,
-              "timeout_s": 900},
-    "telemetry_interval_s": 1.0,
-}
+DEFAULTS = VLLM_DEFAULTS  # reprokit/workloads/facts/serve_params.py
 # (parameter, flag) in the order the command line has them; a parameter that is null is left out.
 OPTIONAL_FLAGS = (("moe_backend", "--moe-backend"), ("gpu_memory_utilization", "--gpu-memory-utilization"),
                   ("max_num_seqs", "--max-num-seqs"), ("dtype", "--dtype"), ("max_model_len", "--max-model-len"))
