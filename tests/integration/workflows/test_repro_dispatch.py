@@ -11,7 +11,9 @@ import pytest
 
 import tests.integration.slurm.conftest as slurm_cluster
 from reprokit.config.kit import kit_names
+from reprokit.records.models import Word
 from reprokit.records.run import load_manifest, verify_record
+from reprokit.report.headline import WORDS
 from tests.integration.remote.conftest import REASON as SSH_REASON
 from tests.integration.remote.conftest import fake_python, host_workdir, known_hosts_for, write_inventory
 from tests.integration.slurm.conftest import REASON as SLURM_REASON
@@ -48,7 +50,7 @@ def test_a_dispatch_runs_the_kit_on_the_host_it_names(kit, host, verdict, conclu
     leg = run.job("repro")
     assert (leg.name, leg.matrix, leg.conclusion) == (f"repro/{kit} on {host}", {"kit": kit}, conclusion)
     assert [a.title for a in leg.annotations] == ([f"{kit} on {host}: {verdict}"] if verdict != "PASS" else [])
-    assert leg.summary.startswith(f"# {kit} on {host}: {verdict}\n")
+    assert leg.summary.startswith(f"# {kit} on {host}: {WORDS[Word(verdict)]} ({verdict})\n")
     record = uploaded_record(tmp_path, f"run-record-{kit}-{host}-1-1", f"runs/1-1-{kit}")
     manifest = load_manifest(record).to_json()
     assert (manifest["host"]["name"], manifest["kit"]["name"]) == (host, kit)

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from reprokit.config.kit import kit_names
+from reprokit.records.models import Word
 from reprokit.records.run import load_manifest, verify_record
+from reprokit.report.headline import WORDS
 from tests.integration.remote.conftest import REASON, fake_python, host_workdir, known_hosts_for, write_inventory
 from tests.integration.workflows.act import NO_ACT, Annotation, act
 from tests.integration.workflows.conftest import push, runner_env, uploaded_record
@@ -40,7 +42,7 @@ VERDICTS = {
         "1 of 4 expectations could not be judged here.\ntorch-and-driver-agree: step 'probe' could not tell"
         " devices[*].torch_matches_driver here (null)")),
     "FAIL": (edit_kit("sm120: 101376", "sm120: 101377"), "failure", Annotation(
-        "error", "smem-probe on h1: FAIL", "optin-limit-of-the-arch: 101376")),  # its reason: what was observed
+        "error", "smem-probe on h1: FAIL", "optin-limit-of-the-arch: observed 101376")),
 }
 
 
@@ -69,7 +71,8 @@ def test_a_push_changing_one_kit_runs_it_on_the_host_and_the_job_follows_the_ver
     verdict_step = "success" if conclusion == "success" else "failure"
     assert leg.steps == dict(zip(STEPS, ["success", reproduce, "success", "success", verdict_step])), leg.steps
     assert leg.annotations == ([annotation] if annotation else [])
-    assert leg.summary.startswith(f"# smem-probe on h1: {verdict}\n\n**{verdict}**")
+    words = WORDS[Word(verdict)]  # the headline's: reproduced, not reproduced, can't tell here
+    assert leg.summary.startswith(f"# smem-probe on h1: {words} ({verdict})\n\n**{words}")
     assert "## Expectations\n\n| expectation | step | status | expected | observed | reason | why |" in leg.summary
     assert run.returncode == (0 if conclusion == "success" else 1)
     # the record the leg uploaded: judged on the host the push named, of the pushed commit
