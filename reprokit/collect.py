@@ -17,11 +17,11 @@ from reprokit.config.inventory import Inventory
 from reprokit.config.kit import Kit, load_kit_file
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.executor import read_result
-from reprokit.hosts import shell
-from reprokit.hosts.factory import ConnectOptions, fanned_out, remote_executor
+from reprokit.hosts.factory import ConnectOptions, executor_for, fanned_out
+from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped
-from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
+from reprokit.hosts.transport import ConnectionLost
 from reprokit.phases.conclude import conclude
 from reprokit.phases.outcome import RunOutcome
 from reprokit.phases.steps import step_entry
@@ -65,15 +65,11 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     if status not in COLLECTABLE:
         raise ConfigError(f"{run_dir}: run is '{status}'; only a detached, incomplete or killed run has files to collect")
     host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
-    if host.is_local:
-        raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
     if manifest.kit is None or manifest.kit.path is None:
         raise ConfigError(f"{run_dir / MANIFEST}: kit.path: the record does not say which kit file ran; run the kit again")
     kit = load_kit_file(manifest.kit.path)
-    executor = remote_executor(host, inventory, options, say)
-    executor.connect()
-    executor.run_id = record.run_id
-    executor.lock = executor.host_lock(record.run_id)
+    executor = executor_for(host, inventory, run_dir.parent, options, say)
+    executor.attach(record.run_id)
     steps = {e.name: e for e in manifest.steps}
     pending = pending_steps(manifest)
     fingerprint = manifest.fingerprint
@@ -131,13 +127,10 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
             raise ConfigError(f"{run_dir}: " + (f"the host's copy was already removed ({manifest.host_pruned})" if kept else
                                                 "the record lists no entries left on the host; nothing to prune"))
         host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
-        if host.is_local:
-            raise ConfigError(f"{run_dir}: the run was local; there is no host copy to prune")
-        executor = remote_executor(host, inventory, options, say)
+        executor = executor_for(host, inventory, run_dir.parent, options, say)
         executor.connect()
         try:
-            remote = executor.run_dir(record.run_id)
-            executor.transport.sh(f"rm -rf -- {shell.quote(remote)}")
+            remote = executor.prune(record.run_id)
         except ConnectionLost as exc:
             raise HostError(f"{exc}; the host's copy and the record are unchanged: prune again later") from None
         finally:
@@ -162,7 +155,7 @@ def step_handle(manifest: Manifest, name: str, remote_dir: str, launcher: str) -
     return Handle(launcher, "", remote_dir)
 
 
-def _wait(executor: RemoteExecutor, handle: Handle, name: str, wait_s: float, say: Say) -> StepEnd:
+def _wait(executor: HostExecutor, handle: Handle, name: str, wait_s: float, say: Say) -> StepEnd:
     deadline = time.monotonic() + wait_s
     while (end := executor.poll(handle)) is None:
         if time.monotonic() > deadline:
@@ -173,7 +166,7 @@ def _wait(executor: RemoteExecutor, handle: Handle, name: str, wait_s: float, sa
     return end
 
 
-def _collect_fingerprint(executor: RemoteExecutor, handle: Handle, record: RunRecord) -> Fingerprint:
+def _collect_fingerprint(executor: HostExecutor, handle: Handle, record: RunRecord) -> Fingerprint:
     out_dir = record.dir / FINGERPRINT
     out_dir.mkdir(parents=True, exist_ok=True)
     executor.pull(handle, out_dir)
@@ -183,7 +176,7 @@ def _collect_fingerprint(executor: RemoteExecutor, handle: Handle, record: RunRe
     return Fingerprint.of_workload(result, problem, str(out_dir / "result.json"))
 
 
-def _collect_step(executor: RemoteExecutor, handle: Handle, end: StepEnd, record: RunRecord, kit: Kit,
+def _collect_step(executor: HostExecutor, handle: Handle, end: StepEnd, record: RunRecord, kit: Kit,
                   name: str) -> StepEntry:
     out_dir = record.step_dir(name)
     listing = executor.pull(handle, out_dir)

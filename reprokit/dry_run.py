@@ -12,7 +12,7 @@ from typing import Any
 from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit
 from reprokit.hosts.factory import ConnectOptions
-from reprokit.hosts.remote import code_bundle
+from reprokit.hosts.host_executor import code_bundle
 from reprokit.hosts.ssh_config import resolve as resolve_ssh_config
 from reprokit.images.build import built_images
 from reprokit.step_kinds import STEP_KINDS

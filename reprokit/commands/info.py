@@ -12,8 +12,8 @@ from reprokit.commands import tasking
 from reprokit.commands.console import console, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP
 from reprokit.commands.tasking import task
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.hosts.axes import load_inventory
 from reprokit.triage import render_explain, render_table, triage_files
 
 

@@ -22,14 +22,13 @@ from reprokit.commands.console import VERDICT_STYLE, cell, console, err_console,
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
 from reprokit.commands.tasking import task
 from reprokit.config import ansible_inventory, layers
-from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import apply_overrides, load_kit, select_steps
 from reprokit.dry_run import describe_plan, render_plan
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
-from reprokit.hosts.executor import LocalFS
-from reprokit.hosts.factory import ConnectOptions, node_hosts, remote_executor
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import ConnectOptions, executor_for, node_hosts
 from reprokit.hosts.launch import STOP
-from reprokit.hosts.lock import HostLock, break_lock
+from reprokit.hosts.lock import break_lock
 from reprokit.hosttext import shown
 from reprokit.kit_run import RunOutcome, run_kit
 from reprokit.records.models import Word
@@ -228,16 +227,12 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
     host = inventory.host(host_name)
     said: list[str] = []
     say = said.append if as_json else lambda message: err_console.print(message, markup=False)  # its result
-    if host.is_local:
-        lock = HostLock(LocalFS(), host.name, str(Path(runs_dir) / ".locks" / host.name), run_id="")
-        break_lock(lock, say, force=force)
-    else:
-        executor = remote_executor(host, inventory, options, say)
-        executor.connect()
-        try:
-            break_lock(executor.host_lock(run_id=""), say, force=force)
-        finally:
-            executor.close_connection()
+    executor = executor_for(host, inventory, Path(runs_dir), options, say)
+    executor.connect()
+    try:
+        break_lock(executor.host_lock(run_id=""), say, force=force)
+    finally:
+        executor.close_connection()
     if as_json:
         print(json.dumps({"host": host.name, "messages": said, "exit_code": int(ExitCode.PASS)}, indent=2))
     return ExitCode.PASS

@@ -23,7 +23,7 @@ from reprokit.config import layers
 from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.command_target import CommandResult, LocalTarget, CommandTarget
+from reprokit.hosts.command_target import CommandResult, CommandTarget, LocalTarget
 from reprokit.images import dockerfile as dockerfile_rules
 from reprokit.images.context import ContextSource, arg_defaults, checkout, copy_sources, default_source, gather
 from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, BaseImage, load_lock

@@ -5,10 +5,10 @@ import tarfile
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
-from reprokit.hosts.ssh_command import SSHTarget
+from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
+from reprokit.hosts.ssh_command import SSHTarget
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_docker import BASE
 from tests.integration.remote.test_remote_docker import REASON as DOCKER_REASON

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.hosts.detached import CONFINE_SH, EXIT_PLACEHOLDER, mark_pattern, wrapper_script
+from reprokit.hosts.launchers.session import CONFINE_SH, EXIT_PLACEHOLDER, mark_pattern, wrapper_script
 
 V1_MOUNTS = "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
 

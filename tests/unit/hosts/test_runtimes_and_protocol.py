@@ -6,14 +6,15 @@ import inspect
 import shlex
 
 import pytest
-
-from reprokit.config.inventory import load_inventory
-from reprokit.errors import HostError
 from reprokit.hosts.detached import SessionLauncher
+from reprokit.hosts.remote import RemoteExecutor
+from reprokit.hosts.slurm import SlurmLauncher
+
+from reprokit.errors import HostError
+from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.executor import Executor, LocalNativeExecutor
 from reprokit.hosts.factory import ConnectOptions, remote_executor
 from reprokit.hosts.launch import LAUNCHERS, Launcher
-from reprokit.hosts.remote import RemoteExecutor
 from reprokit.hosts.runtimes import (
     SECRETS_ENTRY,
     ApptainerRuntime,
@@ -23,7 +24,6 @@ from reprokit.hosts.runtimes import (
     StepPlace,
     runtime_for,
 )
-from reprokit.hosts.slurm import SlurmLauncher
 
 INVENTORY = """all:
   vars:

@@ -19,10 +19,9 @@ from pathlib import Path
 from reprokit.config.inventory import Host, SlurmSettings
 from reprokit.errors import HostError
 from reprokit.hosts import shell
-from reprokit.hosts.launch import Detached, Handle, PullIncomplete, StepEnd, register
-from reprokit.hosts.logstream import stream_log
-from reprokit.hosts.pullback import Listing, PullBack, PullStopped
-from reprokit.hosts.slurm_jobs import (
+from reprokit.hosts.access.base import Connection, Puller
+from reprokit.hosts.launch import Detached, Handle, PullIncomplete, StepEnd
+from reprokit.hosts.launchers.slurm_jobs import (
     SACCT_FIELDS,
     SLURM_TIME,
     SQUEUE_FORMAT,
@@ -35,8 +34,9 @@ from reprokit.hosts.slurm_jobs import (
     queue_wait_end,
     sbatch_argv,
 )
-from reprokit.hosts.ssh import is_dropped_link
-from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost, Transport
+from reprokit.hosts.logstream import stream_log
+from reprokit.hosts.pull_listing import Listing, PullStopped
+from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 
 POLL_MIN_S, POLL_MAX_S = 0.5, 5.0  # a job tool call per poll: gentler on the controller than a session's file reads
 OVERRUN_GRACE_S = 120  # Slurm ends a job at its --time; the control plane cancels it itself only this much later
@@ -66,14 +66,14 @@ def slurm_settings(host: Host) -> SlurmSettings:
     return host.slurm or SlurmSettings()
 
 
-@register("slurm")
 @dataclass
 class SlurmLauncher:
     """The ``Launcher`` of a Slurm login node: ``sbatch``, ``squeue``/``sacct``/``scontrol``, ``scancel``."""
 
-    transport: Transport
-    pullback: PullBack
+    transport: Connection
+    pullback: Puller
     kind: str = "slurm"
+    in_batch_job: bool = True  # each step is a batch job: a runtime may start its container with the job's srun
     cancelled: set[str] = field(default_factory=set)  # jobs this process cancelled (any other cancel is someone else's)
     submitted: dict[str, float] = field(default_factory=dict)  # job id -> when it was submitted (monotonic)
 
@@ -189,7 +189,7 @@ class SlurmLauncher:
                         f"Slurm job {handle.id} ran {timeout_s:.0f} s + {OVERRUN_GRACE_S} s past its timeout; reprokit"
                         " cancelled it"), facts={"launcher": "slurm", "job_id": handle.id})
             except LINK_ERRORS as exc:
-                if not is_dropped_link(exc):
+                if not self.transport.dropped(exc):
                     raise
                 self.transport.say(f"      connection to {self.host.name} lost during '{name}' ({type(exc).__name__});"
                                    f" reconnecting (Slurm job {handle.id} goes on)")

@@ -20,11 +20,11 @@ from pathlib import Path
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import shell
-from reprokit.hosts.launch import STOP, Detached, Handle, PullIncomplete, StepEnd, register
+from reprokit.hosts.access.base import Connection, Puller
+from reprokit.hosts.launch import STOP, Detached, Handle, PullIncomplete, StepEnd
 from reprokit.hosts.logstream import stream_log
-from reprokit.hosts.pullback import Listing, PullBack, PullStopped
-from reprokit.hosts.ssh import is_dropped_link
-from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost, Transport
+from reprokit.hosts.pull_listing import Listing, PullStopped
+from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 
 POLL_MIN_S, POLL_MAX_S = 0.02, 0.5  # poll fast while a step is short or chatty, back off while it is quiet
 KILL_AFTER_S = 10
@@ -132,7 +132,7 @@ def reap_command(run_dir: str, run_id: str) -> str:
     return f"{CONFINE_SH.strip()}\nreap {shell.quote(mark_pattern(run_id))} {shell.quote(run_dir)}/*"
 
 
-def read_exit_code(transport: Transport, remote_dir: str) -> int | None:
+def read_exit_code(transport: Connection, remote_dir: str) -> int | None:
     """The exit code the wrapper wrote in ``remote_dir``, or None while the step runs (or never started)."""
     text = (transport.read_text(f"{remote_dir}/exit_code") or "").strip()
     return int(text) if text.lstrip("-").isdigit() else None
@@ -142,8 +142,8 @@ def read_exit_code(transport: Transport, remote_dir: str) -> int | None:
 class DetachedStep:
     """The step in ``remote_dir`` on the transport's host; ``cleanup`` ends what outlives its session."""
 
-    transport: Transport
-    pullback: PullBack
+    transport: Connection
+    pullback: Puller
     name: str
     remote_dir: str
     cleanup: str = ""
@@ -157,7 +157,7 @@ class DetachedStep:
             try:
                 return self._launch(command, timeout_s, params, secrets)
             except LINK_ERRORS as exc:
-                if attempt == 2 or not is_dropped_link(exc):
+                if attempt == 2 or not self.transport.dropped(exc):
                     if isinstance(exc, OSError):
                         raise self._launch_failed(exc) from None
                     raise
@@ -218,7 +218,7 @@ class DetachedStep:
                     if not self._session_alive() and self.exit_code() is None:
                         return -1  # the wrapper died without writing its exit code (e.g. killed by the host)
             except LINK_ERRORS as exc:
-                if not is_dropped_link(exc):
+                if not self.transport.dropped(exc):
                     raise
                 self.transport.say(f"      connection to {self.transport.host.name} lost during '{self.name}'"
                                    f" ({type(exc).__name__}); reconnecting")
@@ -272,15 +272,19 @@ def session_end(code: int | None) -> StepEnd | None:
     return StepEnd(exit_code=code, timed_out=code in TIMEOUT_EXITS)
 
 
-@register("session")
 @dataclass
 class SessionLauncher:
-    """The ``Launcher`` of an SSH host: each step a ``DetachedStep``, its handle the step directory (and pid)."""
+    """The ``Launcher`` of a host reached directly (SSH or this machine): each step a ``DetachedStep``, its handle the step directory (and pid)."""
 
-    transport: Transport
-    pullback: PullBack
+    transport: Connection
+    pullback: Puller
     kind: str = "session"
     steps: dict[str, DetachedStep] = field(default_factory=dict)  # remote dir -> the step launched from here
+    in_batch_job: bool = False  # a step runs in the session, not in a scheduler's job
+
+    def usable_nodes(self) -> list[str] | None:
+        """A session runs on its one host: no nodes to choose among."""
+        return None
 
     @staticmethod
     def lock_dir(host: Host) -> str:
