@@ -6,6 +6,7 @@ every access, so the local machine runs Docker steps as a GPU host does.
 
 from __future__ import annotations
 
+from reprokit.config.inventory import Host
 from reprokit.hosts.runtimes.apptainer import ApptainerRuntime
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.runtimes.docker import DockerRuntime

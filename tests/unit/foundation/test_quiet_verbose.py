@@ -58,12 +58,14 @@ def test_a_run_at_each_level(tmp_path: Path) -> None:
     assert steps == ["run RUN: kit smem-probe on host local (native); pins: cuda 12.9.1, torch 2.9.1",
                      "[1/2] fingerprint ...", "[2/2] probe (smem-probe) ..."]
     assert sum(line.startswith("      | smem-probe: ") for line in err_n) == 1  # the workload's own line
-    debug = [line for line in err_v if line.startswith("debug: ")]
+    # the local host runs its steps as any host does: the shipped code (named by its digest) first on the path
+    debug = [re.sub(r"/code/[0-9a-f]{16}[^ ]*", "/code/CODE", line) for line in err_v if line.startswith("debug: ")]
+    env = "env PYTHONPATH=RUNS/.hosts/local/code/CODE PYTHONUNBUFFERED=1 REPROKIT_CACHE=RUNS/.hosts/local/cache/reprokit"
     assert debug == [
-        f"debug: host local: step fingerprint: {sys.executable} -m reprokit.workloads.fingerprint"
-        " --params RUNS/RUN/fingerprint/params.json --out-dir RUNS/RUN/fingerprint",
-        f"debug: host local: step probe: {sys.executable} -m reprokit.workloads.smem_probe"
-        " --params RUNS/RUN/steps/probe/params.json --out-dir RUNS/RUN/steps/probe"]
+        f"debug: host local: step fingerprint: {env} {sys.executable} -m reprokit.workloads.fingerprint"
+        " --params params.json --out-dir .",
+        f"debug: host local: step probe: {env} {sys.executable} -m reprokit.workloads.smem_probe"
+        " --params params.json --out-dir ."]
     assert [line for line in err_v if not line.startswith("debug: ")] == err_n
     assert run_v.parent == tmp_path / "v"
 

@@ -78,7 +78,7 @@ def test_every_slurm_variable_reaches_sbatch_as_one_word():
     ("slurm_extra_args: ['--mem 64G']", "field 'slurm_extra_args': '--mem 64G' is not one sbatch option: write each as"
                                         " one item, e.g. --mem=64G"),
     ("slurm_time_limit: soon", "field 'slurm_time_limit': String should match pattern"),
-    ("gpu_count: 1\n      launcher: pbs", "field 'launcher': Input should be 'session' or 'slurm'"),
+    ("gpu_count: 1\n      launcher: pbs", "field 'launcher': unknown launcher 'pbs'; use one of session, slurm"),
 ])
 def test_a_bad_slurm_variable_is_one_line_naming_its_line(tmp_path, line, error):
     path = tmp_path / "inventory.yml"
