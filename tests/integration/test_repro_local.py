@@ -230,3 +230,44 @@ def test_sweep_task_on_a_machine_without_gpu_says_why(tmp_path):
     assert steps["sweep"]["status"] == "not_run"
     assert steps["sweep"]["reason"].startswith("not run: needs a CUDA GPU; no NVIDIA driver")
     assert steps["static-smem"]["reason"].startswith("not run: arch 'host' needs one GPU architecture on the host")
+
+
+def test_ctrl_c_during_a_group_run_ends_the_local_hosts_steps_and_marks_each_run_interrupted(tmp_path):
+    """Local hosts in a --group fan-out run in threads, where no signal lands: each stops on the group's STOP as an
+    SSH host does (one launcher for both), well before the step's 180 s timeout."""
+    hosts = {}
+    for name in ("hang1", "hang2"):
+        (tmp_path / name).mkdir()
+        inventory, pidfile = hanging_host(tmp_path / name)
+        hosts[name] = pidfile
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text("all:\n  children:\n    boxes:\n      hosts:\n" + "".join(
+        f"        {name}:\n          ansible_connection: local\n          runtime: native\n"
+        f"          ansible_python_interpreter: {tmp_path / name / 'python-hangs'}\n" for name in hosts))
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "invoke", "--search-root", str(REPO), "repro", "smem-probe", "--group", "boxes",
+         "--inventory", str(inventory), "--runs-dir", str(runs)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for pidfile in hosts.values():
+        wait_for(pidfile)
+    pids = [int(pidfile.read_text()) for pidfile in hosts.values()]
+    assert all(alive(pid) for pid in pids)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == ExitCode.INTERRUPTED == 130, err
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [alive(pid) for pid in pids] == [False, False]
+    records = sorted(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert len(records) == 2
+    for record in records:
+        manifest = load_manifest(record).to_json()
+        assert (manifest["host"]["name"] in hosts, manifest["status"]) == (True, "interrupted")
+        assert (record / "steps" / "probe" / "step.log").read_text() == "probe started\n"  # what it wrote came back
+        assert verify_record(record) == []
+    # nothing of the runs is left on the hosts, and their locks are free
+    for name in hosts:
+        assert list((runs / ".hosts" / name / "runs").iterdir()) == []
+        assert not (runs / ".hosts" / name / "lock").exists()
