@@ -132,7 +132,7 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
             raise ConfigError("--nodes N takes a count of 1 or more, with --host of a Slurm host")
         hosts = node_hosts(hosts[0], inventory, options, nodes)
     if dry:
-        plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection, inventory)
+        plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection, inventory, kits)
         print(json.dumps(plan, indent=2) if as_json else render_plan(plan))
         return ExitCode.PASS
     if options.progress is None and not (group or limit):

@@ -21,6 +21,7 @@ from reprokit.phases.reporter import RunReporter
 from reprokit.records.atomic import sha256_file
 from reprokit.records.lock import hold_record
 from reprokit.records.run import RunRecord, new_run_id
+from reprokit.say import Say, silent
 from reprokit.secrets import collect_secrets
 
 
@@ -38,12 +39,7 @@ class PreparedRun:
 def prepare(kit: Kit, kit_path: Path, host: Host, runs_dir: Path, inventory: Inventory | None,
             options: ConnectOptions | None, selection: dict[str, Any] | None, reporter: RunReporter) -> PreparedRun:
     """Everything before the first step; ``selection``: the steps chosen and parameters overridden (--only/--skip/--set)."""
-    options = options or ConnectOptions()
-    inventory = inventory or Inventory(path=None, hosts={host.name: host})
-    check_images(kit, options.images)  # before any host is reached
-    built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
-    options = replace(options, images={**built, **options.images})
-    executor = executor_for(host, inventory, runs_dir, options, reporter.say)
+    executor, options = host_executor(kit, host, runs_dir, inventory, options, reporter.say)
     secrets = kit_secrets(kit, reporter)
     run_id = new_run_id(kit.kit, host.name)
     executor.connect()  # host keys, auth, reachability: fail before anything is written
@@ -67,6 +63,18 @@ def prepare(kit: Kit, kit_path: Path, host: Host, runs_dir: Path, inventory: Inv
         raise
     reporter.started(run_id, kit.kit, host.name, host.runtime, kit.pins, len(kit.steps))
     return PreparedRun(executor, record, release_record, options)
+
+
+def host_executor(kit: Kit, host: Host, runs_dir: Path, inventory: Inventory | None, options: ConnectOptions | None,
+                  say: Say = silent) -> tuple[Executor, ConnectOptions]:
+    """The host's executor (its access, launcher and runtime), not connected, and the options with the kit's images:
+    what a run checks before it reaches the host; the dry run (``dry_run.py``) checks it the same way."""
+    options = options or ConnectOptions()
+    inventory = inventory or Inventory(path=None, hosts={host.name: host})
+    check_images(kit, options.images)  # before any host is reached
+    built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
+    options = replace(options, images={**built, **options.images})
+    return executor_for(host, inventory, runs_dir, options, say), options
 
 
 def check_images(kit: Kit, images: dict[str, str]) -> None:

@@ -39,3 +39,20 @@ def test_a_local_host_runs_its_steps_in_docker(tmp_path):
     assert containers_of(manifest["run_id"]) == []
     assert verify_record(run_dir) == []
     assert list((runs / ".hosts" / "box" / "runs").iterdir()) == []  # every step came back; the host's copy went
+
+
+def test_the_dry_run_refuses_what_the_run_refuses_with_its_exit_code(tmp_path):
+    """--dry is the run's own preparation and planner: a docker host without the step's image reference stops both."""
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text("all:\n  hosts:\n    box:\n      ansible_connection: local\n      runtime: docker\n"
+                         "      container_ulimits: {}\n")
+    args = ["repro", "smem-probe", "--host", "box", "--inventory", str(inventory), "--quiet"]
+    dry = subprocess.run([sys.executable, "-m", "invoke", "--search-root", str(REPO), "--dry", *args, "--runs-dir",
+                          str(tmp_path / "dry")], cwd=REPO, capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-m", "invoke", "--search-root", str(REPO), *args, "--runs-dir",
+                          str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=300)
+    line = ("error: host 'box': no image reference for 'workload'; build it (`invoke build --host box`) or pass"
+            " --image workload=REF")
+    assert (dry.returncode, dry.stderr.strip().splitlines()[-1]) == (ExitCode.HOST_ERROR, line)
+    assert (run.returncode, run.stderr.strip().splitlines()[-1]) == (ExitCode.HOST_ERROR, line)
+    assert not (tmp_path / "dry").exists()  # the dry run wrote nothing
