@@ -31,6 +31,7 @@ from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
 from reprokit.hosts.launch import STOP, Detached, Handle, Launcher, StepEnd, StepSpec
 from reprokit.hosts.lock import HostLock
+from reprokit.hosts.logstream import step_log, stream_log
 from reprokit.hosts.pull_listing import Listing
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
@@ -296,6 +297,15 @@ class HostExecutor:
         self.connect()
         self.run_id = run_id
         self.lock = self.host_lock(run_id)
+
+    def stop(self, handle: Handle) -> None:
+        """End the step of ``handle`` on the host (``invoke cancel``); its files stay there for ``invoke collect``."""
+        self.launcher.stop(handle)
+
+    def read_log(self, handle: Handle, offset: int, pending: bytes,
+                 on_line: Callable[[str], None] | None) -> tuple[int, bytes]:
+        """The step's log from ``offset`` on the host, each whole line masked and handed to ``on_line``."""
+        return stream_log(self.transport, self.pullback.redactor, step_log(handle.remote_dir), offset, pending, on_line)
 
     def prune(self, run_id: str) -> str:
         """Remove the host's copy of run ``run_id``; the directory removed."""

@@ -11,6 +11,11 @@ from collections.abc import Callable
 from typing import Protocol
 
 STREAM_READ_BYTES = 4 << 20  # the step log is followed at most this much per read
+STEP_LOG = "step.log"  # every launcher's step writes its output here, in its directory
+
+
+def step_log(remote_dir: str) -> str:
+    return f"{remote_dir.rstrip('/')}/{STEP_LOG}"
 
 
 class ChunkReader(Protocol):
