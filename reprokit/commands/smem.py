@@ -24,9 +24,10 @@ from reprokit.commands.flags import JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.fix import fit_table
-from reprokit.hosts.here import command_exit, run_here
+from reprokit.hosts.here import error_for, run_here
 from reprokit.progress import CountProgress
 from reprokit.report.smem_table import comparison_table, print_smem_result, smem_summary
+from reprokit.workloads.facts.exits import Exit
 from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.static_smem.targets import ARCHES
 
@@ -92,7 +93,7 @@ def _run_one(flashinfer: str, arch: str, optin_limit_bytes: int | None, jobs: in
         ran = run_here(WORKLOAD, params, run_dir, "static-smem", on_line=line_of)
     finally:
         counts.stop()
-    code = command_exit(ran)
+    code = ExitCode.PASS if ran.exit_code == Exit.OK else error_for(ran).exit_code  # analysed: tiles that fail are a finding
     if code != ExitCode.PASS:
         sys.stderr.writelines(held)
     if ran.result is None:

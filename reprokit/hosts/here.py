@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.config.inventory import Inventory, local_host
-from reprokit.errors import ConfigError, ExitCode, HostError, ReprokitError, StepError
+from reprokit.errors import ConfigError, HostError, ReprokitError, StepError
 from reprokit.hosts.executor import WorkloadRun
 from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.hosts.launch import StepSpec
@@ -23,25 +23,16 @@ from reprokit.workloads.facts.exits import Exit
 
 HERE_TIMEOUT_S = 6 * 3600  # a front end's analysis (a fit-table cell, a bisect step) has no kit to give it one
 
-# A workload's exit code as the exit code of the command that ran it on this machine; anything else is STEP_ERROR.
-COMMAND_EXIT_OF_WORKLOAD: dict[int, ExitCode] = {
-    Exit.OK: ExitCode.PASS,  # it ran: what it found is in result.json, a finding, not a failure of the command
-    Exit.BAD_PARAMS: ExitCode.BAD_INPUT,
-    Exit.MISSING_DEPENDENCY: ExitCode.HOST_ERROR,  # nvcc or the wheel is missing on this machine
+# What a front end raises when its one workload ended with this exit code (its exit code is the error's: errors.py)
+ERROR_OF_EXIT: dict[int, type[ReprokitError]] = {
+    Exit.BAD_PARAMS: ConfigError,
+    Exit.MISSING_DEPENDENCY: HostError,  # nvcc or the wheel is missing on this machine
 }
-ERROR_OF_EXIT: dict[ExitCode, type[ReprokitError]] = {ExitCode.BAD_INPUT: ConfigError, ExitCode.HOST_ERROR: HostError}
-
-
-def command_exit(run: WorkloadRun) -> ExitCode:
-    """The exit code of a command whose one workload ended as ``run`` did."""
-    if run.exit_code is None:
-        return ExitCode.STEP_ERROR  # timed out
-    return COMMAND_EXIT_OF_WORKLOAD.get(run.exit_code, ExitCode.STEP_ERROR)
 
 
 def error_for(run: WorkloadRun) -> type[ReprokitError]:
-    """The error a failed workload raises in a command that cannot go on without its result."""
-    return ERROR_OF_EXIT.get(command_exit(run), StepError)
+    """The error of a workload that did not end OK (a check that failed, a crash, a timeout: ``StepError``)."""
+    return ERROR_OF_EXIT.get(run.exit_code if run.exit_code is not None else -1, StepError)
 
 
 def run_here(module: str, params: dict[str, Any], out_dir: Path, name: str,
@@ -59,4 +50,4 @@ def run_here(module: str, params: dict[str, Any], out_dir: Path, name: str,
             executor.finish()
 
 
-__all__ = ["COMMAND_EXIT_OF_WORKLOAD", "HERE_TIMEOUT_S", "command_exit", "error_for", "run_here"]
+__all__ = ["ERROR_OF_EXIT", "HERE_TIMEOUT_S", "error_for", "run_here"]

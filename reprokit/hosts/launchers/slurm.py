@@ -36,6 +36,7 @@ from reprokit.hosts.launchers.slurm_jobs import (
 )
 from reprokit.hosts.logstream import stream_log
 from reprokit.hosts.pull_listing import Listing, PullStopped
+from reprokit.hosts.shell_scripts import library, render
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 
 POLL_MIN_S, POLL_MAX_S = 0.5, 5.0  # a job tool call per poll: gentler on the controller than a session's file reads
@@ -45,21 +46,10 @@ EXIT_PLACEHOLDER = "running"
 
 
 def job_script(remote_dir: str, command: str, cleanup: str = "") -> str:
-    """``job.sh``: the step in its directory, its log and its exit code there (sbatch copies the script away)."""
-    return (
-        "#!/bin/sh\n"
-        "# Written by reprokit: runs one step as a Slurm batch job.\n"
-        f"cd {shell.quote(remote_dir)} || exit 1\n"
-        f"printf '%-7s\\n' {EXIT_PLACEHOLDER} 1<> exit_code\n"  # a requeued job starts again from here
-        "if [ -f .secrets.sh ]; then set -a; . ./.secrets.sh; set +a; rm -f .secrets.sh; fi\n"
-        "if [ -f .secrets.env ]; then exec 3< .secrets.env; rm -f .secrets.env; fi\n"
-        f"{command} > step.log 2>&1 < /dev/null\n"
-        "rc=$?\n"
-        "exec 3<&-\n"
-        f"{cleanup + chr(10) if cleanup else ''}"
-        "printf '%-7s\\n' \"$rc\" 1<> exit_code\n"
-        "exit $rc\n"
-    )
+    """``job.sh`` (``hosts/sh/slurm_job.sh``): the step in its directory, its log and its exit code there (sbatch copies
+    the script away); the secrets and the exit code as the session's wrapper takes and writes them."""
+    return render("slurm_job.sh", LIBRARY=library("step_parts.sh"), STEP_DIR=shell.quote(remote_dir),
+                  PLACEHOLDER=EXIT_PLACEHOLDER, COMMAND=command, CLEANUP=cleanup)
 
 
 def slurm_settings(host: Host) -> SlurmSettings:
