@@ -26,8 +26,10 @@ from reprokit.errors import ConfigError, HostError
 from reprokit.fix import fit_table
 from reprokit.hosts.here import error_for, run_here
 from reprokit.report.compare import tile_status
+from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.step_kinds.static_smem import StaticSmemResult
+from reprokit.workloads.facts.exits import StepStatus
 
 PACKAGE = "flashinfer-python"
 PIP_TIMEOUT_S = 120
@@ -122,7 +124,7 @@ def table_verdict(version: str, arch: str, tile: str, table_path: Path | None = 
                                         unsupported_tiles=found.get("dispatch_rejected_tiles")), tile)
 
 
-def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int | None = None) -> str:
+def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int | None = None, say: Say = silent) -> str:
     """The static-smem verdict of ``tile`` in FlashInfer ``version`` on ``arch``: fails, fits, unsupported or absent.
 
     Read from the fit table when it has the release; otherwise the analysis runs (and caches) for this one tile.
@@ -133,10 +135,10 @@ def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int 
     params: dict[str, Any] = {"flashinfer": version, "arch": arch, "variants": [tile]}
     if jobs is not None:
         params["jobs"] = jobs
-    module = STEP_KINDS["static-smem"].module  # run as a kit's step runs it: progress and errors on stderr as they come
-    ran = run_here(str(module), params, run_dir, "static-smem", on_line=lambda line: print(line, file=sys.stderr))
+    module = STEP_KINDS["static-smem"].module  # run as a kit's step runs it: progress and errors said as they come
+    ran = run_here(str(module), params, run_dir, "static-smem", on_line=say)
     result = ran.result or {}
-    if ran.exit_code != 0 or result.get("status") != "ok":
+    if ran.exit_code != 0 or result.get("status") != StepStatus.OK:
         raise error_for(ran)(f"flashinfer {version} ({arch}): the static analysis failed (exit {ran.exit_code}): "
                              f"{result.get('error', ran.result_problem or 'no result.json')}; its run directory: {run_dir}")
     return tile_status(STEP_KINDS["static-smem"].read_result(result, str(run_dir / "result.json")), tile)

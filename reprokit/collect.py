@@ -28,7 +28,7 @@ from reprokit.phases.steps import step_entry
 from reprokit.plan.results import checked_result
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.lock import record_lock
-from reprokit.records.models import Manifest, StepEntry
+from reprokit.records.models import Manifest, RunStatus, StepEntry
 from reprokit.records.run import MANIFEST, RunRecord, utc_now
 from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
@@ -119,7 +119,7 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
     with record_lock(run_dir, say, wait_s):
         record = RunRecord.open_existing(run_dir)
         manifest = record.manifest
-        if manifest.status in COLLECTABLE or manifest.status == "running":
+        if manifest.status in COLLECTABLE or manifest.status == RunStatus.RUNNING:
             raise ConfigError(f"{run_dir}: run is '{manifest.status}'; `invoke collect {record.run_id}` first, then --prune"
                               " removes what it could not pull")
         kept = [f"{e.name}/{entry.path}" for e in manifest.steps for entry in e.not_pulled or []]
@@ -144,7 +144,7 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
 def killed_launching(manifest: Manifest, name: str) -> bool:
     """The run was killed while it launched step ``name``: in flight, but its launch never returned a handle."""
     at = manifest.in_flight
-    return manifest.status == "killed" and at is not None and at.step == name and not at.handle
+    return manifest.status == RunStatus.KILLED and at is not None and at.step == name and not at.handle
 
 
 def step_handle(manifest: Manifest, name: str, remote_dir: str, launcher: str) -> Handle:

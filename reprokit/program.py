@@ -29,6 +29,7 @@ from reprokit import __version__, completion
 from reprokit.commands.tasking import guard_output
 from reprokit.config import layers
 from reprokit.config.kit import load_kit_file
+from reprokit.errors import ExitCode
 from reprokit.task_parser import TaskParser, task_contexts
 from reprokit.tasks import ns
 
@@ -109,7 +110,7 @@ class ReprokitProgram(TaskProgram):
             super().run(argv, exit)
         except BrokenPipeError:  # Invoke's own --help or --list into `head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(141)
+            sys.exit(ExitCode.READER_GONE)
 
     def print_help(self) -> None:
         """``reprokit --help``: the tasks by group, then the few of Invoke's core options that mean something here."""

@@ -31,7 +31,7 @@ from reprokit.hosts.launch import STOP
 from reprokit.hosts.lock import break_lock
 from reprokit.hosttext import shown
 from reprokit.kit_run import RunOutcome, run_kit
-from reprokit.records.models import Word
+from reprokit.records.models import RunStatus, Word
 from reprokit.records.run import load_manifest, resolve_run_dir
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
@@ -78,7 +78,7 @@ EXIT_BY_VERDICT = {Word.PASS: ExitCode.PASS, Word.FAIL: ExitCode.FAIL, Word.INCO
 def run_exit_code(outcome: RunOutcome) -> ExitCode:
     """A run's exit code: its verdict's, STEP_ERROR for a judged run with a failed step (unless it FAILed anyway),
     HOST_ERROR when the host keeps the step's files (`invoke collect`), INTERRUPTED on Ctrl-C or SIGTERM."""
-    if outcome.ended == "interrupted":
+    if outcome.ended == RunStatus.INTERRUPTED:
         return ExitCode.INTERRUPTED
     if outcome.ended == "host_kept":
         return ExitCode.HOST_ERROR

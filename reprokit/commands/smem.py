@@ -27,7 +27,7 @@ from reprokit.fix import fit_table
 from reprokit.hosts.here import error_for, run_here
 from reprokit.progress import CountProgress
 from reprokit.report.smem_table import comparison_table, print_smem_result, smem_summary
-from reprokit.workloads.facts.exits import Exit
+from reprokit.workloads.facts.exits import Exit, StepStatus
 from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.static_smem.targets import ARCHES
 
@@ -52,14 +52,14 @@ def run_smem(flashinfer: str, arch: str, json_out: bool, optin_limit_bytes: int 
         if result is None:
             continue
         results.append(result)
-        if not json_out and result.get("status") == "ok" and len(arches) == 1:
+        if not json_out and result.get("status") == StepStatus.OK and len(arches) == 1:
             print_smem_result(result, _console())
-        elif not json_out and result.get("status") == "ok":
+        elif not json_out and result.get("status") == StepStatus.OK:
             _console().print(smem_summary(result))
     if json_out:
         print(json.dumps(results[0] if len(arches) == 1 and results else results, indent=2))
     elif len(results) > 1:
-        _console().print(comparison_table([r for r in results if r.get("status") == "ok"]))
+        _console().print(comparison_table([r for r in results if r.get("status") == StepStatus.OK]))
     return worst
 
 
@@ -116,7 +116,7 @@ def bisect_versions(flashinfer: str, tile: str, arch: str, as_json: bool, jobs: 
     root = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
     print(f"bisect {tile} on {arch} over {len(versions)} {bisect_search.PACKAGE} releases: {', '.join(versions)}"
           f" (runs in {root})", file=sys.stderr)
-    result = bisect_search.bisect(versions, lambda v: bisect_search.static_verdict(v, arch, tile, root / v, jobs))
+    result = bisect_search.bisect(versions, lambda v: bisect_search.static_verdict(v, arch, tile, root / v, jobs, _log))
     result.update(tile=tile, arch=arch, work_dir=str(root))
     if as_json:
         print(json.dumps(result, indent=2))

@@ -25,6 +25,7 @@ from packaging.version import Version
 from reprokit.hosts.here import run_here
 from reprokit.say import Say, silent
 from reprokit.workloads.contract import write_json_atomic
+from reprokit.workloads.facts.exits import StepStatus
 
 WORKLOAD = "reprokit.workloads.static_smem"
 
@@ -104,7 +105,7 @@ def compute_cell(version: str, arch: str, dtype: str, cache_dir: Path, jobs: int
         params["jobs"] = jobs
     out_dir = work_root / f"{version}-{arch}-{dtype}"
     ran = run_here(WORKLOAD, params, out_dir, "static-smem")  # as a kit's step runs it: the one executor
-    if ran.exit_code == 0 and ran.result is not None and ran.result.get("status") == "ok":
+    if ran.exit_code == 0 and ran.result is not None and ran.result.get("status") == StepStatus.OK:
         cell = summarize(ran.result)
         shutil.rmtree(out_dir, ignore_errors=True)  # a failed cell keeps its compiler logs there
     else:
@@ -166,7 +167,7 @@ def generate(versions: list[str], arches: list[str], dtypes: list[str], cache_di
 
 
 def _brief(found: dict[str, Any]) -> str:
-    if found["status"] != "ok":
+    if found["status"] != StepStatus.OK:
         return found.get("reason", "")[:160]
     failing = sum(len(v) for v in found["failing_tactics"].values())
     return f"{failing}/{found['tactics']} failing, tiles {','.join(found['failing_tiles']) or 'none'}"
