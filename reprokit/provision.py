@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.config import ansible_inventory, layers
-from reprokit.config.inventory import Host, Inventory
+from reprokit.config.inventory import LOCAL_HOST, Host, Inventory
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions, connection_for
@@ -173,7 +173,7 @@ def provision(
     """
     inventory_path = Path(inventory_path)
     inventory = inventory or load_inventory(inventory_path)
-    if host.name == "local":
+    if host.name == LOCAL_HOST:
         raise ConfigError("the built-in host 'local' is not provisioned from here; add this machine to inventory.yml"
                           " under its own name with `ansible_connection: local` to provision it")
     if host.name not in inventory.hosts:

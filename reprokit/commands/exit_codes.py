@@ -19,13 +19,17 @@ END = "<!-- end of exit codes -->"
 def exit_code_tables() -> str:
     """The three tables, in Markdown."""
     lines = ["### Commands (`invoke repro`, `collect`, `check-record`, ...)", "", "| code | name | meaning |", "|---|---|---|"]
-    lines += [f"| {code.value} | `{code.name}` | {code.meaning} |" for code in ExitCode]
+    lines += [f"| {code.value} | `{code.name}` | {_cell(code.meaning)} |" for code in ExitCode]
     lines += ["", "### `invoke triage`: one per log verdict (`docs/triage.md`)", "", "| code | verdict |", "|---|---|"]
     lines += [f"| {code} | `{verdict.value}` |" for verdict, code in sorted(TRIAGE_EXIT_CODES.items(), key=lambda i: i[1])]
     lines += ["", "### Workloads (on the host; the runner records the step status)", "",
               "| code | name | step status | meaning |", "|---|---|---|---|"]
-    lines += [f"| {code.value} | `{code.name}` | `{STATUS_OF_EXIT[code]}` | {code.meaning} |" for code in Exit]
+    lines += [f"| {code.value} | `{code.name}` | `{STATUS_OF_EXIT[code]}` | {_cell(code.meaning)} |" for code in Exit]
     return "\n".join(lines)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")  # a pipe in a meaning (`... | head`) would end the table's cell
 
 
 def page_block() -> str:

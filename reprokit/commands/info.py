@@ -64,7 +64,7 @@ def list_hosts(inventory_path: str, as_json: bool = False) -> int:
     for column in ("host", "connection", "address", "user", "runtime", "gpu", "groups"):
         table.add_column(column, overflow="fold")
     for host in inventory.hosts.values():
-        address = f"{host.address}:{host.port}" if host.connection == "ssh" else "-"
+        address = "-" if host.is_local else f"{host.address}:{host.port}"
         gpu = f"{host.gpu_count or '?'} x {host.gpu_arch or '?'}"
         table.add_row(host.name, host.connection, address, host.user or "-", host.runtime, gpu, ", ".join(host.groups))
     console.print(table)

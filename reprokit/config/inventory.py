@@ -144,6 +144,7 @@ class Host:
     launcher: str = "session"  # a key of hosts/launchers' LAUNCHERS
     slurm: SlurmSettings | None = None  # the sbatch options when the launcher runs batch jobs
     in_container: bool = False  # the workload runs in an image (its runtime's), its step directory mounted at /out
+    local: bool = False  # its access is this machine (``is_local``)
 
     @property
     def host_cache_dir(self) -> str:
@@ -152,7 +153,8 @@ class Host:
 
     @property
     def is_local(self) -> bool:
-        return self.connection == "local"
+        """Reached on this machine (an access whose connection is this machine's: ``HostAxes.here``)."""
+        return self.local
 
     def describe(self) -> dict[str, Any]:
         """What the run manifest records of the host (no secrets: key paths only)."""
@@ -160,7 +162,7 @@ class Host:
             "name": self.name,
             "connection": self.connection,
             "address": self.address,
-            "port": self.port if self.connection == "ssh" else None,
+            "port": None if self.local else self.port,
             "user": self.user,
             "runtime": self.runtime,
             "gpu_arch": self.gpu_arch,
@@ -186,6 +188,7 @@ def local_host() -> Host:
         groups=(),
         python=sys.executable,
         workdir="runs",
+        local=True,
     )
 
 
@@ -274,6 +277,7 @@ class HostAxes:
     runtimes: tuple[str, ...]
     batch_launchers: tuple[str, ...]  # launchers whose steps are scheduler jobs (they take the slurm_* settings)
     container_runtimes: tuple[str, ...]  # runtimes whose workload runs in an image
+    here: tuple[str, ...]  # accesses that reach this machine
 
 
 def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], source: str, where,
@@ -292,7 +296,8 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         shown = "" if err["msg"].startswith("Value error, ") else f" (got {err.get('input')!r:.60})"
         raise ConfigError(f"{where(key)}: host '{name}': field '{key}': {msg}{shown}") from None
     connection = {"smart": "ssh", "paramiko": "ssh"}.get(hv.ansible_connection, hv.ansible_connection)
-    address = hv.ansible_host if connection == "local" or hv.ansible_host else name  # Ansible falls back to the name
+    local = connection in axes.here
+    address = hv.ansible_host if local or hv.ansible_host else name  # Ansible falls back to the name
     return Host(
         name=name,
         connection=connection,
@@ -316,6 +321,7 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         launcher=hv.launcher,
         slurm=slurm_settings(hv, axes),
         in_container=hv.runtime in axes.container_runtimes,
+        local=local,
     )
 
 

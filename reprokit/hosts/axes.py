@@ -23,6 +23,7 @@ def host_axes() -> HostAxes:
         runtimes=tuple(RUNTIMES),
         batch_launchers=tuple(name for name, launcher in LAUNCHERS.items() if launcher.in_batch_job),
         container_runtimes=tuple(name for name, runtime in RUNTIMES.items() if runtime.in_container),
+        here=tuple(name for name, access in ACCESS.items() if access.reaches_this_machine),
     )
 
 

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
@@ -114,6 +114,8 @@ class LocalPull:
 @dataclass
 class LocalConnection:
     """The ``Connection`` to this machine."""
+
+    reaches_this_machine: ClassVar[bool] = True
 
     host: Host
     say: Say = silent

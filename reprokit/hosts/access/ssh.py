@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.hosts.logstream import STREAM_READ_BYTES
@@ -17,6 +18,8 @@ from reprokit.say import Say, silent
 
 class SSHConnection(Transport):
     """The ``Connection`` to an SSH host (or a Slurm login node)."""
+
+    reaches_this_machine: ClassVar[bool] = False
 
     @classmethod
     def open_for(cls, host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent,
