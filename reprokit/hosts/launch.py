@@ -1,12 +1,12 @@
-"""The launcher seam: how a step is started, watched, stopped and collected on a remote host.
+"""The launcher seam: how a step is started, watched, stopped and collected on its host (any access).
 
 Where a step runs is three separate questions, each answered by name from the inventory (as ReFrame separates
 scheduler, launcher and container platform): the *access* (this machine, an SSH host, a Slurm login node:
 ``access/``), the *runtime* that builds the workload's command (native, docker, the cluster's container tool:
 ``runtimes/``), and the *launcher* whose protocol is here, that runs that command: a detached session on the host
-(``launchers/session.py``) or a batch job through the scheduler (``launchers/slurm.py``). The executor above speaks only to this protocol; the ``Handle`` a launch
-returns (a session's pid, a job id) is data in the run record, so ``invoke collect`` finds the step again through
-the same launcher, on any kind of host.
+(``launchers/session.py``) or a batch job through the scheduler (``launchers/slurm.py``). The executor above
+speaks only to this protocol; the ``Handle`` a launch returns (a session's pid, a job id) is data in the run record,
+so ``invoke collect``, ``status``, ``logs`` and ``cancel`` find the step again through the same launcher, on any host.
 """
 
 from __future__ import annotations

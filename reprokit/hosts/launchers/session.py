@@ -1,13 +1,14 @@
-"""The session launcher: one step running detached on an SSH host (launch, stream its log, its exit code, stop it,
-collect its files). The only module that knows how a session is started and ended (``setsid``, ``pgrep -s``,
+"""The session launcher: one step running detached on its host, over SSH or on this machine (launch, stream its
+log, its exit code, stop it, collect its files). The only module that knows how a session is started and ended (``setsid``, ``pgrep -s``,
 ``pkill -s``), how its processes are confined and swept (a cgroup, a mark in their environment) and what GNU
 ``timeout``'s exit codes mean; everything above speaks the ``Launcher`` protocol.
 
 The step runs under a wrapper (``setsid``, its own session, a remote ``timeout``), so a dropped connection
 never kills it: the control plane reconnects, or leaves the run ``detached`` for ``invoke collect``. When the
 step ends, whatever it left running is killed: its cgroup where the host allows one, every process that carries
-its mark (``setsid`` escapes the session, not the mark), what is left in its session. Its log streams back while it runs; its files
-come back through ``pullback.py``, which trusts no path the host sends.
+its mark (``setsid`` escapes the session, not the mark), what is left in its session. Its log streams back while
+it runs; its files come back through the connection's puller (``pullback.py``, ``access/local.py``), which trusts
+no path the host sends. The wrapper itself is a template, ``hosts/sh/session_step.sh``.
 """
 
 from __future__ import annotations
