@@ -30,14 +30,25 @@ from reprokit.hosts.pull_listing import Listing, PullStopped, local_target, pars
 from reprokit.hosts.transport import SMALL_FILE_MAX_BYTES
 from reprokit.say import Say, silent
 from reprokit.secrets import Redactor
+from reprokit.workloads.static_smem.wheel import default_cache_dir
 
 COPY_CHUNK_BYTES = 1 << 20
 LOCAL_IO_TIMEOUT_S = 30.0
 
 
 def local_workdir(runs_dir: Path, host_name: str) -> str:
-    """Where a local host keeps its runs, code, caches and lock: beside the records, never the inventory's path."""
+    """Where a local host keeps its runs, code and lock: beside the records, never the inventory's path."""
     return str((runs_dir / ".hosts" / host_name).resolve())
+
+
+def this_machines_cache_dir(host: Host) -> str | None:
+    """The caches' root a step on this machine uses: the inventory's ``cache_dir``, else the one this machine's
+    reprokit cache lives in (``$XDG_CACHE_HOME`` or ``~/.cache``, whose ``reprokit/`` holds the wheels and compiled
+    probes), so local runs keep their warm caches; None (the work directory's) when ``$REPROKIT_CACHE`` names another."""
+    if host.cache_dir:
+        return host.cache_dir
+    reprokit_cache = default_cache_dir()
+    return str(reprokit_cache.parent) if reprokit_cache.name == "reprokit" else None
 
 
 @contextlib.contextmanager
@@ -125,7 +136,7 @@ class LocalConnection:
     @classmethod
     def open_for(cls, host: Host, inventory: Any, options: Any, say: Say = silent, runs_dir: Path = Path("runs")
                  ) -> LocalConnection:
-        return cls(replace(host, workdir=local_workdir(runs_dir, host.name)), say)
+        return cls(replace(host, workdir=local_workdir(runs_dir, host.name), cache_dir=this_machines_cache_dir(host)), say)
 
     @property
     def is_open(self) -> bool:
