@@ -9,6 +9,15 @@ random, lands at a random moment of the run:
   control_sigkill     the control process (`invoke repro`) and its children are SIGKILLed
   concurrent_collect  the run stops its pull-back at a 50 kB cap (incomplete), then two `invoke collect` start at once
   setsid_workload     the probe double-forks a `setsid sleep 600` that outlives it
+With --slurm (the default where the test Slurm cluster is up, tests/services/up.d/40-slurm.sh), the cluster's login
+node is one more host: its runs are Slurm jobs, each with at most one of
+  query_failure       squeue, sacct and scontrol all fail as a busy controller does, 3-10 s, while the job runs
+  query_hang          the three tools say nothing for 35 s (past the 30 s I/O timeout) while the job runs
+  sbatch_noise        sbatch prints a maintenance notice after the job id
+  node_down           the job's node is set DOWN while it runs (NODE_FAIL; the nodes are resumed after)
+injected through this benchmark's own wrappers of the job tools (a second sshd of the login node whose sessions'
+PATH starts with them: no other run of the shared cluster meets them). After each Slurm run the queue is searched
+for jobs of the run (must be none).
 A run left detached, incomplete or killed is collected (after the disk is freed, as an operator would). Then each
 record is checked (`check-record`), the host is searched for processes of the run (its mark in /proc, the escaped
 pid) and for its lock. Faults are bounded in count (--max-faults) and time (each within --fault-window-s of its
@@ -16,7 +25,8 @@ run's start or of its record's creation; each run and collect within --run-timeo
 
 Prints: runs, faults by kind (and those that found nothing to hit), records by final outcome, collect outcomes,
 files outside runs/ (must be 0), check-record failures (an artifact that does not match its sha256: must be 0),
-processes left on hosts (must be 0), locks left. A run killed before it wrote its record leaves its lock: as the
+processes left on hosts (must be 0), locks left, Slurm jobs left (must be 0), and "lost": records still detached,
+incomplete or killed after `invoke collect` (must be 0). A run killed before it wrote its record leaves its lock: as the
 README says, the operator removes it with `invoke unlock` (counted).
 """
 
@@ -44,6 +54,8 @@ from tests.doubles.libcuda import gpu_python  # noqa: E402
 from tests.integration.remote.conftest import ADDRESSES, STATE, host_workdir, known_hosts_for, sshd_master_pid, write_inventory  # noqa: E402
 
 HOSTS = [f"h{i}" for i in range(1, 9)]
+CLUSTER = "cluster"
+SLURM_FAULTS = ("query_failure", "query_hang", "sbatch_noise", "node_down")
 FAULTS = ("sshd_killed", "link_reset", "disk_full", "control_sigkill", "concurrent_collect", "setsid_workload")
 COLLECTABLE = ("detached", "incomplete", "killed")
 RESULT = ('printf \'{"workload": "smem-probe", "schema_version": 1, "status": "ok", "devices": []}\' > result.json;'
@@ -142,6 +154,7 @@ class Rig:
         self.counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         self.faults_left = args.max_faults
         self.log = open(base / "runs.jsonl", "w")
+        self.slurm = None  # (injector, workdir, known_hosts, inventory, python) of the Slurm host, with --slurm
         for h in HOSTS:
             in_host(h, "mount", "-t", "tmpfs", "-o", f"{FULL_TMPFS},uid={uid()},gid={uid()}", "tmpfs", str(self.full[h]))
 
@@ -229,11 +242,11 @@ def find_record(rig: Rig, host: str, before: set[str]) -> Path | None:
     return new[0] if len(new) == 1 else None
 
 
-def collect(rig: Rig, host: str, run_dir: Path, inventory: Path, at_once: int) -> None:
+def collect(rig: Rig, host: str, run_dir: Path, inventory: Path, at_once: int, known: Path | None = None) -> None:
     """``at_once`` collects of the record; each outcome counted: completed, waited then refused, refused, failed."""
     for _attempt in range(3):
         procs = [rig.invoke("collect", run_dir.name, "--runs-dir", str(rig.runs), "--inventory", str(inventory),
-                            "--known-hosts", str(rig.known), "--wait", "120") for _ in range(at_once)]
+                            "--known-hosts", str(known or rig.known), "--wait", "120") for _ in range(at_once)]
         results = [wait(p, rig.args.run_timeout_s) for p in procs]
         for code, err in results:
             last = (err.strip().splitlines() or [""])[-1]
@@ -331,11 +344,101 @@ def one_run(rig: Rig, host: str, index: int, rng: random.Random) -> None:
         print(json.dumps(entry), flush=True)
 
 
+def slurm_rig(rig: Rig):
+    """The Slurm host: its workdir, the fault injector (its own sshd of the login node) and the inventory through it."""
+    from tests.integration.slurm.conftest import FaultyLogin, fake_python, inventory, workdir  # noqa: PLC0415
+
+    faulty = FaultyLogin(Path("/srv/rk-hosts/login/.faults-chaos"))
+    faulty.start()
+    work = workdir("chaos-slurm")
+    known = faulty.known_hosts(rig.inputs / "known_hosts_cluster")
+    python = fake_python(work, "true")
+    inv = inventory(rig.inputs / "inv-cluster.yml", work, ansible_python_interpreter=str(python), ansible_port=faulty.port)
+    return faulty, work, known, inv, python
+
+
+def slurm_run(rig: Rig, index: int, rng: random.Random) -> None:
+    """One run on the Slurm cluster with at most one Slurm fault; its record, queue and lock checked after."""
+    from tests.integration.slurm.conftest import resume_nodes, squeue  # noqa: PLC0415
+
+    faulty, work, known, inv, python = rig.slurm
+    fault = rng.choice(SLURM_FAULTS) if rng.random() < rig.args.fault_rate and rig.take_fault() else "none"
+    python.write_text('#!/bin/sh\ncase "$*" in\n  *smem_probe*)\n'
+                      f'sleep {rng.uniform(2.0, 6.0):.2f}; head -c 100000 /dev/urandom > data.bin; {RESULT}'
+                      f'\n    ;;\nesac\nexec {gpu_python()} "$@"\n')
+    if fault == "sbatch_noise":
+        faulty.after("sbatch", "echo 'NOTICE: scheduled maintenance on Sunday 06:00 UTC'\n")
+    before = {p.name for p in rig.runs.iterdir()}
+    proc = rig.invoke("repro", "smem-probe", "--host", CLUSTER, "--inventory", str(inv), "--known-hosts", str(known),
+                      "--runs-dir", str(rig.runs), "--quiet")
+    try:
+        if fault in ("query_failure", "query_hang", "node_down"):
+            job = _running_job(work, proc)
+            if job is None:
+                rig.count("faults missed (the run had ended)", fault)
+            else:
+                rig.count("faults", fault)
+                if fault == "node_down":
+                    sh("scontrol", "update", f"nodename={job['nodes']}", "state=down", "reason=reprokit-chaos")
+                for tool in ("squeue", "sacct", "scontrol") if fault.startswith("query") else ():
+                    if fault == "query_failure":
+                        faulty.fail(tool, rng.uniform(3.0, 10.0))
+                    else:
+                        faulty.hang(tool, 35)
+                if fault == "query_hang":
+                    time.sleep(75)
+                    faulty.heal()
+        elif fault != "none":
+            rig.count("faults", fault)
+        code, err = wait(proc, rig.args.run_timeout_s)
+    finally:
+        faulty.heal()
+        if fault == "node_down":
+            resume_nodes()
+    run_dir = find_record(rig, CLUSTER, before)
+    entry = {"i": index, "host": CLUSTER, "fault": fault, "exit": code, "said": (err.strip().splitlines() or [""])[-1][:300]}
+    if run_dir is None:
+        rig.count("records", f"none (exit {code})")
+    else:
+        entry["run"] = run_dir.name
+        if load_manifest(run_dir).status in COLLECTABLE:
+            collect(rig, CLUSTER, run_dir, inv, 1, known)
+        manifest = load_manifest(run_dir)
+        entry["final"] = manifest.status
+        rig.count("records", manifest.status)
+        probe = next((e for e in manifest.steps if e.name == "probe"), None)
+        entry["probe"] = [probe.status, (probe.launch or {}).get("state")] if probe else None
+        if verify_record(run_dir):
+            rig.count("check-record failures", manifest.status, 1)
+        rig.count("processes left", "on hosts", len(marked(run_dir.name)))
+    jobs = squeue(str(work))
+    rig.count("slurm jobs left", "in the queue", len(jobs))
+    if (work / "locks" / CLUSTER).exists():
+        rig.count("locks left", CLUSTER)
+    with rig.lock:
+        rig.log.write(json.dumps(entry) + "\n")
+        rig.log.flush()
+    if rig.args.verbose:
+        print(json.dumps(entry), flush=True)
+
+
+def _running_job(work: Path, proc: subprocess.Popen) -> dict | None:
+    from tests.integration.slurm.conftest import squeue  # noqa: PLC0415
+
+    deadline = time.monotonic() + 90
+    while proc.poll() is None and time.monotonic() < deadline:
+        jobs = [j for j in squeue(f"{work}/") if j["state"] == "RUNNING" and j["name"].endswith("-probe")]
+        if jobs:
+            return jobs[0]
+        time.sleep(0.2)
+    return None
+
+
 def worker(rig: Rig, host: str, next_index, deadline: float, seed: int) -> None:
     rng = random.Random(f"{seed}-{host}")
     while time.monotonic() < deadline and (index := next_index()) is not None:
         try:
-            one_run(rig, host, index, rng)
+            (slurm_run(rig, index, rng) if host == CLUSTER else one_run(rig, host, index, rng))
         except Exception as exc:  # noqa: BLE001 - a harness failure is counted, and the chaos goes on
             rig.count("harness errors", f"{type(exc).__name__}: {exc}"[:200])
 
@@ -354,6 +457,10 @@ def report(rig: Rig, started: float, runs: int) -> None:
     print(f"  files outside runs/ on this machine: {len(outside)}; .partial files left in runs/: {len(partials)}")
     print(f"  files outside runs/, code/, cache/ on the hosts: {len(host_outside)}")
     print(f"  processes left on hosts: {counts['processes left']['on hosts']}")
+    lost = sum(v for k, v in counts["records"].items() if k in COLLECTABLE)
+    print(f"  lost (records still detached, incomplete or killed once collected): {lost}")
+    if rig.slurm:
+        print(f"  Slurm jobs left in the queue: {counts['slurm jobs left']['in the queue']}")
     for path in (outside + partials + host_outside)[:20]:
         print(f"    {path}")
 
@@ -369,12 +476,19 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=8)
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--slurm", action=argparse.BooleanOptionalAction, default=None,
+                        help="one more host: the test Slurm cluster, with Slurm faults (default: where it is up)")
     args = parser.parse_args()
     if not (STATE / "id_ed25519").exists():
         sys.exit("SSH test hosts are not up: run tests/services/up first")
     hosts = HOSTS[:args.hosts]
     base = Path(tempfile.mkdtemp(prefix="rk-chaos-"))
     rig = Rig(base, args)
+    if args.slurm is None:
+        from tests.integration.slurm.conftest import REASON as SLURM_REASON  # noqa: PLC0415
+        args.slurm = SLURM_REASON is None
+    rig.slurm = slurm_rig(rig) if args.slurm else None
+    hosts = hosts + [CLUSTER] if args.slurm else hosts
     print(f"chaos: {args.runs} runs, records and log in {base}", flush=True)
     counter = iter(range(args.runs))
     take = threading.Lock()
@@ -394,6 +508,8 @@ def main() -> None:
     try:
         report(rig, started, done)
     finally:
+        if rig.slurm:
+            rig.slurm[0].stop()
         for h in HOSTS:
             in_host(h, "umount", "-l", str(rig.full[h]))
 

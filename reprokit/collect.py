@@ -10,6 +10,7 @@ copy removed. Any failure leaves the record as it was and the files on the host:
 
 from __future__ import annotations
 
+import socket
 import time
 from pathlib import Path
 
@@ -22,10 +23,12 @@ from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.transport import ConnectionLost
+from reprokit.hosttext import shown
 from reprokit.phases.conclude import conclude
 from reprokit.phases.outcome import RunOutcome
 from reprokit.phases.steps import step_entry
 from reprokit.plan.results import checked_result
+from reprokit.records.atomic import sha256_file
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, RunStatus, StepEntry
@@ -46,7 +49,7 @@ def pending_steps(manifest: Manifest) -> list[str]:
 
 
 def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, kits_dir: Path, say: Say = silent,
-                wait_s: float = 3600) -> RunOutcome:
+                wait_s: float = 3600, force: bool = False) -> RunOutcome:
     """Wait for the run's pending step on the host, pull everything, judge, report, then clean the host.
 
     One writer at a time: the record's lock is taken before its manifest is read, so a second collect waits and
@@ -55,18 +58,26 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
     if not run_dir.is_dir():
         raise ConfigError(f"{run_dir}: no such run record; give runs/<id> or the run id")
     with record_lock(run_dir, say, wait_s):
-        return _collect_locked(run_dir, inventory, options, say, wait_s)
+        return _collect_locked(run_dir, inventory, options, say, wait_s, force)
 
 
-def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions, say: Say, wait_s: float) -> RunOutcome:
+def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions, say: Say, wait_s: float,
+                    force: bool = False) -> RunOutcome:
     record = RunRecord.open_existing(run_dir)
     manifest = record.manifest
     status = manifest.status
+    if status == RunStatus.RUNNING and force:
+        status = manifest.status = RunStatus.KILLED  # the operator says its control process is gone
+        manifest.status_detail = (f"collected with --force: its control process (pid {manifest.owner.pid} on"
+                                  f" {manifest.owner.hostname}) was taken for gone")
+    if status == RunStatus.RUNNING:
+        raise ConfigError(running_elsewhere(run_dir, manifest))
     if status not in COLLECTABLE:
         raise ConfigError(f"{run_dir}: run is '{status}'; only a detached, incomplete or killed run has files to collect")
     host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
     if manifest.kit is None or manifest.kit.path is None:
         raise ConfigError(f"{run_dir / MANIFEST}: kit.path: the record does not say which kit file ran; run the kit again")
+    check_kit_unchanged(run_dir, manifest)
     kit = load_kit_file(manifest.kit.path)
     executor = executor_for(host, inventory, run_dir.parent, options, say)
     executor.attach(record.run_id)
@@ -76,6 +87,7 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     try:
         for name in pending:
             handle = step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
+            check_remote_dir(run_dir, handle, f"{executor.run_dir(record.run_id)}/{name}")
             if not executor.launched(handle):
                 if name == FINGERPRINT or name in steps or killed_launching(manifest, name):
                     continue  # never started there (it is recorded not run), or already pulled and judged
@@ -139,6 +151,38 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
         for path in kept:
             say(f"pruned from {host.name}: {path!r} (not pulled; gone from the host)")
         return kept
+
+
+def running_elsewhere(run_dir: Path, manifest: Manifest) -> str:
+    """Why a ``running`` record is not collected without ``--force``: its control process may still be at work."""
+    owner = manifest.owner
+    if owner.hostname != socket.gethostname():
+        where = f"on another machine ({shown(owner.hostname)}, pid {owner.pid}): this one cannot see whether it still runs"
+    else:
+        where = f"by pid {owner.pid}, which is alive on this machine"
+    return (f"{run_dir}: the record says the run is still running {where}; if that process (or its machine, a replaced"
+            " CI container) is gone, collect with --force")
+
+
+def check_remote_dir(run_dir: Path, handle: Handle, expected: str) -> None:
+    """The step's directory on the host is where the run put it: an edited record's ``remote_dir`` could name any
+    directory the SSH user reads (``~/.ssh``), and collect would pull it into the record."""
+    if handle.remote_dir.rstrip("/") != expected.rstrip("/"):
+        raise ConfigError(f"{run_dir / MANIFEST}: the step's remote_dir {shown(handle.remote_dir)!r} is not the run's"
+                          f" directory {expected!r} on the host; the record was edited: restore it")
+
+
+def check_kit_unchanged(run_dir: Path, manifest: Manifest) -> None:
+    """The run is judged by the kit it ran with: a kit file edited since (its sha256 differs) is refused, both named."""
+    assert manifest.kit is not None and manifest.kit.path is not None
+    path = Path(manifest.kit.path)
+    if manifest.kit.sha256 is None or not path.is_file():
+        return  # load_kit_file says what is wrong with a missing kit
+    now = sha256_file(path)
+    if now != manifest.kit.sha256:
+        raise ConfigError(f"{path}: the kit changed since run {run_dir.name} ran: sha256 {now} now, {manifest.kit.sha256}"
+                          f" in {run_dir / MANIFEST}; restore the kit as it ran (e.g. from version control), then collect"
+                          " again")
 
 
 def killed_launching(manifest: Manifest, name: str) -> bool:

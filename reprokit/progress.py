@@ -22,6 +22,9 @@ from reprokit.hosttext import shown
 from reprokit.workloads.contract import COUNT_PROGRESS_RE
 
 LOG_STEPS = 10  # in a log: one line per tenth of the way
+MAX_COUNT_DIGITS = 12  # the host writes these numbers: past a trillion units, a line is a line, not a count
+MAX_TASK_CHARS = 80  # a task's name as shown beside its bar
+MAX_TASKS = 8  # bars at once: a host that names 20 000 tasks gets 8 bars, and the rest as plain lines
 
 
 @dataclass
@@ -58,12 +61,14 @@ class CountProgress:
     def feed(self, line: str) -> bool:
         """Take a ``progress: TASK k/n`` line (True), or leave any other line to the caller (False)."""
         match = COUNT_PROGRESS_RE.match(line.strip())
-        if not match:
+        if not match or max(len(match["done"]), len(match["total"])) > MAX_COUNT_DIGITS:
             return False
-        name, done, total = shown(match["task"]), int(match["done"]), int(match["total"])  # the host names its task
+        name, done, total = shown(match["task"][:MAX_TASK_CHARS]), int(match["done"]), int(match["total"])  # the host's
         with self.lock:
             now = self.clock()
             task = self.tasks.get(name)
+            if task is None and len(self.tasks) >= MAX_TASKS:
+                return False
             if task is None or task.total != total or done < task.done:
                 task = self.tasks[name] = _Task(total=total, started_s=now, first_done=done)
             task.done = done

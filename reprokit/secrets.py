@@ -112,6 +112,14 @@ class Redactor:
     def bytes(self, data: bytes) -> bytes:
         return self._pattern.sub(MASK.encode(), data) if self._pattern and self.may_hold(data) else data
 
+    def holds(self, text: str) -> bool:
+        """Whether ``text`` (a file name, a path, a message) holds a secret in any form this masker knows.
+
+        Names are data from the host like contents: a file named after a URL with ``?token=`` carries the token
+        into every listing, record and console line that names it.
+        """
+        return self(text) != text
+
     def _chunks(self, fh, chunk_bytes: int):
         """(piece, may hold a secret) of the file, each piece ending where no secret can straddle it (a secret may span
         two reads); the anchors are searched once per read."""
@@ -213,6 +221,28 @@ def _replacing(path: Path):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def mask_local_names(root: Path, redactor: Redactor) -> int:
+    """Rename every entry under ``root`` whose name holds a secret to its masked name; the count renamed.
+
+    A step on the control machine writes straight into the record, so its file names reach the manifest's artifact
+    keys and the reports' links; renamed here, like a remote file that is pulled under a masked name. Deepest first,
+    so a renamed directory never moves a path still to be visited; a masked name already taken gets a ``.N`` suffix.
+    """
+    if not redactor.values:
+        return 0
+    renamed = 0
+    for path in sorted(root.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        masked = redactor(path.name)
+        if masked == path.name:
+            continue
+        target, n = path.with_name(masked), 1
+        while target.exists() or target.is_symlink():
+            target, n = path.with_name(f"{masked}.{n}"), n + 1
+        path.rename(target)
+        renamed += 1
+    return renamed
 
 
 def collect_secrets(names: list[str], environ: dict[str, str] | None = None) -> dict[str, str]:

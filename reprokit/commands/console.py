@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import logging
 import os
 import sys
 import threading
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
@@ -17,6 +20,8 @@ from reprokit.hosts.pullback import PULL_REPORT_BYTES
 from reprokit.hosttext import shown
 from reprokit.progress import CountProgress
 from reprokit.records.models import Word
+
+LOG = logging.getLogger(__name__)
 
 
 class _Console(Console):
@@ -55,6 +60,18 @@ def cell(value: object) -> Text:
     return Text(shown(value))
 
 
+def never_fatal(printer: Callable[[str], None]) -> Callable[[str], None]:
+    """``printer`` that cannot end a run: what it raises (a terminal gone, a drawing library's error on a host's
+    numbers) is logged with its traceback, and the run goes on; the record, not the terminal, is what counts."""
+    @functools.wraps(printer)
+    def printing(text: str) -> None:
+        try:
+            printer(text)
+        except Exception:
+            LOG.exception("printing a line failed; the run goes on")
+    return printing
+
+
 def printers(as_json: bool, prefix: str = ""):
     """``say`` for reprokit's own lines while it works, ``stream`` for what a workload or a tool prints, at the task's
     ``--quiet`` / ``--verbose`` level (``reprokit.verbosity``); under ``--json`` only the JSON is printed."""
@@ -62,6 +79,7 @@ def printers(as_json: bool, prefix: str = ""):
     lock = threading.Lock()
     counts = CountProgress(err_console, prefix)  # "progress: TASK k/n" lines become a bar with an ETA
 
+    @never_fatal
     def say(message: str) -> None:
         if as_json or (level is verbosity.Level.QUIET and not verbosity.is_warning(message)):
             return
@@ -69,6 +87,7 @@ def printers(as_json: bool, prefix: str = ""):
         with lock:
             err_console.print(f"{prefix}{shown(message, multiline=True)}", markup=False, highlight=False)
 
+    @never_fatal
     def stream(line: str) -> None:
         if as_json or level is verbosity.Level.QUIET:
             return

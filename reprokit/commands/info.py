@@ -13,6 +13,7 @@ from reprokit.commands.console import console, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.fix.fit_prediction import predict
 from reprokit.hosts.axes import load_inventory
 from reprokit.triage import render_explain, render_table, triage_files
 
@@ -35,7 +36,7 @@ def expand_log_paths(specs: list[str]) -> list[Path]:
 
 
 def triage(specs: list[str], flashinfer: str | None, as_json: bool, explain: bool = False) -> int:
-    report = triage_files(expand_log_paths(specs), flashinfer_version=flashinfer)
+    report = triage_files(expand_log_paths(specs), flashinfer_version=flashinfer, predict=predict)
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     elif explain:

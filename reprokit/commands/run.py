@@ -98,7 +98,7 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
             table.add_row(cell(j.name), cell(j.status), cell(shorten(observed, 80)), cell(reasons.get(j.name, j.reason)))
         console.print(table)
         for note in notes:
-            console.print(f"note {note.number}: {note.sentence()}", markup=False)
+            console.print(f"note {note.number}: {shown(note.sentence())}", markup=False)  # a result.json's `error`
     style = VERDICT_STYLE.get(verdict.verdict, "bold")
     console.print(Text.assemble((verdict.verdict, style), f": {shown(verdict.summary, multiline=True)}"))
     console.print(f"record: {outcome.run_dir}", markup=False)
@@ -203,7 +203,7 @@ def _severity(code: int) -> int:
 
 
 def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOptions, wait_s: float,
-            as_json: bool = False, runs_dir: str = "runs", prune: bool = False) -> int:
+            as_json: bool = False, runs_dir: str = "runs", prune: bool = False, force: bool = False) -> int:
     say, _ = printers(as_json)
     run_dir = str(resolve_run_dir(run_dir, runs_dir))  # runs/<id>, or just <id>
     if prune:
@@ -212,7 +212,7 @@ def collect(run_dir: str, inventory_path: str, kits_dir: str, options: ConnectOp
             print(json.dumps({"run_dir": run_dir, "pruned": kept, "exit_code": int(ExitCode.PASS)}, indent=2))
         return ExitCode.PASS
     outcome = collect_run(Path(run_dir), load_inventory(inventory_path), options, layers.kit_path(kits_dir), say=say,
-                          wait_s=wait_s)
+                          wait_s=wait_s, force=force)
     manifest = load_manifest(run_dir)
     if as_json:
         print(json.dumps({"run_dir": str(outcome.run_dir), "exit_code": int(run_exit_code(outcome)), **outcome.to_json()}, indent=2))
@@ -283,16 +283,18 @@ def sweep_task(c, host=None, group=None, inventory=None, runs_dir=None, kits_dir
             "wait": "seconds to wait for the step still running on the host",
             "max-pull-bytes": "cap on the bytes brought back (default 64 GiB)", "runs-dir": RUN_HELP["runs-dir"],
             "prune": "remove the host's copy of a finished run kept for its not-pulled entries (look at them first)",
+            "force": "collect a record that still says 'running' (its control process on another machine, or a replaced"
+                     " CI container, is gone)",
             "kits-dir": RUN_HELP["kits-dir"], **INVENTORY_HELP, **JSON_HELP, **SSH_HELP})
 def collect_task(c, run_dir, inventory=None, kits_dir=None, wait=3600, json=False, known_hosts=None,
-                 accept_new_host_key=False, ssh_config=None, max_pull_bytes=None, runs_dir=None, prune=False):
+                 accept_new_host_key=False, ssh_config=None, max_pull_bytes=None, runs_dir=None, prune=False, force=False):
     """Finish a detached, incomplete or killed run: wait for its step on the host, pull, verify, judge, report."""
     tasking.no_dry(c, "collect")
     given = tasking.paths(c, inventory=inventory, kits_dir=kits_dir, known_hosts=known_hosts, ssh_config=ssh_config,
                   runs_dir=runs_dir)
     tasking.call(lambda: collect(run_dir, given["inventory"], given["kits_dir"],
                          connect_options(given, accept_new_host_key, max_pull_bytes=max_pull_bytes), float(wait),
-                         as_json=json, runs_dir=given["runs_dir"], prune=prune))
+                         as_json=json, runs_dir=given["runs_dir"], prune=prune, force=force))
 
 
 @task(name="unlock", help={"host": "inventory host whose lock to remove", "runs-dir": RUN_HELP["runs-dir"],

@@ -27,6 +27,7 @@ from reprokit import verbosity
 from reprokit.config import layers
 from reprokit.errors import ExitCode, ReprokitError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
+from reprokit.hosttext import shown
 
 # One short flag per long flag, the same in every task; `-h` stays Invoke's --help.
 SHORT_FLAGS = {
@@ -70,7 +71,7 @@ class ReprokitTask(Task):
         try:
             verbosity.set_from_flags(**flags)
         except ReprokitError as exc:
-            raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
+            raise Exit(error_line(exc), code=int(exc.exit_code)) from None
         return super().__call__(*args, **kwargs)
 
     def arg_opts(self, name: str, default: Any, taken_names: set[str]) -> dict[str, Any]:
@@ -142,6 +143,12 @@ def root(*groups: Collection) -> Collection:
     return ns
 
 
+def error_line(exc: ReprokitError) -> str:
+    """The final ``error: ...`` of a task: its message may quote a host (sbatch's stderr, a path it listed), so every
+    control byte is shown as its escape; reprokit's own line breaks stay."""
+    return f"error: {shown(str(exc), multiline=True)}"
+
+
 def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
     """Run a front end of ``reprokit.commands``: its ``ExitCode`` becomes the task's exit, a ``ReprokitError`` a
     one-line ``error: ...`` with its code, a reader gone away 141."""
@@ -149,7 +156,7 @@ def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
         try:
             return int(front_end(*args, **kwargs))
         except ReprokitError as exc:
-            raise Exit(f"error: {exc}", code=int(exc.exit_code)) from None
+            raise Exit(error_line(exc), code=int(exc.exit_code)) from None
 
     code = guard_output(run)
     if code:

@@ -27,6 +27,7 @@ from reprokit.errors import ConfigError
 from reprokit.workloads.facts.arch import GPU_ARCHES
 
 LOCAL_HOST = "local"
+SLURM_QUEUE_WAIT_S = 3600.0  # a job pending this long is cancelled unless slurm_max_queue_wait_s says otherwise
 SLURM_NAME = r"^[A-Za-z0-9_.+-]+$"  # a partition, account, QoS or reservation name
 SBATCH_OWN = ("--parsable", "--output", "--error", "--chdir", "--job-name", "--wrap", "--wait", "--array", "--nodelist",
               "-o", "-e", "-D", "-J", "-W", "-a", "-w")  # set by reprokit for each job: not in slurm_extra_args
@@ -44,7 +45,7 @@ class SlurmSettings:
     gres: str | None = None
     gpus_per_node: int | None = None
     time_limit: str | None = None  # sbatch --time; default: each step's timeout, rounded up to minutes
-    max_queue_wait_s: float | None = None  # a job pending longer is cancelled and the step says why
+    max_queue_wait_s: float = SLURM_QUEUE_WAIT_S  # a job pending longer is cancelled and the step says why
     requeue: bool = False  # let Slurm requeue a job (node failure, preemption); default --no-requeue
     extra_args: tuple[str, ...] = ()
     node: str | None = None  # set by a --nodes fan-out, never by the inventory
@@ -65,6 +66,9 @@ class HostVars(pydantic.BaseModel):
     # reprokit's own host facts
     gpu_arch: str | None = None
     gpu_count: int | None = pydantic.Field(None, ge=0)
+    # the GPUs this inventory host's workloads may use (CUDA_VISIBLE_DEVICES: indices or GPU UUIDs, comma-separated):
+    # several inventory hosts on one machine, each pinned to its own GPU, fan out as separate hosts
+    cuda_visible_devices: str | None = pydantic.Field(None, pattern=r"^(\d+|GPU-[0-9a-fA-F-]+)(,(\d+|GPU-[0-9a-fA-F-]+))*$")
     runtime: str = "docker"  # a key of hosts/runtimes' RUNTIMES (pyxis: srun --container-image, Slurm only)
     proxy_jump: str | None = None
     workdir: str = "/var/lib/reprokit"
@@ -86,7 +90,7 @@ class HostVars(pydantic.BaseModel):
     slurm_gres: str | None = pydantic.Field(None, pattern=r"^[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*(,[A-Za-z0-9_]+(:[A-Za-z0-9_.-]+)*)*$")
     slurm_gpus_per_node: int | None = pydantic.Field(None, ge=1)
     slurm_time_limit: str | None = pydantic.Field(None, pattern=r"^([0-9]+-)?[0-9]+(:[0-9]{2}){0,2}$")
-    slurm_max_queue_wait_s: float | None = pydantic.Field(None, gt=0)
+    slurm_max_queue_wait_s: float = pydantic.Field(SLURM_QUEUE_WAIT_S, gt=0)
     slurm_requeue: bool = False
     slurm_extra_args: list[str] = []
 
@@ -143,6 +147,7 @@ class Host:
     cache_dir: str | None = None
     launcher: str = "session"  # a key of hosts/launchers' LAUNCHERS
     slurm: SlurmSettings | None = None  # the sbatch options when the launcher runs batch jobs
+    cuda_visible_devices: str | None = None  # exported to every workload on the host (its GPUs, as CUDA numbers them)
     in_container: bool = False  # the workload runs in an image (its runtime's), its step directory mounted at /out
     local: bool = False  # its access is this machine (``is_local``)
 
@@ -167,6 +172,7 @@ class Host:
             "runtime": self.runtime,
             "gpu_arch": self.gpu_arch,
             "gpu_count": self.gpu_count,
+            **({"cuda_visible_devices": self.cuda_visible_devices} if self.cuda_visible_devices else {}),
             "groups": list(self.groups),
             "source": self.source,
             **({"launcher": self.launcher, "slurm": {k: v for k, v in vars(self.slurm).items() if v not in (None, (), False)}}
@@ -320,6 +326,7 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         cache_dir=hv.cache_dir,
         launcher=hv.launcher,
         slurm=slurm_settings(hv, axes),
+        cuda_visible_devices=hv.cuda_visible_devices,
         in_container=hv.runtime in axes.container_runtimes,
         local=local,
     )

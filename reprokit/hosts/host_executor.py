@@ -198,7 +198,7 @@ class HostExecutor:
                                " finishes")
         elif self.run_id and self.kept_reasons:
             self.transport.say(f"      kept {self.run_dir(self.run_id)} on {self.host.name}: {'; '.join(self.kept_reasons)}")
-        elif self.run_id and not keep_remote:
+        elif self.run_id and not keep_remote and not left:  # never while something of the run may still write there
             self.transport.sh(f"rm -rf -- {shell.quote(self.run_dir(self.run_id))}", check=False)
         if left:
             self.transport.say(f"      {left}")

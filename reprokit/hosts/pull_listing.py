@@ -11,12 +11,13 @@ import hashlib
 import json
 import os
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reprokit.errors import HostError
+from reprokit.records.run import is_internal
 
 BATCH_FILES, BATCH_SPEC_BYTES, BATCH_BYTES = 256, 96 << 10, 32 << 20  # one batch's files, argv bytes, data bytes
 MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255
@@ -95,6 +96,8 @@ def parse_listing(text: str, where: str) -> Listing:
         if isinstance(rel, str) and (rel in WRAPPER_FILES or rel in SECRETS_FILES):
             continue
         reason = unsafe_reason(rel)
+        if reason is None and is_internal(rel):
+            reason = INTERNAL_NAME_REASON
         if reason is None and kind != "file":
             reason = f"not a regular file ({kind}{': ' + str(entry.get('error')) if entry.get('error') else ''})"
         if reason is None:
@@ -106,6 +109,46 @@ def parse_listing(text: str, where: str) -> Listing:
         else:
             listing.files.append(RemoteFile(rel, size, dev, ino))
     return listing
+
+
+SECRET_NAME_REASON = "its name holds a secret"
+INTERNAL_NAME_REASON = ("its name is one a record keeps for reprokit's own temporaries (.partial-*, .*.tmp, .*.redacting):"
+                        " it would be left out of the manifest and of check-record")
+
+
+def withhold_secret_names(listing: Listing, masked: Callable[[str], str]) -> Listing:
+    """``listing`` with every path that holds a secret masked; a file whose path holds one is not pulled.
+
+    The path is the host's data like the file's bytes: it reaches the manifest's artifact keys, the reports' links,
+    the ``not_pulled`` list and the console. The file stays on the host, listed under its masked path and the reason.
+    """
+    kept = Listing(not_pulled=[{**entry, "path": masked(entry["path"])} for entry in listing.not_pulled])
+    for remote in listing.files:
+        shown = masked(remote.rel)
+        if shown == remote.rel:
+            kept.files.append(remote)
+        else:
+            kept.not_pulled.append({"path": shown, "reason": SECRET_NAME_REASON})
+    return kept
+
+
+def too_long_here(listing: Listing, out_dir: Path) -> Listing:
+    """``listing`` with each file whose path this machine cannot hold (its path or a name past this file system's
+    limits) moved to ``not_pulled`` with the reason: the host's limits are not this machine's, and one such path must
+    not stop the rest of the step coming back."""
+    root = out_dir.resolve()
+    path_max, name_max = os.pathconf(root, "PC_PATH_MAX"), os.pathconf(root, "PC_NAME_MAX")
+    kept = Listing(not_pulled=list(listing.not_pulled))
+    for remote in listing.files:
+        here = len(os.fsencode(root / remote.rel))
+        longest = max(len(part.encode()) for part in remote.rel.split("/"))
+        if here >= path_max or longest > name_max:
+            kept.not_pulled.append({"path": remote.rel, "reason": (
+                f"the path is too long for this machine ({here} bytes here, a name of {longest}; this file system"
+                f" takes {path_max - 1} and {name_max}): copy it by hand, or run again with a shorter --runs-dir")})
+        else:
+            kept.files.append(remote)
+    return kept
 
 
 def local_target(out_dir: Path, rel: str) -> Path:

@@ -41,9 +41,12 @@ from reprokit.hosts.pull_listing import (
     local_target,
     parse_listing,
     partial_path,
+    too_long_here,
     unsafe_reason,
+    withhold_secret_names,
 )
 from reprokit.hosts.transport import LINK_ERRORS, Transport
+from reprokit.hosttext import shown
 from reprokit.records.atomic import unwritable
 from reprokit.records.digests import DIGESTS
 from reprokit.secrets import Redactor
@@ -131,7 +134,8 @@ class PullBack:
         free = shutil.disk_usage(out_dir).free
         if needed + FREE_SPACE_RESERVE_BYTES > free:
             raise PullStopped(f"this machine has {free // (1 << 20)} MiB free in {out_dir}, {out_dir.name} needs"
-                              f" {needed // (1 << 20) + 1} MiB from host '{self.transport.host.name}'; free space there; the files"
+                              f" {needed // (1 << 20) + 1} MiB from host '{self.transport.host.name}' and"
+                              f" {FREE_SPACE_RESERVE_BYTES >> 20} MiB are kept free; free space there; the files"
                               " stay on the host")
 
     def _pull_large(self, remote_dir: str, files: list[RemoteFile], out_dir: Path, on_bytes) -> list[dict[str, str]]:
@@ -379,7 +383,7 @@ class PullBack:
         for attempt in range(attempts + 1):
             try:
                 self.deadline = time.monotonic() + DEADLINE_FLOOR_S  # the listing's own bound
-                listing = self.list_remote(remote_dir)
+                listing = too_long_here(withhold_secret_names(self.list_remote(remote_dir), self.redactor), out_dir)
                 refused: list[dict[str, str]] = []
                 self.check_room(listing.files, out_dir)
                 total = sum(f.size for f in listing.files)
@@ -398,7 +402,7 @@ class PullBack:
                         refused += self._pull_large(remote_dir, batch, out_dir, count)
                 break
             except LINK_ERRORS as exc:
-                refused = unwritable(exc)  # this machine's disk said no: not a link to retry
+                refused = unwritable(exc) or local_failure(exc)  # this machine's disk said no: not a link to retry
                 if refused:
                     raise PullStopped(f"{refused}; the files stay on host '{host.name}'") from None
                 if attempt == attempts:
@@ -412,7 +416,7 @@ class PullBack:
             (out_dir.parent / f".partial-{out_dir.name}").rmdir()
         refused_paths = {r["path"] for r in refused}
         listing.files = [f for f in listing.files if f.rel not in refused_paths]
-        listing.not_pulled += refused
+        listing.not_pulled += [{**entry, "path": self.redactor(entry["path"])} for entry in refused]
         elapsed = time.monotonic() - started
         self.pull_stats.seconds += elapsed
         moved = self.pull_stats.bytes - bytes_before
@@ -428,6 +432,16 @@ class PullBack:
 
 __all__ = ["BufferedStream", "Listing", "ProtocolViolation", "PullBack", "PullStats", "PullStopped", "RemoteFile",
            "RemoteRefused", "batches", "local_target", "parse_listing", "partial_path", "unsafe_reason"]
+
+
+LOCAL_ERRNOS = (errno.ENAMETOOLONG, errno.ENOSPC, errno.EDQUOT)  # this machine's limits: no reconnect helps
+
+
+def local_failure(exc: BaseException) -> str | None:
+    """One line for an error of this machine's file system (a name too long, a full disk), or None for any other."""
+    if not isinstance(exc, OSError) or exc.errno not in LOCAL_ERRNOS or exc.filename is None:
+        return None
+    return f"this machine cannot write {shown(str(exc.filename)[-200:])} ({exc.strerror})"
 
 
 def _frame(stream: BufferedStream, index: int) -> dict[str, Any] | None:

@@ -120,8 +120,11 @@ def check_key_file(path: str, where: str) -> None:
 
     Paramiko read ``/dev/zero`` until the control process held 5.5 GB, blocked on a FIFO for ever, and called a
     directory or a binary file a connection failure. The file is opened without blocking and read only up to the
-    cap. A file that does not exist is left to the SSH client (it may come from an agent's config).
+    cap. A file that does not exist is left to the SSH client (it may come from an agent's config). A symbolic link
+    (a dotfile manager's, a Kubernetes secret volume's ``id -> ..data/id``) is followed to the file it names, and
+    that file is checked and read; what is opened is checked again, so a swap in between reads nothing else.
     """
+    path = os.path.realpath(path)
     try:
         info = os.stat(path)
     except FileNotFoundError:
@@ -138,6 +141,8 @@ def check_key_file(path: str, where: str) -> None:
     except OSError as exc:
         raise ConfigError(f"{where}: cannot read the key ({exc.strerror}); give a readable private key file") from None
     with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ConfigError(f"{where}: not a regular file (a directory, FIFO or device?); give a private key file")
         head = fh.read(MAX_KEY_FILE_BYTES)
     try:
         head.decode("ascii")

@@ -27,13 +27,18 @@ def cache_env(host: Host, names: tuple[str, ...] = tuple(CACHE_ENV)) -> list[str
     return [f"{name}={host.host_cache_dir}/{CACHE_ENV[name]}" for name in names]
 
 
+def gpu_env(host: Host) -> list[str]:
+    """``CUDA_VISIBLE_DEVICES=<the host's GPUs>`` where the inventory pins the host to some of the machine's GPUs."""
+    return [f"CUDA_VISIBLE_DEVICES={host.cuda_visible_devices}"] if host.cuda_visible_devices else []
+
+
 def container_mounts(host: Host, models_present: bool) -> list[str]:
     """``docker run`` arguments: the caches read-write, the models read-only (when the host has the directory)."""
     cache = host.host_cache_dir
     args = ["-v", f"{cache}:{cache}"]
     if models_present:
         args += ["-v", f"{host.models_dir}:{host.models_dir}:ro"]
-    for assignment in cache_env(host):
+    for assignment in [*cache_env(host), *gpu_env(host)]:
         args += ["-e", assignment]
     return args
 

@@ -59,9 +59,10 @@ def interrupted(run: PreparedRun, reporter: RunReporter) -> RunOutcome:
         mark_unpulled(record, RunStatus.INCOMPLETE, detail, step, handle)
         reporter.interrupted_on_host(detail, record.run_id)
     else:
-        record.finish(RunStatus.INTERRUPTED, status_detail=f"{STOPPED}; the running workload was ended")
+        detail = f"{STOPPED}; the running workload was ended"
+        record.finish(RunStatus.INTERRUPTED, status_detail=detail)
         reporter.interrupted(record.dir)
-    return RunOutcome(record.dir, Verdict(Word.INTERRUPTED, ""), "interrupted")
+    return RunOutcome(record.dir, Verdict(Word.INTERRUPTED, detail), "interrupted")  # the verdict line says why
 
 
 def unwritable(run: PreparedRun, exc: RecordUnwritable, reporter: RunReporter) -> RunOutcome:

@@ -5,7 +5,8 @@ the run already hold, as the step's kind declares (``reprokit/step_kinds/``):
 the kit's pins (``pin_params``, e.g. the FlashInfer version), the model's
 numbers from ``kits/models/<model>.yml`` (``model_config_param``), and the
 host's probed architecture and shared-memory limit from the fingerprint
-(``host_arch_param``, ``optin_limit_param``). Nothing here runs anything.
+(``host_arch_param``, ``optin_limit_param``), and its GPU count (``gpu_count_param``: the devices the
+fingerprint sees, which must equal the inventory's ``gpu_count`` where it gives one). Nothing here runs anything.
 """
 
 from __future__ import annotations
@@ -88,6 +89,14 @@ def plan_step(step: Step, kit: Kit, kits_dir: KitPath | Path, fingerprint: Finge
         limits = {d.max_shared_memory_per_block_optin_bytes for d in devices if d.gpu_arch == params.get(arch_param)}
         if len(limits) == 1:
             params[kind.optin_limit_param] = limits.pop()
+    if kind.gpu_count_param and params.get(kind.gpu_count_param, "host") == "host":
+        count = len(devices)
+        if host is not None and host.gpu_count is not None and host.gpu_count != count:
+            planned.skip_reason = (f"not run: {kind.gpu_count_param} 'host': the inventory says {host.gpu_count} GPU(s)"
+                                   f" on {host.name}, the workloads see {count}; fix gpu_count or the host's"
+                                   " CUDA_VISIBLE_DEVICES")
+            return planned
+        params[kind.gpu_count_param] = count
     for spec in kind.host_paths:
         value = params.get(spec.param)
         if isinstance(value, str) and value and host is not None and "/" not in value:

@@ -10,6 +10,9 @@ from reprokit.records.atomic import write_json_atomic
 from reprokit.records.models import StepEntry, StepStatus
 from reprokit.records.run import utc_now
 from reprokit.triage import triage_files
+from reprokit.triage.reconcile import Prediction, prediction_from_static_result
+
+STATIC_KIND = "static-smem"  # the step kind whose result is the static prediction of the same run
 
 
 def run_step(params: dict[str, Any], record_dir: Path, steps: dict[str, StepEntry], out_dir: Path) -> dict[str, Any]:
@@ -28,10 +31,24 @@ def run_step(params: dict[str, Any], record_dir: Path, steps: dict[str, StepEntr
     if not paths:
         return {"status": StepStatus.NOT_RUN, "reason": f"not run: step '{source}' left no logs in {source_dir}", "result": None}
     started = time.monotonic()
-    report = triage_files(paths, flashinfer_version=params.get("flashinfer"))
+    report = triage_files(paths, flashinfer_version=params.get("flashinfer"), predict=_static_predictor(steps))
     result = {"workload": "triage", "schema_version": 1, "status": "ok",
               "logs": [p.relative_to(record_dir).as_posix() for p in paths], **report.to_json()}
     write_json_atomic(out_dir / "result.json", result)
     return {"status": "ok", "reason": None, "result": result, "ended": utc_now(),
             "duration_s": round(time.monotonic() - started, 3), "exit_code": report.exit_code,
             "result_file": f"steps/{out_dir.name}/result.json"}
+
+
+def _static_predictor(steps: dict[str, StepEntry]):
+    """The run's own static-smem step, as the prediction the triage sets beside the failed tactics: used when the
+    log's release and arch are the ones it analysed (a step of another release predicts nothing here)."""
+    predictions: list[Prediction] = []
+    for entry in steps.values():
+        if entry.uses == STATIC_KIND and entry.status == StepStatus.OK and entry.has_result:
+            predictions.append(prediction_from_static_result(entry.result, entry.result_file or f"steps/{entry.name}/result.json"))
+
+    def predict(version: str, arch: str) -> Prediction | None:
+        return next((p for p in predictions if p.flashinfer == version and p.arch == arch), None)
+
+    return predict if predictions else None

@@ -16,7 +16,7 @@ from typing import Any
 from reprokit.errors import HostError
 from reprokit.records.digests import DIGESTS, sha256_file
 
-__all__ = ["RecordUnwritable", "UNWRITABLE_ERRNOS", "sha256_file", "unwritable", "write_bytes_atomic",
+__all__ = ["RecordUnwritable", "UNWRITABLE_ERRNOS", "no_room", "sha256_file", "unwritable", "write_bytes_atomic",
            "write_json_atomic", "write_text_atomic"]
 
 UNWRITABLE_ERRNOS = (errno.EROFS, errno.EACCES, errno.EPERM)  # this machine refuses the write: no retry helps
@@ -34,6 +34,13 @@ def unwritable(exc: BaseException) -> RecordUnwritable | None:
     return RecordUnwritable(f"this machine cannot write {where.parent} ({exc.strerror}); make it writable")
 
 
+def no_room(exc: BaseException, path: Path) -> RecordUnwritable | None:
+    """The one-line error for a disk (or quota) this machine filled while writing ``path``, or None."""
+    if not isinstance(exc, OSError) or exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    return RecordUnwritable(f"this machine has no space left to write {path} ({exc.strerror}); free space there")
+
+
 def write_bytes_atomic(path: Path, data: bytes, hashed: bool = True) -> str | None:
     """Write ``data`` to ``path`` atomically; return its sha256, remembered for the record (``hashed=False``: a file
     that is no artifact, the manifest, rewritten at every change)."""
@@ -42,7 +49,7 @@ def write_bytes_atomic(path: Path, data: bytes, hashed: bool = True) -> str | No
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        refused = unwritable(exc)
+        refused = unwritable(exc) or no_room(exc, path)
         if refused:
             raise refused from None
         raise
@@ -59,11 +66,14 @@ def write_bytes_atomic(path: Path, data: bytes, hashed: bool = True) -> str | No
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        full = no_room(exc, path)
+        if full:
+            raise full from None
         raise
     return digest
 

@@ -18,11 +18,13 @@ written or pulled (``records.digests``): each byte is hashed once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import json
 import os
 import secrets
+import shutil
 import socket
 import stat
 from pathlib import Path
@@ -32,7 +34,7 @@ from reprokit import __version__
 from reprokit.config.names import check_name
 from reprokit.errors import ConfigError
 from reprokit.provenance import source_provenance
-from reprokit.records.atomic import write_json_atomic
+from reprokit.records.atomic import no_room, unwritable, write_json_atomic
 from reprokit.records.digests import DIGESTS, sha256_file
 from reprokit.records.models import Artifact, Manifest, RunStatus, StepEntry, Verdict
 
@@ -62,6 +64,19 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def started_after(pid: int, when: str) -> bool:
+    """Whether process ``pid`` of this machine started after ``when`` (ISO 8601, UTC): a pid reused since the run's
+    control process died. False where this cannot be read (no /proc): the pid is then taken as the run's."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot_s = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                      if line.startswith("btime "))
+        began_s = boot_s + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+        return began_s > dt.datetime.fromisoformat(when.replace("Z", "+00:00")).timestamp() + 1
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
 
 
 class RunRecord:
@@ -94,9 +109,20 @@ class RunRecord:
             "artifacts": {},
         }
         manifest = Manifest.from_json(data, f"{run_dir / MANIFEST} (being created)")
-        run_dir.mkdir(parents=True, exist_ok=False)
+        try:
+            run_dir.mkdir(parents=True, exist_ok=False)
+        except OSError as exc:  # a runs directory read-only or full from the start: one line, not a traceback
+            refused = unwritable(exc) or no_room(exc, run_dir)
+            if refused:
+                raise refused from None
+            raise
         record = cls(runs_dir, run_id, manifest)
-        record.save()
+        try:
+            record.save()
+        except BaseException:
+            with contextlib.suppress(OSError):  # nothing half-written: no record without its manifest
+                shutil.rmtree(run_dir)
+            raise
         return record
 
     @classmethod
@@ -192,9 +218,14 @@ def load_manifest(run_dir: Path | str) -> Manifest:
         raise ConfigError(f"{path}: not a run manifest (expected a JSON object with a 'status'); the record is damaged")
     manifest = Manifest.from_json(data, str(path))
     owner = manifest.owner
-    if manifest.status == RunStatus.RUNNING and owner.hostname == socket.gethostname() and not pid_alive(owner.pid):
-        manifest.status = RunStatus.KILLED
-        manifest.status_detail = f"the run's process (pid {owner.pid}) is gone and never finalised the manifest"
+    if manifest.status == RunStatus.RUNNING and owner.hostname == socket.gethostname():
+        if not pid_alive(owner.pid):
+            manifest.status = RunStatus.KILLED
+            manifest.status_detail = f"the run's process (pid {owner.pid}) is gone and never finalised the manifest"
+        elif started_after(owner.pid, manifest.started):
+            manifest.status = RunStatus.KILLED
+            manifest.status_detail = (f"the run's process is gone and never finalised the manifest (its pid {owner.pid}"
+                                      " now names a process that started after the run)")
     return manifest
 
 

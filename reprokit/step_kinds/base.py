@@ -145,6 +145,7 @@ class StepKind:
     model_config_param: str | None = None  # a parameter naming kits/models/<name>.yml, passed as `model_config`
     host_arch_param: str | None = None  # a parameter whose value `host` becomes the host's one GPU architecture
     optin_limit_param: str | None = None  # filled with the probed opt-in smem limit of the GPUs of that arch
+    gpu_count_param: str | None = None  # a parameter whose value `host` (or absence) becomes the host's GPU count
     result: type[Result] = Result
 
     @property

@@ -36,7 +36,9 @@ class SmemRow(Part):
     stages: int | None = None
     mainloop_smem_bytes: int | None = None
     epilogue_smem_bytes: int | None = None
-    kernel_smem_bytes: int | None = None
+    kernel_smem_bytes: int | None = None  # sizeof(SharedStorage): the dynamic shared memory the launch asks for
+    static_smem_bytes: int | None = None  # the kernel's static __shared__ (0 for CUTLASS's kernels)
+    total_smem_bytes: int | None = None  # the two together: what the fit check compares (facts/smem_fit.py)
     verdict: str | None = None  # fits, exceeds or unsupported, against capacity_bytes
     verdict_optin: str | None = None  # the same against optin_limit_bytes
     explanation: str | None = None
@@ -65,6 +67,8 @@ class Sources(Part):
     cutlass: Cutlass | None = None
     headers_compiled: HeadersCompiled | None = None
     nvcc_versions: list[str] | None = None
+    nvcc_flags: list[str] | None = None
+    static_smem_limits: dict[str, int] | None = None  # per compile target: the compiler's static __shared__ limit
 
 
 class StaticSmemResult(Result):

@@ -41,6 +41,34 @@ class Fatal(Part):
     message: str | None = None
 
 
+class TacticAgreement(Part):
+    """A tactic that failed at runtime or was predicted to overflow, and whether triage and the static analysis agree."""
+
+    op: str | None = None
+    tactic: int | None = None
+    tile: str | None = None
+    fusion: str | None = None
+    swap_ab: bool | None = None
+    failed: bool | None = None
+    tried: bool | None = None
+    predicted: str | None = None
+    dynamic_bytes: int | None = None
+    static_bytes: int | None = None
+    agreement: str | None = None
+    says: str | None = None
+
+
+class Reconciliation(Part):
+    """The per-tactic comparison with the static prediction of the same release and arch (triage/reconcile.py)."""
+
+    status: str | None = None
+    reason: str | None = None
+    agree: bool | None = None
+    prediction: dict[str, Any] | None = None
+    tactics: list[TacticAgreement] | None = None
+    disagreements: list[str] | None = None
+
+
 class TriageResult(Result):
     logs: list[str] | None = None
     schema_: int | None = pydantic.Field(None, alias="schema")  # pydantic's BaseModel has a `schema` method
@@ -59,6 +87,9 @@ class TriageResult(Result):
     ready: bool | None = None
     autotune_failure_tiles: list[str] | None = None
     autotune_failures: list[AutotuneFailure] | None = None
+    autotune_failure_tactics: list[int] | None = None
+    reconciliation: Reconciliation | None = None
+    autotune_oom_fallbacks: dict[str, Any] | None = None
     notes: list[str] | None = None
     autotune_skipped_summaries: list[Any] | None = None
     fatal: Fatal | None = None

@@ -10,7 +10,9 @@ Public API (what ``tasks.py`` and the kit step ``triage`` call)::
 Modules: ``formats`` and ``patterns`` (every recognised string, with a real example; record
 types in ``kinds``), ``reader`` (bytes to lines), ``parser`` (lines to events), ``versions``
 (what the log says about the stack), ``exception_text``, ``tactics`` (per-release tables),
-``summary``, ``verdict``, ``api``, ``render``, ``corpus`` (real logs and their expected readings).
+``summary``, ``verdict``, ``api``, ``render``, ``corpus`` (real logs and their expected readings), ``reconcile``
+(the failed tactics beside the static prediction of the same release); ``patterns_stacks`` (TGI, Triton's model
+table, the stacks recognised but not read).
 """
 
 from reprokit.triage.api import TriageReport, current_phase, triage_files

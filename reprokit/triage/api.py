@@ -9,9 +9,10 @@ from typing import Any
 from reprokit.errors import ConfigError
 from reprokit.triage.parser import FileStats, parse_file
 from reprokit.triage.processes import Process
+from reprokit.triage.reconcile import Predict, Reconciliation, reconcile
 from reprokit.triage.summary import FailureRow, FatalInfo, Span, Summarizer, TriageSummary
 from reprokit.triage.tactics import TableChoice, TacticTable, choose_table
-from reprokit.triage.verdict import Decision, Verdict, decide
+from reprokit.triage.verdict import Decision, Verdict, decide, tactic_lines_visible
 
 SCHEMA_VERSION = 1
 _TEXT_IN_JSON_CHARS = 16 * 1024
@@ -25,6 +26,7 @@ class TriageReport:
     flashinfer_version: str | None
     flashinfer_version_source: str | None  # 'argument', 'log' (cache paths, banners, pip pins) or None
     table_choice: TableChoice
+    reconciliation: Reconciliation
 
     @property
     def tactic_table(self) -> TacticTable | None:
@@ -64,7 +66,10 @@ class TriageReport:
             "ready": s.ready,
             "autotune_failure_tiles": s.failure_tiles,
             "autotune_failures": [_failure_json(row) for row in s.failures],
+            "autotune_failure_tactics": sorted({row.tactic for row in s.failures if isinstance(row.tactic, int)}),
+            "reconciliation": self.reconciliation.to_json(),
             "notes": s.notes,
+            "autotune_oom_fallbacks": _span_json(s.oom_fallbacks),
             "autotune_skipped_summaries": [
                 {"op": op, "skipped": s.skipped_totals[op], **_span_json(span)}
                 for op, span in sorted(s.skipped_by_op.items())
@@ -230,14 +235,16 @@ def _evidence_json(location: str | None, s: TriageSummary) -> dict[str, Any] | N
 
 def triage_files(
     paths: list[Path], flashinfer_version: str | None = None, tactics_file: Path | None = None,
-    compute_tables: bool = False,
+    compute_tables: bool = False, predict: Predict | None = None,
 ) -> TriageReport:
     """Triage server logs (plain or gzip, any size, ranks interleaved or one file per rank).
 
     The FlashInfer release (``flashinfer_version``, else the one the log names) picks its own
     tactic table: shipped, cached, or with ``compute_tables`` computed from the release's wheel
     (pip + nvcc, about a minute) and cached; ``tactics_file`` overrides it. Without a table a
-    tactic is reported unmapped with the reason. Raises ``ConfigError`` for a path that cannot be
+    tactic is reported unmapped with the reason. ``predict`` (release, arch -> the static prediction, or None)
+    gives what the static analysis says of the same tactics, set beside the failures per tactic
+    (``reconciliation``). Raises ``ConfigError`` for a path that cannot be
     read or a malformed tactic table.
     """
     if not paths:
@@ -260,7 +267,23 @@ def triage_files(
                           compute=compute_tables)
     summary = summarizer.summary(choice)
     version = versions[0] if len(set(versions)) == 1 else None
-    return TriageReport(decide(summary, version), summary, version, source, choice)
+    arch = seen.archs[0] if seen.archs else None
+    return TriageReport(decide(summary, version), summary, version, source, choice,
+                        _reconciled(summary, version, arch, predict))
+
+
+def _reconciled(summary: TriageSummary, version: str | None, arch: str | None, predict: Predict | None) -> Reconciliation:
+    """The failures against the static prediction of the same release and arch, or why they were not compared."""
+    prediction, reason = None, None
+    if predict is None:
+        reason = "no static prediction was looked up"
+    elif version is None:
+        reason = "the FlashInfer release is unknown (the log names none, or several); pass --flashinfer"
+    else:
+        prediction = predict(version, arch or "sm120")
+        if prediction is None:
+            reason = f"no static prediction for FlashInfer {version} on {arch or 'sm120'}"
+    return reconcile(summary.failures, summary.tried_tactics, tactic_lines_visible(summary, version), prediction, reason)
 
 
 def current_phase(paths: list[Path]) -> str | None:

@@ -20,7 +20,10 @@ from typing import Any
 from reprokit.triage.formats import PATTERNS_BY_KIND
 from reprokit.triage.parser import Event
 
-READY_BANNER_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started", "ray_serve_app_ready"})
+# readiness lines: sglang's banner, vLLM's API server, Triton's endpoint and its model table (a model READY: the
+# table is printed once loading ends, its endpoints start right after), Ray Serve, TGI's router reaching its shards
+READY_BANNER_KINDS = frozenset({"ready", "vllm_server_starting", "triton_server_started", "triton_model_ready",
+                                "ray_serve_app_ready", "tgi_router_connected"})
 READINESS_ORDER = ("banner", "request_served", "traffic", "routes")  # how strongly a line shows the server is up
 MAX_ROWS = 64
 MAX_VALUES = 16

@@ -55,6 +55,15 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "torch.distributed elastic/c10d: '[rank<N>]:' before the stderr lines of rank N",
     ),
     LineFormat(
+        "torchrun_tee",
+        r"\[(?P<worker>[a-z_]+)(?P<rank>\d+)\]:",
+        "[default0]:2026-12-06 03:18:41,877 - DEBUG - autotuner.py:2209 - flashinfer.jit: [Autotuner]: profiling "
+        "<flashinfer.fused_moe.core.get_cutlass_fused_moe_module.<locals>.MoERunner object at 0x7fc95867d340> 1, "
+        "shapes=((16, 1536), (256, 1024, 1536), (0,), (256, 1536, 512), (0,)), avg_time 1.02823677062",
+        "torch/distributed/elastic/multiprocessing/tail_log.py: '[{role}{local_rank}]:' before every line of a worker "
+        "that `torch.distributed.run --tee` copies to the console (role 'default' unless named; evidence/h200-ep-moe-n1)",
+    ),
+    LineFormat(
         "sglang",
         r"\[" + _SGLANG_TIME + r"(?P<ranks>(?: [A-Z]+(?:_[A-Z]+)*\d+)*)\] ",
         "[2026-02-19 10:05:12 TP3 EP3] Running FlashInfer autotune...",
@@ -127,6 +136,14 @@ LINE_FORMATS: tuple[LineFormat, ...] = (
         "INFO 2025-08-29 18:04:47,931 serve 519120 -- Application 'default' is ready at http://127.0.0.1:8000/.",
         "Ray Serve's logger '%(levelname)s %(asctime)s <component> <id> [<request id>] -- %(message)s' "
         "(ray/serve/_private/logging_utils.py; ray-project/ray #55754, #53267)",
+    ),
+    LineFormat(
+        "tgi",
+        r" ?(?P<level>TRACE|DEBUG|INFO|WARN|ERROR) +(?:[A-Za-z_][\w{}=-]*: )?"
+        r"(?P<logger>text_generation_(?:launcher|router)\w*(?:::\w+)*): (?:[\w/.-]+\.rs:\d+: )?",
+        "INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=0",
+        "TGI's launcher and router, Rust tracing lines '<RFC 3339>Z <LEVEL> [<span>: ]<target>: [<file>.rs:<line>: ]' "
+        "(huggingface/text-generation-inference #2139, #2534); the time is stripped as a docker timestamp first",
     ),
     LineFormat(
         "rust_tracing",
@@ -320,3 +337,20 @@ EPILOGUE_FUSION_NAMES = {0: "NONE", 1: "ACTIVATION", 2: "GATED_ACTIVATION", 3: "
 
 # the sglang cache path names the FlashInfer version: .../flashinfer/autotune/<version>/sm<arch>/...
 FLASHINFER_VERSION_IN_CACHE_PATH = re.compile(r"/flashinfer/autotune/(\d+\.\d+\.\d+[0-9A-Za-z.+]*)/sm\d+")
+# the patterns each line format's messages are matched against, in order
+PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
+    "sglang": SERVER_PATTERNS,
+    "flashinfer": AUTOTUNER_PATTERNS + ERROR_PATTERNS,
+    "vllm": SERVER_PATTERNS + ERROR_PATTERNS,
+    "torch_c10": ERROR_PATTERNS,
+    "uvicorn": SERVER_PATTERNS,
+    "tensorrt_llm": ERROR_PATTERNS,
+    "tensorrt_llm_python": SERVER_PATTERNS + ERROR_PATTERNS,
+    "sglang_untimed": SERVER_PATTERNS,
+    "progress": AUTOTUNER_PATTERNS + PROGRESS_PATTERNS,
+    "logger_named": SERVER_PATTERNS + ERROR_PATTERNS,
+    "triton_server": SERVER_PATTERNS + ERROR_PATTERNS,
+    "ray_glog": ERROR_PATTERNS,
+    **dict.fromkeys(("ray_serve", "tgi", "rust_tracing"), SERVER_PATTERNS + ERROR_PATTERNS),
+    "bare": AUTOTUNER_PATTERNS + ERROR_PATTERNS,
+}

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.triage import formats
-from reprokit.triage.formats import LINE_FORMATS_BY_NAME, LogPattern
+from reprokit.triage.formats import LINE_FORMATS_BY_NAME
 from reprokit.triage.processes import ProcessTracker
 from reprokit.triage.reader import ReadStats, iter_regions, open_log
 from reprokit.triage.scan import LineScan, _count_newlines
@@ -62,14 +62,16 @@ _SCAN_READY = LineScan(
     [p.lead.encode() for p in formats.SERVER_PATTERNS if p.on_sglang_lines and not p.readiness] + [_RAY_GLOG_LEAD])
 # the framework a line format belongs to: the stack of the process that writes it
 _STACK_OF_FORMAT = {"vllm": "vllm", "tensorrt_llm": "tensorrt_llm", "tensorrt_llm_python": "tensorrt_llm",
-                    "flashinfer": "flashinfer", "torch_c10": "torch", "sglang_untimed": "sglang"}
+                    "flashinfer": "flashinfer", "torch_c10": "torch", "sglang_untimed": "sglang", "tgi": "tgi"}
 _STACK_OF_LOGGER = {"sglang": "sglang", "vllm": "vllm", "tensorrt_llm": "tensorrt_llm"}
 _SGLANG = LINE_FORMATS_BY_NAME["sglang"].compiled
 _VLLM_WORKER = LINE_FORMATS_BY_NAME["vllm_worker"].compiled
 _TORCH_RANK = LINE_FORMATS_BY_NAME["torch_rank"].compiled
+_TORCHRUN_TEE = LINE_FORMATS_BY_NAME["torchrun_tee"].compiled  # '[default3]:': one rank process per prefix
 _HEADED_FORMATS = tuple(
     LINE_FORMATS_BY_NAME[name]
-    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "ray_serve", "rust_tracing",
+    for name in ("flashinfer", "logger_named", "vllm", "torch_c10", "triton_server", "ray_glog", "ray_serve", "tgi",
+                 "rust_tracing",
                  "uvicorn", "tensorrt_llm", "tensorrt_llm_python", "sglang_untimed", "progress")
 )
 _WRAPPERS = formats.WRAPPER_FORMATS
@@ -78,22 +80,8 @@ MAX_RECORDS_PER_LINE = 16  # records glued on one physical line (tqdm redraws wi
 # the line before a bare traceback says the traceback was logged (logger.exception), not uncaught
 _LOGGED_TRACEBACK_MARKERS = (b"ERROR", b"CRITICAL", b"xception", b"rror:", b"Traceback")
 _CONTINUATION_FORMATS = formats.CONTINUATION_FORMATS
-_PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
-    "sglang": formats.SERVER_PATTERNS,
-    "flashinfer": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
-    "vllm": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "torch_c10": formats.ERROR_PATTERNS,
-    "uvicorn": formats.SERVER_PATTERNS,
-    "tensorrt_llm": formats.ERROR_PATTERNS,
-    "tensorrt_llm_python": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "sglang_untimed": formats.SERVER_PATTERNS,
-    "progress": formats.AUTOTUNER_PATTERNS + formats.PROGRESS_PATTERNS,
-    "logger_named": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "triton_server": formats.SERVER_PATTERNS + formats.ERROR_PATTERNS,
-    "ray_glog": formats.ERROR_PATTERNS,
-    **dict.fromkeys(("ray_serve", "rust_tracing"), formats.SERVER_PATTERNS + formats.ERROR_PATTERNS),
-    "bare": formats.AUTOTUNER_PATTERNS + formats.ERROR_PATTERNS,
-}
+_BACKTRACE_FRAME = next(f.compiled for f in _CONTINUATION_FORMATS if f.name == "backtrace_frame")  # getTrace's
+_PATTERNS_FOR_FORMAT = formats.PATTERNS_FOR_FORMAT
 
 
 @dataclass(slots=True)
@@ -279,7 +267,7 @@ class FileParser:
         stream: str | None = None
         rank: str | None = None
         key = "main"
-        prefix = _VLLM_WORKER.match(text) or _TORCH_RANK.match(text)
+        prefix = _VLLM_WORKER.match(text) or _TORCH_RANK.match(text) or _TORCHRUN_TEE.match(text)
         if prefix is not None and prefix.re is _VLLM_WORKER and (inner := _VLLM_WORKER.match(text, prefix.end())):
             prefix = inner  # '(EngineCore_DP1 pid=N) (Worker_DP1_TP1_EP3 pid=M)': the worker wrote it
         if prefix is not None:
@@ -344,6 +332,8 @@ class FileParser:
 
     def _bare(self, text: str, offset: int, stream: str | None, rank: str | None, key: str) -> None:
         record = self._open.get(stream)
+        if record is None and stream is None and _BACKTRACE_FRAME.match(text):
+            record = self._tactic_record_for_frames()
         if record is not None:
             self._count("continuation")
             self._append(record, text)
@@ -421,6 +411,12 @@ class FileParser:
         return False
 
     # --- records
+
+    def _tactic_record_for_frames(self) -> _Record | None:
+        """The last record opened if it is a skipped tactic's: an unprefixed frame after it is that exception's (a
+        prefixer that tagged the first line only), never a crash dump of the file's main process."""
+        record = self._open[next(reversed(self._open))] if self._open else None
+        return record if record is not None and record.event.kind in ("autotune_skip", "autotune_failure_detail") else None
 
     def _open_record(self, event: Event, stream: str | None, key: str) -> None:
         self._close(stream)

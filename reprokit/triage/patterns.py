@@ -9,6 +9,7 @@ from __future__ import annotations
 from reprokit.triage.kinds import LogPattern
 from reprokit.triage.patterns_behaviour import BEHAVIOUR_PATTERNS, OTHER_AUTOTUNER_PATTERNS
 from reprokit.triage.patterns_deaths import DEATH_REPORT_PATTERNS
+from reprokit.triage.patterns_stacks import STACK_PATTERNS, UNCLAIMED_PATTERNS
 from reprokit.workloads.facts import errors
 
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics
@@ -196,6 +197,13 @@ PATTERNS: tuple[LogPattern, ...] = (
         multiline=True, family="autotuner",
     ),
     LogPattern(
+        "autotune_profiled", r"\[Autotuner\]: profiling (.*) " + _TACTIC + r", shapes=", ("runner", "tactic"),
+        "2026-02-19 10:05:14,000 - DEBUG - autotuner.py:700 - flashinfer.jit: [Autotuner]: profiling "
+        f"{_RUNNER} 0, shapes=[torch.Size([256, 3072])], avg_time 0.81644",
+        _AUTOTUNER + "._profile_runners (DEBUG): a tactic the autotuner ran and timed",
+        family="autotuner",
+    ),
+    LogPattern(
         "autotune_skipped_summary", r"\[Autotuner\]: Skipped ([0-9]+) unsupported tactic\(s\) for ([^ ]+)",
         ("count", "op"),
         "2026-03-20 09:14:02,771 - INFO - autotuner.py:612 - flashinfer.jit: [Autotuner]: Skipped 12 unsupported "
@@ -254,6 +262,8 @@ PATTERNS: tuple[LogPattern, ...] = (
         "vLLM and sglang model_loader/weight_utils.py shard bar (allenai/olmocr #129)", family="progress",
     ),
     *BEHAVIOUR_PATTERNS,
+    *STACK_PATTERNS,
+    *UNCLAIMED_PATTERNS,
     # --- errors, found anywhere in a message or a bare line
     LogPattern(
         "answers_wrong", r"\[reprokit answers\] ([0-9]+) of ([0-9]+) answers wrong: (.*)", ("wrong", "total", "detail"),

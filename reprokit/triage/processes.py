@@ -169,6 +169,8 @@ class ProcessTracker:
             return
         if self._exception_line(proc, line_no, level, message, stripped):
             return
+        if level is None and stack is None and proc.previous_error is not None:
+            return  # a bare line right after an ERROR record goes on with its message (a config dump), not a sign of life
         self._alive(proc, line_no, stripped, level)
         if level in ERROR_LEVELS:
             proc.previous_error = (line_no, stripped[:MAX_TEXT_CHARS])

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from reprokit.triage.patterns_stacks import UNCLAIMED
 from reprokit.triage.processes import Process
-from reprokit.triage.summary import TriageSummary
+from reprokit.triage.summary import CLAIMED_FORMATS, TriageSummary
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,8 @@ def _autotune_failures(summary: TriageSummary) -> Hit | None:
         return None
     rows = summary.other_autotune.rows.values()
     last = max([r.span.first_location for r in summary.failures if r.span.first_location] +
-               [r.last for r in rows], default=summary.ready_location,
+               [r.last for r in rows] + [summary.oom_fallbacks.first_location] * bool(summary.oom_fallbacks.count),
+               default=summary.ready_location,
                key=lambda where: int(where.rpartition(":")[2]) if where else 0)
     return Hit(last, None, f"{summary.failure_count} FlashInfer tactic failure(s) and {summary.other_autotune.total} "
                            "of other autotuners, all skipped: the server came up")
@@ -90,6 +92,17 @@ def _still_starting(summary: TriageSummary) -> Hit | None:
     return Hit(f"{last.path}:{last.lines}", last.last_line,
                f"a server was starting (last phase: {summary.phase or 'starting'}) and the log ends with neither "
                "readiness nor a death")
+
+
+def _unclaimed_stack(summary: TriageSummary) -> Hit | None:
+    """Lines of a stack the triage recognises but does not read, and no line of one it reads: it cannot say."""
+    seen = [name for kind, name in UNCLAIMED.items() if summary.events_by_kind[kind]]
+    claimed = any(f.lines_by_format[name] for f in summary.files for name in CLAIMED_FORMATS) or any(
+        p.serving for f in summary.files for p in f.processes.processes.values())
+    if not seen or claimed:
+        return None
+    return Hit(None, None, f"{' and '.join(seen)}'s lines: this triage reads sglang, vLLM, TensorRT-LLM, Triton "
+                          f"Inference Server and TGI, not {' or '.join(seen)}")
 
 
 def _no_server(summary: TriageSummary) -> Hit | None:
@@ -122,6 +135,8 @@ RULES: tuple[Rule, ...] = (
          lambda s: _ready(s, "traffic")),
     Rule("ready_routes", "READY", "the HTTP server's route listing, logged once the engine is up",
          lambda s: _ready(s, "routes")),
+    Rule("unclaimed_stack", "INCONCLUSIVE", "lines of a stack the triage recognises but does not read (llama.cpp's "
+         "server, Ollama, LMDeploy), and none of one it reads", _unclaimed_stack),
     Rule("still_starting", "NOT_READY", "a server's lines, and neither readiness nor a death: starting, hung or cut",
          _still_starting),
     Rule("no_server", "INCONCLUSIVE", "known lines, none of a serving framework", _no_server),

@@ -24,6 +24,7 @@ from reprokit.triage.tactics import TableChoice
 from reprokit.triage.versions import VersionsSeen
 
 MAX_NAMES_PER_SET = 64
+MAX_PROFILED_TACTICS = 4096  # tactic numbers the autotuner profiled (its DEBUG 'profiling' lines), for reconciliation
 MAX_FATAL_CANDIDATES = 256  # fatal lines kept until the process model says whose process lived on
 # fatal lines that report another process's death (the reporter lives on) or a context that cannot go on:
 # true whatever the reporting process writes next
@@ -33,7 +34,8 @@ DEATH_NOTICE_KINDS = frozenset({"sigquit_from_child", "subprocess_crashed", "exi
                                 "vllm_worker_init_failed", "vllm_engine_init_failed", "triton_model_unavailable",
                                 "signal_received", "fatal_python_error", "cpp_terminate", "nccl_watchdog_timeout",
                                 "ray_actor_died", "vllm_child_died", "vllm_engine_dead", "ucx_caught_signal",
-                                "sglang_watchdog_timeout", "shell_killed"})
+                                "sglang_watchdog_timeout", "shell_killed", "tgi_shard_failed_to_start",
+                                "tgi_shard_signaled", "tgi_launcher_error"})
 
 # the order of a server's start, used for the timeline when times tie or are missing
 LIFECYCLE_KINDS = (
@@ -55,6 +57,7 @@ LIFECYCLE_KINDS = (
 # where a server's start has got to, by the last lifecycle event seen (``phase``)
 PHASE_OF_KIND = {
     "load_weight_begin": "loading_weights", "load_weight_end": "loading_weights", "weight_loading_progress": "loading_weights",
+    "tgi_waiting_for_shard": "loading_weights",
     **dict.fromkeys(("server_autotune_start", "autotune_process_start", "autotune_progress", "autotune_skip",
                      "autotune_failure_detail", "autotune_skipped_summary", "autotune_oom_fallback",
                      "autotune_process_end", "server_autotune_completed"), "autotune"),
@@ -66,7 +69,10 @@ PHASE_OF_KIND = {
 # line formats that only a serving framework (or its kernel library) writes; not uvicorn's, which serves any Python
 # web app (vLLM's and sglang's HTTP servers, and OPEA's micro-services: opea-project/GenAIExamples #706)
 FRAMEWORK_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python",
-                     "flashinfer", "triton_server")
+                     "flashinfer", "triton_server", "tgi")
+# the line formats of the stacks the triage reads (not FlashInfer's, which any of them, or another, may print)
+CLAIMED_FORMATS = ("sglang", "sglang_wrapped", "sglang_untimed", "vllm", "tensorrt_llm", "tensorrt_llm_python",
+                   "triton_server", "tgi")
 UVICORN_KINDS = frozenset({"uvicorn_running", "uvicorn_startup_complete"})
 AUTOTUNE_EVIDENCE_KINDS = frozenset(
     ("server_autotune_start", "server_autotune_completed", "autotune_process_start", "autotune_process_end",
@@ -134,6 +140,8 @@ class TriageSummary:
     deaths: list[Death] = field(default_factory=list)  # in file order; the rule table reads the last of each rule
     survived: list[str] = field(default_factory=list)  # fatal-looking lines whose process lived on, and why
     recognised: bool = False  # some line of the log is one the triage knows
+    profiled_tactics: frozenset[int] = frozenset()  # tactics the autotuner ran and timed ('profiling ... N, shapes=')
+    oom_fallbacks: Span = field(default_factory=Span)  # '[Autotuner]: OOM detected, falling back to default tactic'
 
     @property
     def ranks(self) -> list[str]:
@@ -153,7 +161,15 @@ class TriageSummary:
 
     @property
     def failure_count(self) -> int:
-        return sum(row.span.count for row in self.failures)
+        """Failed autotune profiles of FlashInfer: each skipped tactic, and each OOM that fell back to the default
+        tactic (a tactic that could not be profiled; the server lives on)."""
+        return sum(row.span.count for row in self.failures) + self.oom_fallbacks.count
+
+    @property
+    def tried_tactics(self) -> frozenset[int]:
+        """Tactic numbers the log shows tried: profiled, or failed while profiling."""
+        failed = {row.tactic for row in self.failures if isinstance(row.tactic, int)}
+        return self.profiled_tactics | failed
 
     @property
     def failure_tiles(self) -> list[str]:
@@ -205,6 +221,8 @@ class Summarizer:
         self._order = 0
         self._framework_phase = False  # a lifecycle event of a serving framework (uvicorn's own are not)
         self._uvicorn_banners = 0  # readiness banners that were uvicorn's 'Application startup complete.'
+        self._profiled: set[int] = set()
+        self._oom_fallbacks = Span()
 
     def add(self, event: Event) -> None:
         self._events_by_kind[event.kind] += 1
@@ -221,6 +239,12 @@ class Summarizer:
             return
         if kind == "autotune_skip":
             self._add_failure(event)
+        elif kind == "autotune_profiled":
+            tactic = _tactic_value(event.fields.get("tactic"))
+            if isinstance(tactic, int) and len(self._profiled) < MAX_PROFILED_TACTICS:
+                self._profiled.add(tactic)
+        elif kind == "autotune_oom_fallback":
+            self._oom_fallbacks.add(event)
         elif kind == "autotune_skipped_summary":
             op = event.fields.get("op") or "?"
             self._skipped.setdefault(op, Span()).add(event)
@@ -370,6 +394,8 @@ class Summarizer:
             survived=survived,
             recognised=bool(self._events_by_kind) or any(
                 n not in ("unknown", "blank") and c for f in self._files for n, c in f.lines_by_format.items()),
+            profiled_tactics=frozenset(self._profiled),
+            oom_fallbacks=self._oom_fallbacks,
         )
 
     def _framework_shown(self) -> bool:

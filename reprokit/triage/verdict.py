@@ -73,13 +73,27 @@ def _hidden_tactics_hint(flashinfer_version: str | None) -> str:
             "and keep the server's stderr in the log")
 
 
+def tactic_lines_visible(summary: TriageSummary, flashinfer_version: str | None) -> bool:
+    """Whether the log would show a tactic the autotuner tried: no autotuning at all, DEBUG lines of FlashInfer's
+    logger (its 'profiling' and, from 0.6.8, its 'Skipping tactic' lines), or any of its lines before 0.6.8 (failed
+    tactics at WARNING)."""
+    if not summary.autotune_ran or summary.flashinfer_levels.get("DEBUG") or summary.profiled_tactics:
+        return True
+    try:
+        old = flashinfer_version is not None and Version(flashinfer_version) < DEBUG_TACTIC_LINES_SINCE
+    except InvalidVersion:
+        old = False
+    return old and summary.flashinfer_logger_lines > 0
+
+
 def decide(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
     """The first rule of the table that matches decides (``rules.RULES``: deaths, then readiness, then the rest)."""
     from reprokit.triage.rules import first_match  # rules reads the summary module; imported late, no cycle
 
     rule, hit = first_match(summary)
     decision = _explained(Verdict(rule.verdict), summary, flashinfer_version)
-    return Decision(decision.verdict, decision.reason, decision.hint, decision.env, decision.evidence,
+    reason = hit.why if rule.name == "unclaimed_stack" else decision.reason  # names the stack it saw
+    return Decision(decision.verdict, reason, decision.hint, decision.env, decision.evidence,
                     DecidedBy(rule.name, hit.location, hit.text, hit.why, hit.process))
 
 
@@ -123,9 +137,11 @@ def _ready(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
                         evidence=evidence)
     if failures:
         tiles = ", ".join(summary.failure_tiles) or "tiles unknown"
+        oom = summary.oom_fallbacks.count
+        fallbacks = f"; {oom} of them out of memory, fallen back to the default tactic" if oom else ""
         return Decision(
             Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
-            f"server ready; {failures} autotune tactic failure(s), skipped by the autotuner ({tiles})",
+            f"server ready; {failures} autotune tactic failure(s), skipped by the autotuner ({tiles}){fallbacks}",
             evidence=evidence,
         )
     skipped = sum(summary.skipped_totals.values())

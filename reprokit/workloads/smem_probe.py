@@ -297,6 +297,7 @@ def host_facts() -> dict[str, Any]:
         "machine": platform.machine(),
         "python": platform.python_version(),
         "in_container": Path("/.dockerenv").exists() or "container" in os.environ,
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),  # an inventory host pinned to some GPUs
     }
 
 

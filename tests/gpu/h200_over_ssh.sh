@@ -12,8 +12,10 @@
 # and .cache/h200-ssh/reprokit-cache/wheels/flashinfer_python-<pin>-py3-none-any.whl: the control machine's
 # cache, from which the kits stage the wheel onto the (offline) host themselves.
 #
-# FANOUT=N (default off) then times the smem-probe kit on 1 host and on N inventory hosts behind the same sshd
-# (each its own workdir and lock), in turn, REPEATS times (default 3): the fan-out ratio on a host with cores to spare;
+# FANOUT=N (default off) then times each kit of FANOUT_KITS (default smem-probe; the GPU-per-host run of issue #41 is
+# FANOUT_KITS="smem-probe tile-sweep" on an 8-GPU machine) on 1 host and on N inventory hosts behind the same sshd
+# (each its own workdir and lock, host gI pinned to GPU (I-1) mod the machine's GPUs by cuda_visible_devices:
+# fanout_inventory.sh), in turn, REPEATS times (default 3): the fan-out ratio on a host with cores to spare;
 # FANOUT_ARGS are added to each of those repro commands (`--skip probe`: the control plane's part alone, no GPU work).
 #
 # Environment: KITS, PROVISION, FANOUT, REPEATS (above), PY (the control plane's Python, default python3), HOST_PY (the host's Python over SSH, default
@@ -112,28 +114,21 @@ if [ "${FANOUT:-0}" -gt 1 ]; then
     # two cores with the control plane): $FANOUT inventory hosts behind this one sshd, each with its own workdir
     # (so its own lock), the smem-probe kit on one of them and on all at once, in turn, $REPEATS times each.
     FINV=$WORK/fanout.yml
-    {
-        echo "all:"; echo "  vars:"
-        for kv in "ansible_host: 127.0.0.1" "ansible_port: $SSH_PORT" "ansible_user: root" \
-                  "ansible_ssh_private_key_file: $WORK/id_ed25519" "ansible_python_interpreter: $HOST_PY" \
-                  "runtime: native" "gpu_arch: ${GPU_ARCH:-sm90}" "gpu_count: ${GPU_COUNT:-1}" "ansible_become: false" \
-                  "offline: true"; do echo "    $kv"; done
-        echo "  hosts:"
-        for i in $(seq 1 "$FANOUT"); do echo "    g$i:"; echo "      workdir: $WORK/fan/g$i"; done
-        echo "  children:"; echo "    fan:"; echo "      hosts:"
-        for i in $(seq 1 "$FANOUT"); do echo "        g$i:"; done
-    } > "$FINV"
+    GPUS=$(nvidia-smi -L | grep -c '^GPU ')  # each host pinned to GPU (i-1) mod GPUS: one each where there are enough
+    bash tests/gpu/fanout_inventory.sh "$FANOUT" "$GPUS" "$WORK" "$SSH_PORT" "$HOST_PY" "${GPU_ARCH:-sm90}" > "$FINV" || exit 1
     cp "$FINV" "$OUT/fanout-inventory.yml"
     timed() {  # timed LABEL ARGS...: one repro; its exit code and wall seconds go to $OUT/fanout.log
         local label=$1; shift
         local t0 rc
         t0=$(date +%s.%N)
-        invoke_ repro smem-probe "$@" ${FANOUT_ARGS:-} --inventory "$FINV" --known-hosts "$KNOWN" --runs-dir "$WORK/fanruns" -q \
+        invoke_ repro "$FANOUT_KIT" "$@" ${FANOUT_ARGS:-} --inventory "$FINV" --known-hosts "$KNOWN" --runs-dir "$WORK/fanruns" -q \
             >>"$OUT/fanout.log" 2>&1
         rc=$?
         echo "timed $label exit $rc wall $("$PY" -c "print(round($(date +%s.%N) - $t0, 3))")" >>"$OUT/fanout.log"
     }
-    log "fan-out: smem-probe ${FANOUT_ARGS:-} on 1 host and on $FANOUT hosts, in turn, ${REPEATS:-3} times (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    for FANOUT_KIT in ${FANOUT_KITS:-smem-probe}; do
+    log "fan-out: $FANOUT_KIT ${FANOUT_ARGS:-} on 1 host and on $FANOUT hosts ($GPUS GPUs), in turn, ${REPEATS:-3} times (load $(cut -d' ' -f1-3 /proc/loadavg))"
+    : > "$OUT/fanout.log"
     timed warm --host g1  # the code shipped and cached once
     for _ in $(seq 1 "${REPEATS:-3}"); do timed one --host g1; timed all --group fan; done
     "$PY" - "$OUT/fanout.log" "$FANOUT" <<'EOF' | tee -a "$OUT/summary.txt"
@@ -145,6 +140,8 @@ one, every = statistics.median(walls["one"]), statistics.median(walls["all"])
 print(f"== fan-out: {sys.argv[2]} hosts {every:.2f} s (runs {walls['all']}) vs 1 host {one:.2f} s"
       f" (runs {walls['one']}): {every / one:.2f}x; exit codes {codes}")
 EOF
+    cp "$OUT/fanout.log" "$OUT/fanout-$FANOUT_KIT.log"
+    done
     log "load after the fan-out: $(cut -d' ' -f1-3 /proc/loadavg)"
     tar -czf "$OUT/fanout-records.tar.gz" -C "$WORK/fanruns" .
 fi

@@ -4,8 +4,9 @@ The local host is reached like any other (``base.Connection``), so its steps run
 (a detached session: its own ``timeout``, its Ctrl-C and ``STOP`` handling, its reap) and the same runtimes,
 Docker included. Its work directory is in the runs directory (``<runs>/.hosts/<name>``), never the inventory's
 ``workdir``, which names a GPU host's directory. The copy home trusts the step's directory no more than a
-remote one: the same host-side listing (``hostside.py``), each file opened component by component without
-following links, and only while it is the file the listing saw.
+remote one: the same host-side listing (``hostside.py``), a name that holds a secret withheld (listed masked, as a
+remote pull-back does), each file opened component by component without following links, and only while it is the
+file the listing saw.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import hostside
 from reprokit.hosts.explain import explain_failure
-from reprokit.hosts.pull_listing import Listing, PullStopped, local_target, parse_listing
+from reprokit.hosts.pull_listing import (
+    Listing,
+    PullStopped,
+    local_target,
+    parse_listing,
+    too_long_here,
+    withhold_secret_names,
+)
 from reprokit.hosts.transport import SMALL_FILE_MAX_BYTES
 from reprokit.say import Say, silent
 from reprokit.secrets import Redactor
@@ -70,7 +78,8 @@ class LocalPull:
     run_pulled_files: int = 0
 
     def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
-        listing = self._listing(remote_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        listing = too_long_here(withhold_secret_names(self._listing(remote_dir), self.redactor), out_dir)
         total = sum(f.size for f in listing.files)
         if self.run_pulled_bytes + total > self.max_pull_bytes:
             raise PullStopped(f"host '{self.host.name}': {out_dir.name} has {total} bytes to bring back; with the"
@@ -79,7 +88,6 @@ class LocalPull:
         if self.run_pulled_files + len(listing.files) > self.max_pull_files:
             raise PullStopped(f"host '{self.host.name}': {remote_dir} lists {len(listing.files)} files; that passes this"
                               f" run's cap of {self.max_pull_files} files (config reprokit.max_pull_files)")
-        out_dir.mkdir(parents=True, exist_ok=True)
         copied = []
         for remote in listing.files:
             self.check_stop()

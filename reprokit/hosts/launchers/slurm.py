@@ -21,11 +21,14 @@ from reprokit.errors import HostError
 from reprokit.hosts import shell
 from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.launch import Detached, Handle, PullIncomplete, StepEnd
+from reprokit.hosts.launchers.session import mark_pattern, reap_command
 from reprokit.hosts.launchers.slurm_jobs import (
     SACCT_FIELDS,
     SLURM_TIME,
     SQUEUE_FORMAT,
     JobInfo,
+    SlurmUnanswered,
+    answered,
     job_end,
     parse_job_id,
     parse_sacct,
@@ -38,18 +41,29 @@ from reprokit.hosts.logstream import stream_log
 from reprokit.hosts.pull_listing import Listing, PullStopped
 from reprokit.hosts.shell_scripts import library, render
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
+from reprokit.hosttext import shown
 
 POLL_MIN_S, POLL_MAX_S = 0.5, 5.0  # a job tool call per poll: gentler on the controller than a session's file reads
 OVERRUN_GRACE_S = 120  # Slurm ends a job at its --time; the control plane cancels it itself only this much later
 CANCEL_WAIT_S = 30.0
 EXIT_PLACEHOLDER = "running"
+UNANSWERED_MAX_S = 300.0  # Slurm may stay silent about a job this long; then the run detaches (the job goes on)
+REAP_ANSWER_WAIT_S = 60.0  # at the run's end: how long squeue is asked again whether jobs of the run still run
+SUBMIT_CANCEL_WAIT_S = 60.0  # after an interrupted sbatch: how long its job is looked for by name, to cancel it
 
 
 def job_script(remote_dir: str, command: str, cleanup: str = "") -> str:
     """``job.sh`` (``hosts/sh/slurm_job.sh``): the step in its directory, its log and its exit code there (sbatch copies
-    the script away); the secrets and the exit code as the session's wrapper takes and writes them."""
-    return render("slurm_job.sh", LIBRARY=library("step_parts.sh"), STEP_DIR=shell.quote(remote_dir),
-                  PLACEHOLDER=EXIT_PLACEHOLDER, COMMAND=command, CLEANUP=cleanup)
+    the script away); the secrets and the exit code as the session's wrapper takes and writes them.
+
+    The workload carries the run's mark (``REPROKIT_RUN``, as a session's step does): on a cluster without cgroup
+    process tracking (``proctrack/linuxproc``), a child that leads a session of its own escapes Slurm's kill, and the
+    script sweeps what carries the mark once the workload ended.
+    """
+    run_id, step = remote_dir.rstrip("/").rsplit("/", 2)[-2:]
+    return render("slurm_job.sh", LIBRARY=library("confine.sh", "step_parts.sh"), STEP_DIR=shell.quote(remote_dir),
+                  PLACEHOLDER=EXIT_PLACEHOLDER, MARK=shell.quote(f"{run_id}/{step}"),
+                  MARK_PATTERN=shell.quote(mark_pattern(run_id, step)), COMMAND=command, CLEANUP=cleanup)
 
 
 def slurm_settings(host: Host) -> SlurmSettings:
@@ -66,6 +80,8 @@ class SlurmLauncher:
     in_batch_job: bool = True  # each step is a batch job: a runtime may start its container with the job's srun
     cancelled: set[str] = field(default_factory=set)  # jobs this process cancelled (any other cancel is someone else's)
     submitted: dict[str, float] = field(default_factory=dict)  # job id -> when it was submitted (monotonic)
+    unanswered_since: dict[str, float] = field(default_factory=dict)  # job id -> since when Slurm is silent about it
+    pending_reasons: dict[str, str] = field(default_factory=dict)  # job id -> the last PENDING reason said
 
     @property
     def host(self) -> Host:
@@ -89,10 +105,14 @@ class SlurmLauncher:
         except OSError as exc:
             problem = transport.explain(f"cannot write step '{name}'", str(exc) or "Failure")
             raise HostError(transport.disk_problem(problem)) from None
-        run_id = remote_dir.rstrip("/").rsplit("/", 2)[-2]
-        argv = sbatch_argv(slurm_settings(self.host), f"{run_id}-{name}", remote_dir, timeout_s)
-        code, out, err = transport.sh(f"cd -- {shell.quote(remote_dir)} && {shell.join(argv)}", check=False)
-        job_id = parse_job_id(out) if code == 0 else None
+        job_name = self.job_name(remote_dir)
+        argv = sbatch_argv(slurm_settings(self.host), job_name, remote_dir, timeout_s)
+        try:
+            code, out, err = transport.sh(f"cd -- {shell.quote(remote_dir)} && {shell.join(argv)}", check=False)
+        except BaseException:
+            self.cancel_submitted(job_name)  # sbatch may go on and submit: its job must not outlive the run
+            raise
+        job_id = parse_job_id(out)
         if job_id is None:
             said = (err.strip() or out.strip() or "no output").splitlines()[-1]
             transport.sh(f"rm -f -- {shell.path(remote_dir, '.secrets.sh')} {shell.path(remote_dir, '.secrets.env')}",
@@ -103,20 +123,60 @@ class SlurmLauncher:
         self.transport.say(f"      submitted Slurm job {job_id} for '{name}' on {self.host.name}")
         return Handle(self.kind, job_id, remote_dir)
 
+    @staticmethod
+    def job_name(remote_dir: str) -> str:
+        """``--job-name`` of the step in ``remote_dir`` (``.../runs/RUN_ID/STEP``): the run's id and the step's name."""
+        run_id, step = remote_dir.rstrip("/").rsplit("/", 2)[-2:]
+        return f"{run_id}-{step}"
+
+    def cancel_submitted(self, job_name: str) -> None:
+        """Cancel the job an interrupted ``sbatch`` may have submitted: by its name (unique: the run's id), again
+        until no ``sbatch`` of that name runs on the login node, so a submit that lands late is cancelled too."""
+        name = shell.quote(job_name)
+        with_name = shell.quote(f"--job-name={job_name}")
+        tries = int(SUBMIT_CANCEL_WAIT_S / 0.5)
+        submitting = f"ps -u \"$u\" -o comm= -o args= | awk -v n={with_name} '$1 == \"sbatch\" && index($0, n) {{ f = 1 }} END {{ exit !f }}'"
+        script = (f'u=$(id -un); i=0; while [ $i -lt {tries} ]; do scancel --name={name} --user="$u" 2>/dev/null;'
+                  f' {submitting} || break; i=$((i + 1)); sleep 0.5; done; scancel --name={name} --user="$u"')
+        try:
+            self.transport.sh(script, timeout_s=SUBMIT_CANCEL_WAIT_S + 30, check=False)
+        except Exception as exc:  # the run is being stopped already: say what may be left, do not hide the stop
+            self.transport.say(f"      could not cancel Slurm job {job_name!r} after the interrupted submit ({exc});"
+                               f" check `squeue --name={job_name}` on {self.host.name}")
+
     # -- watch -----------------------------------------------------------------------------------
     def job(self, job_id: str) -> JobInfo | None:
-        """The job as squeue shows it while it lives; then sacct, or scontrol where there is no accounting."""
-        code, out, _ = self.transport.sh(f"squeue -h -j {shell.quote(job_id)} -o {shell.quote(SQUEUE_FORMAT)}",
-                                         check=False)
+        """The job as squeue shows it while it lives; then sacct, or scontrol where there is no accounting.
+
+        None only when the tools answered and none knows the job (past MinJobAge, no accounting); when none of
+        them answered (a controller that times out), ``SlurmUnanswered``: the job's state is unknown, not ended.
+        """
+        code, out, err = self._ask(f"squeue -h -j {shell.quote(job_id)} -o {shell.quote(SQUEUE_FORMAT)}")
         info = parse_squeue(out, job_id) if code == 0 else None
         if info and info.live:
             return info
-        code, out, _ = self.transport.sh(f"sacct -n -P -X -j {shell.quote(job_id)} -o {SACCT_FIELDS}", check=False)
+        queue_answered, silences = answered(code, err), [err]
+        code, out, err = self._ask(f"sacct -n -P -X -j {shell.quote(job_id)} -o {SACCT_FIELDS}")
         done = parse_sacct(out, job_id) if code == 0 else None
+        history_answered = code == 0
         if done is None or done.live:
-            code, out, _ = self.transport.sh(f"scontrol show job -o {shell.quote(job_id)}", check=False)
+            code, out, err = self._ask(f"scontrol show job -o {shell.quote(job_id)}")
             done = parse_scontrol(out, job_id) if code == 0 else done
-        return done or info
+            history_answered = history_answered or answered(code, err)
+            silences.append(err)
+        found = done or info
+        if found is None and not (queue_answered and history_answered):
+            said = next((line.strip() for e in reversed(silences) for line in reversed(e.splitlines()) if line.strip()),
+                        "no output")
+            raise SlurmUnanswered(said[:300])
+        return found
+
+    def _ask(self, command: str) -> tuple[int, str, str]:
+        """One job tool's answer; a tool that hangs past the I/O timeout is a silence (the link itself is fine)."""
+        try:
+            return self.transport.sh(command, check=False)
+        except TimeoutError:
+            return -1, "", f"`{command.split()[0]}` gave no answer within {self.transport.io_timeout_s:.0f} s"
 
     def workload_exit(self, remote_dir: str) -> int | None:
         text = (self.transport.read_text(f"{remote_dir}/exit_code") or "").strip()
@@ -126,8 +186,15 @@ class SlurmLauncher:
         if not handle.id:  # submitted, but the record has no job id: only the job's own files can tell
             code = self.workload_exit(handle.remote_dir)
             return None if code is None else StepEnd(exit_code=code)
-        info = self.job(handle.id)
-        if info is None:  # Slurm has forgotten the job (past MinJobAge, no accounting)
+        try:
+            info = self.job(handle.id)
+        except SlurmUnanswered as exc:
+            return self._unanswered(handle, str(exc))
+        self.unanswered_since.pop(handle.id, None)
+        if info is not None and (why := info.foreign(self.job_name(handle.remote_dir), handle.remote_dir)):
+            raise HostError(f"host '{self.host.name}': Slurm job {handle.id} is not this run's: {why}; nothing was"
+                            " cancelled or removed; check the job id the record names")
+        if info is None:  # Slurm answered and has forgotten the job (past MinJobAge, no accounting)
             code = self.workload_exit(handle.remote_dir)
             return StepEnd(exit_code=code, reason=None if code is not None else
                            f"Slurm no longer knows job {handle.id} and it left no exit code",
@@ -136,11 +203,32 @@ class SlurmLauncher:
             return self._queue_wait(handle, info)
         return job_end(info, self.workload_exit(handle.remote_dir), handle.id in self.cancelled)
 
-    def _queue_wait(self, handle: Handle, info: JobInfo) -> StepEnd | None:
-        """None while the job may go on; its end when it stayed pending past slurm_max_queue_wait_s."""
-        limit_s = slurm_settings(self.host).max_queue_wait_s
-        if info.state != "PENDING" or limit_s is None:
+    def _unanswered(self, handle: Handle, said: str) -> None:
+        """None while Slurm's silence about the job is shorter than UNANSWERED_MAX_S (said once); past it, the run
+        detaches: the job may still run, and its directory stays for ``invoke collect``."""
+        now = time.monotonic()
+        since = self.unanswered_since.setdefault(handle.id, now)
+        if since == now:
+            self.transport.say(f"      Slurm does not answer about job {handle.id} ({shown(said)}); its state is unknown,"
+                               f" asking again for up to {UNANSWERED_MAX_S:.0f} s")
+        if now - since < UNANSWERED_MAX_S:
             return None
+        step = handle.remote_dir.rstrip("/").rsplit("/", 1)[-1]
+        raise Detached(f"Slurm has not answered about job {handle.id} for {now - since:.0f} s ({shown(said)}); the job may"
+                       " still run and its files stay on the login node: `invoke collect` finishes", step,
+                       handle.remote_dir, handle)
+
+    def _queue_wait(self, handle: Handle, info: JobInfo) -> StepEnd | None:
+        """None while the job may go on; its end when it stayed pending past slurm_max_queue_wait_s.
+
+        Each new reason Slurm gives for the wait (Resources, Priority, PartitionDown) is said once."""
+        limit_s = slurm_settings(self.host).max_queue_wait_s
+        if info.state != "PENDING":
+            return None
+        if info.reason not in ("", "None") and self.pending_reasons.get(handle.id) != info.reason:
+            self.pending_reasons[handle.id] = info.reason
+            self.transport.say(f"      Slurm job {handle.id} is PENDING (reason: {shown(info.reason) or 'none given'});"
+                               f" waiting up to {limit_s:g} s (slurm_max_queue_wait_s)")
         waited_s = self._pending_s(handle.id, info)
         if waited_s is None or waited_s < limit_s:
             return None
@@ -208,8 +296,12 @@ class SlurmLauncher:
             transport.sh(f"scancel {shell.quote(handle.id)}", check=False)
             deadline = time.monotonic() + CANCEL_WAIT_S
             while time.monotonic() < deadline:
-                info = self.job(handle.id)
-                if info is None or not info.live:
+                try:
+                    info = self.job(handle.id)
+                    live = info is not None and info.live
+                except SlurmUnanswered:
+                    live = True  # unknown: asked again until the cancel's bound
+                if not live:
                     break
                 time.sleep(0.5)
         transport.sh(f"rm -f -- {shell.path(handle.remote_dir, '.secrets.env')} "
@@ -218,8 +310,31 @@ class SlurmLauncher:
             transport.write_text(f"{handle.remote_dir}/exit_code", "130\n")
 
     def reap(self, run_dir: str) -> int:
-        """Nothing to sweep on the login node: each job ran in its own cgroup on its node, which Slurm kills with it."""
-        return 0
+        """What the run left: its jobs Slurm still lists, and processes that carry its mark and outlived their job.
+
+        A job still listed keeps the run's directory (its step may write there yet); a query Slurm does not answer
+        counts as one, for the same reason. Processes are swept by the run's mark, as on a session host: where the
+        cluster has no cgroup process tracking, a child in a session of its own outlives its job (seen where the login node shares
+        the compute nodes' process table; on the nodes themselves ``job.sh`` sweeps them).
+        """
+        run_id = run_dir.rstrip("/").rsplit("/", 1)[-1]
+        deadline = time.monotonic() + REAP_ANSWER_WAIT_S
+        while True:  # a busy controller's short silence must not keep the lock: asked again within a bound
+            code, out, err = self._ask("squeue -h -u \"$(id -un)\" -o '%i|%Z'")
+            if code == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(2.0)
+        if code != 0:
+            self.transport.say(f"      Slurm does not answer whether jobs of run {run_id} still run ({shown(err.strip())});"
+                               f" {run_dir} stays on {self.host.name}")
+            return 1
+        live = [line for line in out.splitlines() if line.partition("|")[2].startswith(run_dir.rstrip("/") + "/")]
+        for line in live:
+            self.transport.say(f"      Slurm still lists job {shown(line.partition('|')[0])} of run {run_id};"
+                               f" {run_dir} stays on {self.host.name}")
+        _, out, _ = self.transport.sh(reap_command(run_dir, run_id), check=False)
+        marked = int(out.strip()) if out.strip().isdigit() else 0
+        return len(live) + marked
 
     def collect(self, handle: Handle, out_dir: Path) -> Listing:
         name = handle.remote_dir.rstrip("/").rsplit("/", 1)[-1]

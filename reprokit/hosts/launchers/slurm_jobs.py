@@ -8,6 +8,7 @@ release since 20.x has: ``squeue -o`` (not ``--only-job-state``, 24.11+), ``sacc
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,8 +18,10 @@ from reprokit.hosts.launch import StepEnd
 
 LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD",
                "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD")
-SQUEUE_FORMAT = "%i|%T|%r|%N|%V"  # job id, state, reason, nodes, submit time
-SACCT_FIELDS = "JobID,State,ExitCode,NodeList,Submit,Start,End,Reason,Partition,TimelimitRaw"
+SQUEUE_FORMAT = "%i|%T|%r|%N|%V|%j|%Z"  # job id, state, reason, nodes, submit time, name, work dir (last: may hold |)
+SACCT_FIELDS = "JobID,State,ExitCode,NodeList,Submit,Start,End,Reason,Partition,TimelimitRaw,JobName,WorkDir"
+JOB_ID_LINE = re.compile(r"^([0-9]+)(?:;[A-Za-z0-9_.-]+)?$")  # sbatch --parsable: ID or ID;cluster
+NO_SUCH_JOB = "Invalid job id specified"  # what squeue -j and scontrol answer for a job the controller does not know
 SLURM_TIME = "%Y-%m-%dT%H:%M:%S"
 
 # what each final state says when the workload did not end by itself (the state's word, then why)
@@ -51,6 +54,16 @@ class JobInfo:
     partition: str = ""
     time_limit: str = ""
     source: str = ""  # squeue, sacct or scontrol
+    name: str = ""  # --job-name: the run's id and the step's name
+    workdir: str = ""  # --chdir: the step's directory
+
+    def foreign(self, job_name: str, remote_dir: str) -> str | None:
+        """Why this job is not the step's (another run's job under a reused or edited id), or None when it is."""
+        if self.name and self.name != job_name:
+            return f"it is named {self.name!r}, the step's job is {job_name!r}"
+        if self.workdir and self.workdir.rstrip("/") != remote_dir.rstrip("/"):
+            return f"it works in {self.workdir!r}, the step's directory is {remote_dir!r}"
+        return None
 
     @property
     def live(self) -> bool:
@@ -94,18 +107,31 @@ def sbatch_argv(settings: SlurmSettings, job_name: str, remote_dir: str, timeout
     return [*argv, *settings.extra_args, "job.sh"]
 
 
+class SlurmUnanswered(Exception):
+    """No job tool answered about a job (a busy or restarting controller): its state is unknown, not ended."""
+
+
+def answered(code: int, stderr: str) -> bool:
+    """Whether a job tool answered: it listed, or it said that the controller does not know the job."""
+    return code == 0 or NO_SUCH_JOB in stderr
+
+
 def parse_job_id(stdout: str) -> str | None:
-    """``sbatch --parsable`` prints ``ID`` or ``ID;cluster``."""
-    first = stdout.strip().splitlines()[-1:] or [""]
-    job_id = first[0].split(";", 1)[0].strip()
-    return job_id if job_id.isdigit() else None
+    """``sbatch --parsable`` prints ``ID`` or ``ID;cluster`` on a line of its own; a site's wrapper or a maintenance
+    notice may print other lines before or after it."""
+    for line in stdout.splitlines():
+        found = JOB_ID_LINE.match(line.strip())
+        if found:
+            return found.group(1)
+    return None
 
 
 def parse_squeue(stdout: str, job_id: str) -> JobInfo | None:
     for line in stdout.splitlines():
-        parts = line.strip().split("|")
-        if len(parts) == 5 and parts[0] == job_id:
-            return JobInfo(job_id, parts[1], reason=parts[2], nodes=parts[3], submit=parts[4], source="squeue")
+        parts = line.strip().split("|", 6)
+        if len(parts) == 7 and parts[0] == job_id:
+            return JobInfo(job_id, parts[1], reason=parts[2], nodes=parts[3], submit=parts[4], name=parts[5],
+                           workdir=parts[6], source="squeue")
     return None
 
 
@@ -116,15 +142,17 @@ def _exit_pair(text: str) -> tuple[int | None, int | None]:
 
 def parse_sacct(stdout: str, job_id: str) -> JobInfo | None:
     """``sacct -n -P -X -o SACCT_FIELDS``: the job's line (a requeued job has one per run: the last counts)."""
-    rows = [line.split("|") for line in stdout.splitlines() if line.split("|")[0] == job_id]
-    if not rows or len(rows[-1]) != len(SACCT_FIELDS.split(",")):
+    count = len(SACCT_FIELDS.split(","))
+    rows = [line.split("|", count - 1) for line in stdout.splitlines() if line.split("|")[0] == job_id]
+    if not rows or len(rows[-1]) != count:
         return None
-    _, state, exit_text, nodes, submit, start, end, reason, partition, limit_min = rows[-1]
+    _, state, exit_text, nodes, submit, start, end, reason, partition, limit_min, name, workdir = rows[-1]
     code, sig = _exit_pair(exit_text)
     word, _, by = state.partition(" by ")
     info = JobInfo(job_id, word.strip(), reason=reason, nodes=nodes, submit=submit, start=start, end=end,
                    exit_code=code, signal=sig, restarts=len(rows) - 1, partition=partition,
-                   time_limit=f"{limit_min} min" if limit_min.isdigit() else limit_min, source="sacct")
+                   time_limit=f"{limit_min} min" if limit_min.isdigit() else limit_min, name=name, workdir=workdir,
+                   source="sacct")
     if by.strip():
         info.reason = f"by uid {by.strip()}"
     return info
@@ -146,7 +174,8 @@ def parse_scontrol(stdout: str, job_id: str) -> JobInfo | None:
                    nodes="" if nodes == "(null)" else nodes, submit=fields.get("SubmitTime", ""),
                    start=fields.get("StartTime", ""), end=fields.get("EndTime", ""), exit_code=code, signal=sig,
                    restarts=int(restarts) if restarts.isdigit() else 0, partition=fields.get("Partition", ""),
-                   time_limit=fields.get("TimeLimit", ""), source="scontrol")
+                   time_limit=fields.get("TimeLimit", ""), name=fields.get("JobName", ""),
+                   workdir=fields.get("WorkDir", ""), source="scontrol")
 
 
 def job_end(info: JobInfo, workload_exit: int | None, cancelled_here: bool) -> StepEnd:
@@ -174,5 +203,6 @@ def queue_wait_end(info: JobInfo, waited_s: float, limit_s: float) -> StepEnd:
                    facts={**info.facts(), "state": "PENDING", "cancelled_by": "reprokit (queue wait)"})
 
 
-__all__ = ["JobInfo", "LIVE_STATES", "SACCT_FIELDS", "SQUEUE_FORMAT", "job_end", "parse_job_id", "parse_sacct",
+__all__ = ["JobInfo", "LIVE_STATES", "NO_SUCH_JOB", "SACCT_FIELDS", "SQUEUE_FORMAT", "SlurmUnanswered", "answered",
+           "job_end", "parse_job_id", "parse_sacct",
            "parse_scontrol", "parse_squeue", "queue_wait_end", "sbatch_argv", "time_limit"]

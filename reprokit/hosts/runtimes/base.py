@@ -67,7 +67,8 @@ def cluster_mounts(host: Host, place: StepPlace) -> list[tuple[str, str, str]]:
 
 
 def container_env(host: Host) -> list[str]:
-    return [f"PYTHONPATH={CONTAINER_CODE_DIR}", "PYTHONUNBUFFERED=1", "HOME=/tmp", *staging.cache_env(host)]
+    return [f"PYTHONPATH={CONTAINER_CODE_DIR}", "PYTHONUNBUFFERED=1", "HOME=/tmp", *staging.cache_env(host),
+            *staging.gpu_env(host)]
 
 
 __all__ = ["CONTAINER_CODE_DIR", "Runtime", "StepPlace", "cluster_mounts", "container_env", "image_ref"]

@@ -28,7 +28,7 @@ class NativeRuntime:
     def command(self, module: str, image: str | None, place: StepPlace) -> str:
         python_path = ":".join([place.code_dir, *place.python_path])
         return shell.join(["env", f"PYTHONPATH={python_path}", "PYTHONUNBUFFERED=1",
-                           *staging.cache_env(self.host, ("REPROKIT_CACHE",)),
+                           *staging.cache_env(self.host, ("REPROKIT_CACHE",)), *staging.gpu_env(self.host),
                            *workload_argv(self.host.python, module, "params.json", ".")])
 
     def cleanup(self, place: StepPlace) -> str:

@@ -122,16 +122,34 @@ def no_kernels_explanation(result: StaticSmemResult) -> str | None:
 
 
 def accounting_rows(result: StaticSmemResult) -> list[list[str]]:
-    """Each failing kernel: its SharedStorage, the limit, how far over, and the builder's arithmetic."""
+    """Each failing kernel: its dynamic bytes (SharedStorage) and static ones, the limit, how far the two together
+    are over it, and the builder's arithmetic."""
     limit, near = kernels_near_limit(result)
-    return [[smem_row_label(r), grouped_bytes(r.kernel_smem_bytes), grouped_bytes(limit),
-             f"+{grouped_bytes(r.kernel_smem_bytes - limit)}",
-             grouped_bytes(r.mainloop_smem_bytes) if is_number(r.mainloop_smem_bytes) else "-",
-             grouped_bytes(r.epilogue_smem_bytes) if is_number(r.epilogue_smem_bytes) else "-"]
-            for r in near if limit is not None and r.kernel_smem_bytes > limit]
+    rows = []
+    for r in near:
+        static = r.static_smem_bytes if is_number(r.static_smem_bytes) else 0
+        if limit is None or r.kernel_smem_bytes + static <= limit:
+            continue
+        rows.append([smem_row_label(r), grouped_bytes(r.kernel_smem_bytes),
+                     grouped_bytes(r.static_smem_bytes) if is_number(r.static_smem_bytes) else "not measured",
+                     grouped_bytes(limit), f"+{grouped_bytes(r.kernel_smem_bytes + static - limit)}",
+                     grouped_bytes(r.mainloop_smem_bytes) if is_number(r.mainloop_smem_bytes) else "-",
+                     grouped_bytes(r.epilogue_smem_bytes) if is_number(r.epilogue_smem_bytes) else "-"])
+    return rows
 
 
-ACCOUNTING_HEADERS = ["kernel", "SharedStorage B", "limit B", "over by B", "mainloop B", "epilogue B"]
+ACCOUNTING_HEADERS = ["kernel", "dynamic B (SharedStorage)", "static B", "limit B", "over by B", "mainloop B",
+                      "epilogue B"]
+
+
+def static_limit_line(result: StaticSmemResult) -> str | None:
+    """Which static __shared__ limit the compile target sets (48 KiB for sm_120/sm_120f, 99 KiB for sm_120a)."""
+    limits = (result.sources.static_smem_limits if result.sources else None) or {}
+    if not limits:
+        return None
+    said = ", ".join(f"{target}: {grouped_bytes(limit)} B" for target, limit in limits.items())
+    return (f"Compiled for {', '.join(limits)}; the compiler's limit on static __shared__ there is {said} "
+            "(the launch limit above counts static and dynamic bytes together).")
 
 
 def text_chart(result: StaticSmemResult) -> list[str]:
@@ -171,6 +189,8 @@ def headline_markdown(step: ReportStep) -> list[str]:
         lines += md_table(ACCOUNTING_HEADERS, rows) + [""]
     else:
         lines += [f"Every kernel fits in {grouped_bytes(limit)} B.", ""]
+    if (static := static_limit_line(result)) is not None:
+        lines += [static, ""]
     lines += ["Bytes against the limit (the kernels nearest it):", ""] + text_chart(result)
     return lines
 
@@ -225,6 +245,8 @@ def headline_html(step: ReportStep) -> list[str]:
     if rows:
         out.append(html_table(ACCOUNTING_HEADERS, [[(c, "num" if i else "mono") for i, c in enumerate(r)] for r in rows],
                               "smem-accounting"))
+    if (static := static_limit_line(result)) is not None:
+        out.append(f'<p class="note">{esc(static)}</p>')
     out += figure(headroom_chart(result),
                   "The kernels nearest the limit, each bar from the limit to the kernel's SharedStorage: red ones are over "
                   "and fail at initialisation; the axis spans only these kernels, so 1 KiB is wide.")

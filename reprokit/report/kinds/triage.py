@@ -93,6 +93,7 @@ def html(step: ReportStep) -> list[str]:
         total = sum(f.count or 0 for f in result.autotune_failures or [])
         out += [f"<h3>Autotune failures: {len(rows)} tactic(s), {total} failure line(s)</h3>", html_table(
             ["op", "tactic", "tile", "fusion", "swap_ab", "count", "ranks", "first", "last"], rows, "autotune-failures")]
+    out += reconciliation_html(result)
     fatal = result.fatal
     if fatal is not None:
         out.append(f'<p class="note">Fatal ({esc(fatal.kind)}) at {esc(fatal.at)}: {esc(fatal.message)}</p>')
@@ -100,6 +101,31 @@ def html(step: ReportStep) -> list[str]:
                   "Warmup and autotuning as the server logged them: each event from its first to its last line (all ranks), "
                   "autotune failures in red, readiness in green.")
     return out
+
+
+def reconciliation_html(result: TriageResult) -> list[str]:
+    """Each tactic that failed or was predicted to overflow, with both diagnoses and whether they agree."""
+    found = result.reconciliation
+    if found is None:
+        return []
+    if found.status != "compared":
+        return [f'<p class="note">Not compared with the static analysis: {esc(given(found.reason, "no prediction"))}</p>']
+    source = (found.prediction or {}).get("source", "?")
+    if not found.tactics:
+        return [f"<h3>Triage and static analysis: nothing failed, nothing predicted to overflow</h3>"
+                f"<p>prediction: {esc(source)}</p>"]
+    rows, classes = [], []
+    for t in found.tactics:
+        rows.append([str(t.op or "").rsplit("::", 1)[-1], (t.tactic, "num"), (t.tile, "mono"), t.fusion,
+                     "yes" if t.swap_ab else "no" if t.swap_ab is not None else "",
+                     "yes" if t.failed else "no",
+                     "yes" if t.tried else "no" if t.tried is not None else "unknown",
+                     t.predicted, (t.dynamic_bytes, "num"), (t.static_bytes, "num"), t.agreement, t.says])
+        classes.append("bad" if t.agreement == "disagree" else "")
+    word = {True: "agree", False: f"disagree on {len(found.disagreements or [])} tactic(s)", None: "cannot tell"}[found.agree]
+    return [f"<h3>Triage and static analysis, per tactic: they {esc(word)}</h3>", f"<p>prediction: {esc(source)}</p>",
+            html_table(["op", "tactic", "tile", "fusion", "swap_ab", "failed", "tried", "predicted", "dynamic B",
+                        "static B", "agreement", "says"], rows, "reconciliation", classes)]
 
 
 SECTIONS = (Section("details", html=html),)

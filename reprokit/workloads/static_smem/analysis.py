@@ -13,10 +13,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from reprokit.workloads.facts.smem_fit import fit
 from reprokit.workloads.facts.tiles import from_enum_value, parse_tile
 from reprokit.workloads.static_smem.targets import GEMM_OPS
 
 FITS, EXCEEDS, UNSUPPORTED = "fits", "exceeds", "unsupported"
+# CUTLASS's kernels take all their shared memory dynamically: device_kernel<Operator> declares only
+# 'extern __shared__ char smem[]' and places the kernel's SharedStorage there (include/cutlass/device_kernel.h)
+CUTLASS_STATIC_SMEM_BYTES = 0
 
 
 def tactic_entries(tactic_records: list[dict[str, Any]], act_bits: int, arch: str) -> list[dict[str, Any]]:
@@ -103,19 +107,22 @@ def build_rows(entries_by_output: dict[str, list[dict[str, Any]]], kernels: dict
                 continue
             key = key_of(entry, output)
             kernel = kernels[key]
+            sized = fit(kernel["kernel_smem_bytes"], CUTLASS_STATIC_SMEM_BYTES, capacity_bytes)
+            optin = None if optin_limit_bytes is None else fit(sized.dynamic_bytes, sized.static_bytes, optin_limit_bytes)
             row.update(
                 variant=key,
                 stages=kernel["stages"],
                 mainloop_smem_bytes=kernel["mainloop_smem_bytes"],
                 epilogue_smem_bytes=kernel["epilogue_smem_bytes"],
                 kernel_smem_bytes=kernel["kernel_smem_bytes"],
+                static_smem_bytes=sized.static_bytes,
+                total_smem_bytes=sized.total_bytes,
                 capacity_bytes=kernel["capacity_bytes"],
                 capacity_symbol=kernel["capacity_symbol"],
-                verdict=FITS if kernel["kernel_smem_bytes"] <= capacity_bytes else EXCEEDS,
-                over_capacity_bytes=kernel["kernel_smem_bytes"] - capacity_bytes,
+                verdict=FITS if sized.fits else EXCEEDS,
+                over_capacity_bytes=sized.over_bytes,
                 optin_limit_bytes=optin_limit_bytes,
-                verdict_optin=(None if optin_limit_bytes is None else
-                               FITS if kernel["kernel_smem_bytes"] <= optin_limit_bytes else EXCEEDS),
+                verdict_optin=None if optin is None else FITS if optin.fits else EXCEEDS,
                 explanation=explain(kernel, capacity_bytes),
                 kernel=kernel,
             )

@@ -34,10 +34,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from reprokit.workloads.facts.autotuner import PROFILED_TACTIC, SKIPPED_TACTIC
+
 HERE = Path(__file__).resolve().parent
 TRACE_SOURCE = HERE / "cxx" / "smem_trace.cpp"
-PROFILED = re.compile(r"\[Autotuner\]: profiling (.+?) (-?\d+), shapes=")
-SKIPPED = re.compile(r"\[Autotuner\]: Skipping tactic (.+?) (-?\d+), due to failure")
 BUILD_SNIPPET = """
 import json, sys, time
 from reprokit.workloads.static_smem import reduced_module
@@ -134,10 +134,10 @@ def trace_library(out_dir: Path) -> tuple[Path | None, str]:
 
 def profiled_tactics(log_text: str) -> dict[str, Any]:
     """The tactics FlashInfer's autotuner profiled and those that failed while profiling, from its DEBUG log."""
-    profiled = sorted({int(m.group(2)) for m in PROFILED.finditer(log_text)})
-    failed = sorted({int(m.group(2)) for m in SKIPPED.finditer(log_text)})
+    profiled = sorted({int(m.group(2)) for m in PROFILED_TACTIC.finditer(log_text)})
+    failed = sorted({int(m.group(2)) for m in SKIPPED_TACTIC.finditer(log_text)})
     return {"profiled": profiled, "failed_while_profiling": failed,
-            "profile_lines": len(PROFILED.findall(log_text)),
+            "profile_lines": len(PROFILED_TACTIC.findall(log_text)),
             "blocklist_lines": [line.strip()[:300] for line in log_text.splitlines() if "TacticsBlocklist" in line][:6],
             "skip_ops_lines": [line.strip()[:300] for line in log_text.splitlines() if "skip_ops" in line][:6]}
 

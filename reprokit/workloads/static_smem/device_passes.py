@@ -61,18 +61,26 @@ def _gemm_events(events: list[dict[str, Any]]) -> dict[str, Any]:
                                       if e.get("api", "").startswith("cuLaunchKernel") and not is_gemm(e.get("name", ""))})}
 
 
-def _runner_and_inputs(dtype: str, tokens: int):
+def moe_runner(dtype: str, top_k: int, ep_size: int = 1, ep_rank: int = 0):
+    """The release's ``MoERunner`` of the SM90 module, built as ``cutlass_fused_moe`` builds it (BF16, Swiglu)."""
     import torch  # noqa: PLC0415
     from flashinfer.fused_moe import core  # noqa: PLC0415
 
     module = core.get_cutlass_fused_moe_module("90")
     element = getattr(torch, TORCH_DTYPES[dtype])
-    runner = module.MoERunner(
-        x_dtype=element, weight_dtype=element, output_dtype=torch.bfloat16, top_k=PROBLEM["top_k"], tp_size=1,
-        tp_rank=0, ep_size=1, ep_rank=0, cluster_size=1, cluster_rank=0, enable_alltoall=False,
+    return module.MoERunner(
+        x_dtype=element, weight_dtype=element, output_dtype=torch.bfloat16, top_k=top_k, tp_size=1,
+        tp_rank=0, ep_size=ep_size, ep_rank=ep_rank, cluster_size=1, cluster_rank=0, enable_alltoall=False,
         use_deepseek_fp8_block_scale=False, use_w4_group_scaling=False, use_mxfp8_act_scaling=False,
         min_latency_mode=False, enable_pdl=False, activation_type=core.ActivationType.Swiglu,
         use_packed_weights=False, use_fused_finalize=True, use_wfp4afp8_humming=False)
+
+
+def _runner_and_inputs(dtype: str, tokens: int):
+    import torch  # noqa: PLC0415
+
+    runner = moe_runner(dtype, PROBLEM["top_k"])
+    element = getattr(torch, TORCH_DTYPES[dtype])
     h, i, e = PROBLEM["hidden"], PROBLEM["intermediate"], PROBLEM["experts"]
     x = torch.randn(tokens, h, device="cuda").to(element)
     fc1 = (torch.randn(e, 2 * i, h, device="cuda") * 0.05).to(element)

@@ -72,7 +72,7 @@ def wheel_file_name(version: str, package: str = PACKAGE) -> str:
 
 
 def fetch(version: str, cache_dir: Path, wheel_path: Path | None = None) -> Wheel:
-    """The wheel of ``version``, from ``wheel_path``, the cache, or the package index (in that order)."""
+    """The wheel of ``version``, from ``wheel_path``, the cache, its staged sources, or the package index (in that order)."""
     if not VERSION_PATTERN.match(version):
         raise WorkloadError(Exit.BAD_PARAMS, f"flashinfer: {version!r} is not a version number (e.g. \"0.6.3\")")
     wheels_dir = cache_dir / "wheels"
@@ -83,10 +83,38 @@ def fetch(version: str, cache_dir: Path, wheel_path: Path | None = None) -> Whee
         path = wheel_path
     elif cached.is_file():
         path = cached
+    elif (staged := _staged_sources(version, cached, cache_dir)) is not None:
+        return staged
     else:
         path = download(PACKAGE, version, wheels_dir)
     digest = sha256_file(path)
     return Wheel(version=version, path=path, sha256=digest, root=_extract(path, digest, cache_dir))
+
+
+def sha256_record(wheel_file: Path) -> Path:
+    """``<wheel>.sha256`` beside where the wheel would be: a wheel's digest where only its sources were staged."""
+    return wheel_file.with_name(wheel_file.name + ".sha256")
+
+
+def _staged_sources(version: str, cached: Path, cache_dir: Path) -> Wheel | None:
+    """The extracted sources of a wheel that is not on this host, found by its sha256 record.
+
+    A host that cannot reach the package index gets the analysed sources of many releases in one bundle
+    (``source_bundle``) instead of their wheels; the record keeps the wheel's digest, by which every cache
+    and every result is keyed, so the results are those the wheel itself would give.
+    """
+    record = sha256_record(cached)
+    if not record.is_file():
+        return None
+    digest = (record.read_text().split() or [""])[0]
+    root = cache_dir / "static_smem" / "src" / digest[:16]
+    complete = root / ".complete"
+    if not digest or not complete.is_file() or complete.read_text().strip() != digest:
+        raise WorkloadError(Exit.MISSING_DEPENDENCY,
+                            f"{record}: the sources of {cached.name} (sha256 {digest[:16] or '?'}) are not complete in "
+                            f"{root}; unpack the source bundle again, or put the wheel in {cached.parent}")
+    progress(f"static-smem: sources of {cached.name} (sha256 {digest[:12]}) staged without the wheel, from {root}")
+    return Wheel(version=version, path=cached, sha256=digest, root=root)
 
 
 def download(package: str, version: str, wheels_dir: Path) -> Path:

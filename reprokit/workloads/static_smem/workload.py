@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.workloads.contract import Exit, WorkloadError, progress, write_json_atomic
+from reprokit.workloads.facts.smem_fit import compile_targets, static_smem_limit_bytes
 from reprokit.workloads.facts.tiles import parse_tile
 from reprokit.workloads.static_smem import analysis, codegen, sources, targets
 from reprokit.workloads.static_smem import wheel as wheels
@@ -398,4 +399,5 @@ def _sources(run_: Analysis) -> dict[str, Any]:
     if run_._nvcc is not None:
         result["nvcc"] = {"path": str(run_._nvcc.path), "version": run_._nvcc.version}
         result["nvcc_flags"] = [f for f in run_.flags() if not f.startswith(("-I", "-Xcompiler=-idirafter"))]
+        result["static_smem_limits"] = {t: static_smem_limit_bytes(t) for t in compile_targets(result["nvcc_flags"])}
     return result

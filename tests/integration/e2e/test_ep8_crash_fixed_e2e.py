@@ -70,13 +70,13 @@ def test_compare_shows_what_the_fix_changed(failing_and_fixed) -> None:
     assert done.returncode == 0, done.stderr
     diff = json.loads(done.stdout)
     assert diff["triage"]["verdict"] == {"a": "READY_WITH_NONFATAL_AUTOTUNE_FAILURES", "b": "READY", "changed": True}
-    assert diff["triage"]["failures"] == {"a": 192, "b": 0, "delta": -192}
+    assert diff["triage"]["failures"] == {"a": 32, "b": 0, "delta": -32}  # gemm2 14 and 15, 8 ranks, 2 profiles
     assert {t: v["delta"] for t, v in diff["triage"]["failures_by_tile"].items()} == {
-        "128x256x128": -96, "256x128x128": -96}
+        "128x256x128": -16, "256x128x128": -16}
     assert [f["concurrency"] for f in diff["serve"]["figures"] if f["figure"] == "output tok/s"] == [1, 8, 32]
     assert diff["serve"]["ready_after_s"]["a"] is not None and diff["serve"]["ready_after_s"]["b"] is not None
     text = run_invoke("compare", str(run_a), str(run_b), timeout=120).stdout
-    assert "autotune failures 192 -> 0 (-192)" in text
+    assert "autotune failures 32 -> 0 (-32)" in text
     (tmp / "compare.md").write_text(text)
 
 

@@ -26,7 +26,7 @@ from reprokit.records.run import load_manifest, new_run_id
 from reprokit.secrets import collect_secrets
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file
-from tests.integration.remote.conftest import alive
+from tests.integration.remote.conftest import STATE, alive
 
 KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"  # a well-formed ssh-ed25519 blob
 
@@ -256,3 +256,32 @@ def test_an_image_the_kit_does_not_declare_is_refused_before_the_host(rig, tmp_p
     assert proc.stderr.strip().splitlines()[-1] == ("error: --image wokrload=reg/x:1: kit smem-probe declares no image"
                                                    " 'wokrload' (its images: workload); name one of them")
     assert not rig.runs.exists() and rig.remote_runs() == []
+
+
+def test_a_symlinked_key_file_as_a_kubernetes_secret_volume_lays_it_out_is_accepted(rig, tmp_path):
+    """Issue #40: `id -> ..data/id -> ..2026_12_06/id` was refused ("Too many levels of symbolic links", exit 2)."""
+    volume = tmp_path / "secret-volume"
+    (volume / "..2026_12_06").mkdir(parents=True)
+    (volume / "..2026_12_06" / "id").write_bytes((STATE / "id_ed25519").read_bytes())
+    (volume / "..data").symlink_to("..2026_12_06")
+    (volume / "id").symlink_to("..data/id")
+    rig.inventory(RESULT_OK)
+    inventory_file(tmp_path / "inv.yml", rig.work, ansible_python_interpreter=str(rig.work / "fake-python"),
+                   ansible_ssh_private_key_file=str(volume / "id"))
+    proc = run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts",
+                      str(rig.known), "--runs-dir", str(rig.runs), "--json", timeout=120)
+    assert proc.returncode == ExitCode.FAIL, proc.stderr  # the double's result: the run itself went through
+    (run_dir,) = rig.runs.iterdir()
+    assert load_manifest(run_dir).status == "complete" and json.loads(proc.stdout)["run_dir"] == str(run_dir)
+
+
+def test_a_symlink_to_a_fifo_is_still_refused(rig, tmp_path):
+    os.mkfifo(tmp_path / "key.fifo")
+    (tmp_path / "key").symlink_to(tmp_path / "key.fifo")
+    inventory_file(tmp_path / "inv.yml", rig.work, ansible_ssh_private_key_file=str(tmp_path / "key"))
+    proc = run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts",
+                      str(rig.known), "--runs-dir", str(rig.runs), timeout=60)
+    assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"error: {tmp_path / 'inv.yml'}:3: host '{HOST}': ansible_ssh_private_key_file {tmp_path / 'key'}: not a regular"
+        " file (a directory, FIFO or device?); give a private key file")

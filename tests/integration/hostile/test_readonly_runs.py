@@ -52,3 +52,35 @@ def test_a_read_only_runs_directory_mid_run_is_one_line_and_collect_finishes_it(
     assert (manifest["status"], step(manifest)["status"]) == ("complete", "ok")
     assert (run_dir / "steps" / "probe" / "big.bin").stat().st_size == 300000
     assert verify_record(run_dir) == [] and rig.remote_runs() == []
+
+
+def _repro_into(rig, tmp_path, mount_options: str, fill: bool):
+    rig.runs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", mount_options, "tmpfs", str(rig.runs)], check=True)
+    try:
+        if fill:
+            subprocess.run(["sh", "-c", f"cat /dev/zero > {rig.runs}/fill"], check=False)
+        rig.inventory(RESULT_OK)
+        return run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"),
+                          "--known-hosts", str(rig.known), "--runs-dir", str(rig.runs), timeout=120)
+    finally:
+        subprocess.run(["umount", "-l", str(rig.runs)], check=False)
+
+
+def test_a_runs_directory_full_from_the_start_is_one_line(rig, tmp_path):
+    """Issue #40: ENOSPC while writing the manifest was a traceback."""
+    proc = _repro_into(rig, tmp_path, "size=1m", fill=True)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == ExitCode.HOST_ERROR, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: this machine has no space left to write ") and last.endswith(
+        " (No space left on device); free space there"), last
+    assert not (rig.work / "lock").exists() and rig.remote_runs() == []
+
+
+def test_a_runs_directory_read_only_from_the_start_is_one_line(rig, tmp_path):
+    proc = _repro_into(rig, tmp_path, "ro", fill=False)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode == ExitCode.HOST_ERROR, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].endswith("(Read-only file system); make it writable"), proc.stderr
+    assert not (rig.work / "lock").exists() and rig.remote_runs() == []

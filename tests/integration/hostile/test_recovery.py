@@ -142,8 +142,8 @@ def test_no_space_here_stops_before_writing_and_keeps_the_host_copy(rig, tmp_pat
         assert manifest["status"] == "incomplete"
         detail = manifest["status_detail"]
         assert detail.startswith("this machine has ") and detail.endswith(
-            f"MiB free in {outcome.run_dir / 'steps' / 'probe'}, probe needs 20 MiB from host '{HOST}'; free space there;"
-            " the files stay on the host")
+            f"MiB free in {outcome.run_dir / 'steps' / 'probe'}, probe needs 20 MiB from host '{HOST}' and 64 MiB are"
+            " kept free; free space there; the files stay on the host")  # issue #40: the reserve named
         assert not (outcome.run_dir / "steps" / "probe" / "big.bin").exists()
         (remote_run,) = rig.remote_runs()
         assert (remote_run / "probe" / "big.bin").stat().st_size == 20000000

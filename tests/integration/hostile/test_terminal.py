@@ -17,7 +17,7 @@ import pytest
 
 from reprokit.errors import ExitCode
 from reprokit.records.run import load_manifest
-from tests.conftest import REPO
+from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, RESULT_OK
 
 HOSTILE = (
@@ -65,3 +65,33 @@ def test_host_output_is_shown_escaped_in_a_real_terminal(rig, tmp_path):
     html = (run_dir / "report.html").read_text()
     assert "\u202e" not in html and "\x1b" not in html and r"report\u202elmth.exe" in html
     assert "\x1b" not in (run_dir / "report.md").read_text()
+
+
+def test_a_result_s_error_reaches_the_verdict_s_note_line_escaped(rig, tmp_path):
+    """Issue #40: the verdict's `note N:` line printed a result.json `error` raw (in repro and collect)."""
+    body = ('printf \'{"workload": "smem-probe", "schema_version": 1, "status": "error", "devices": [],'
+            ' "error": "driver said \\\\u001b]0;pwned\\\\u0007 no"}\' > result.json; exit 1')
+    rig.inventory(body)
+    proc = run_invoke("repro", "smem-probe", "--host", HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts",
+                      str(rig.known), "--runs-dir", str(rig.runs), timeout=120)
+    notes = [line for line in proc.stdout.splitlines() if line.startswith("note ")]
+    assert "\x1b" not in proc.stdout + proc.stderr and "\x07" not in proc.stdout + proc.stderr
+    assert len(notes) == 1 and "driver said \\x1b]0;pwned\\x07 no" in notes[0], proc.stdout
+
+
+def test_an_interrupted_run_s_verdict_line_says_why(rig, tmp_path):
+    """Issue #40: `INTERRUPTED:` was printed with an empty reason."""
+    rig.inventory(f'echo started > {rig.work}/started; sleep 60; ' + RESULT_OK)
+    proc = subprocess.Popen([sys.executable, "-m", "invoke", "--search-root", str(REPO), "repro", "smem-probe", "--host",
+                             HOST, "--inventory", str(tmp_path / "inv.yml"), "--known-hosts", str(rig.known),
+                             "--runs-dir", str(rig.runs)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while not (rig.work / "started").exists():
+        assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(2)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == ExitCode.INTERRUPTED, err
+    verdicts = [line for line in out.splitlines() if line.startswith("INTERRUPTED")]
+    assert verdicts == ["INTERRUPTED: stopped by Ctrl-C or SIGTERM; the running workload was ended"]

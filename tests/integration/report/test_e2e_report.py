@@ -75,10 +75,11 @@ def test_a_reason_many_expectations_share_is_said_once(gpuless_run):
     verdict = json.loads((run_dir / "verdict.json").read_text())
     sharing = [j["name"] for j in verdict["expectations"] if gpu_reason in j["reason"]]
     assert sharing == ["sm120-optin-limit", "server-came-up", "smoke-request-answered", "autotuning-ran",
-                       "server-ready-despite-autotune-failures", "failures-are-the-big-tiles", "gpu-power-at-c32"]
+                       "server-ready-despite-autotune-failures", "failures-are-the-big-tiles",
+                       "triage-agrees-with-static-analysis", "gpu-power-at-c32"]
     console = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines at 140 columns off a terminal
     assert console.count(gpu_reason) == 3  # under the fingerprint, the probe workload's own echoed line, the note after the table
-    assert f"note 1: no GPU here: 7 expectations need one: {gpu_reason}" in " ".join(proc.stdout.split())
+    assert f"note 1: no GPU here: 8 expectations need one: {gpu_reason}" in " ".join(proc.stdout.split())
     # the probe's reason is the fingerprint's; the sweep's and the serve's are the planner's with it; the triage's
     # quotes the serve's, said on the line before
     assert "[2/5] probe (smem-probe) ..." in console and "no_driver in" in console and console.count("see above") == 4

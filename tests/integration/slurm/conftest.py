@@ -102,3 +102,93 @@ def resume_nodes() -> None:
         if out and int(out[0]) == 2:
             return
         time.sleep(1)
+
+
+FAULT_TOOLS = ("sbatch", "squeue", "sacct", "scontrol")
+WRAPPER = """#!/bin/sh
+# A fault injector for one test: the real {tool}, unless this test's control files say otherwise.
+ctl={ctl}
+if [ -f "$ctl/{tool}.fail-until" ] && [ "$(date +%s)" -lt "$(cat "$ctl/{tool}.fail-until")" ]; then
+  echo "slurm_load_jobs error: Socket timed out on send/recv operation" >&2; exit 1
+fi
+[ -f "$ctl/{tool}.instead" ] && exec sh "$ctl/{tool}.instead" "$@"
+[ -f "$ctl/{tool}.hang" ] && sleep "$(cat "$ctl/{tool}.hang")"
+if [ -f "$ctl/{tool}.after" ]; then /usr/bin/{tool} "$@"; rc=$?; sh "$ctl/{tool}.after"; exit $rc; fi
+exec /usr/bin/{tool} "$@"
+"""
+
+
+class FaultyLogin:
+    """A second sshd of the login node, for one test: its sessions' PATH starts with this test's wrappers of the
+    job tools, so the faults it injects reach this test's run and no other engineer's or test's."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.ctl = root / "ctl"
+        self.bin = root / "bin"
+        self.port = 0
+        self.pid_file = root / "sshd.pid"
+
+    def start(self) -> None:
+        for path in (self.root, self.ctl, self.bin):
+            path.mkdir(mode=0o755, exist_ok=True)
+        for tool in FAULT_TOOLS:
+            wrapper = self.bin / tool
+            wrapper.write_text(WRAPPER.format(tool=tool, ctl=self.ctl))
+            wrapper.chmod(0o755)
+        login = STATE / "login"
+        base = (login / "sshd_config").read_text()
+        for port in range(22401, 22500):
+            config = self.root / "sshd_config"
+            config.write_text("\n".join(line for line in base.splitlines()
+                                        if not line.startswith(("Port ", "PidFile "))) +
+                              f"\nPort {port}\nPidFile {self.pid_file}\nSetEnv PATH={self.bin}:/usr/local/bin:/usr/bin:/bin\n")
+            started = subprocess.run(["ip", "netns", "exec", "rk-login", "/usr/sbin/sshd", "-f", str(config), "-E",
+                                      str(self.root / "sshd.log")], capture_output=True, text=True)
+            deadline = time.monotonic() + 5
+            while started.returncode == 0 and not self.pid_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if started.returncode == 0 and self.pid_file.exists():
+                self.port = port
+                return
+        raise AssertionError(f"no port for the fault injector's sshd: {(self.root / 'sshd.log').read_text()[-500:]}")
+
+    def stop(self) -> None:
+        if self.pid_file.exists():
+            subprocess.run(["kill", self.pid_file.read_text().strip()], check=False)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def fail(self, tool: str, for_s: float) -> None:
+        """``tool`` fails as a controller that times out does, for the next ``for_s`` seconds."""
+        (self.ctl / f"{tool}.fail-until").write_text(f"{int(time.time() + for_s)}\n")
+
+    def after(self, tool: str, script: str) -> None:
+        """sh run after the real ``tool`` has done its work, before it returns (noise, slowness)."""
+        (self.ctl / f"{tool}.after").write_text(script)
+
+    def instead(self, tool: str, script: str) -> None:
+        """sh run in place of ``tool`` (a refusal of the site's own words)."""
+        (self.ctl / f"{tool}.instead").write_text(script)
+
+    def hang(self, tool: str, for_s: int) -> None:
+        """``tool`` says nothing for ``for_s`` seconds (each call), then does its work."""
+        (self.ctl / f"{tool}.hang").write_text(f"{for_s}\n")
+
+    def heal(self) -> None:
+        for path in self.ctl.iterdir():
+            path.unlink()
+
+    def known_hosts(self, path: Path) -> Path:
+        key_type, key, _ = (STATE / "login" / "ssh_host_ed25519_key.pub").read_text().split(" ", 2)
+        path.write_text(f"[{LOGIN}]:{self.port} {key_type} {key}\n")
+        return path
+
+
+@pytest.fixture
+def faulty_login(request):
+    injector = FaultyLogin(Path("/srv/rk-hosts/login") / f".faults-{request.node.name[:40]}")
+    injector.start()
+    try:
+        yield injector
+    finally:
+        injector.stop()

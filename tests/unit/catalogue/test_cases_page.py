@@ -36,9 +36,19 @@ def test_the_matmul_ogs_row_reads_its_catalogue_record():
     assert row.observed.startswith("131072 (PASS, evidence/catalogue/")
 
 
+def test_the_extend_attention_row_reads_the_threads_figure_from_its_record():
+    row = next(r for r in catalogue.cases() if r.kit == "triton-extend-attention")
+    assert row.predicted == "`by_case.hopper-blocks.sm120.shared_bytes` equals 106496"
+    assert row.observed.startswith("106496 (PASS, evidence/catalogue/")
+
+
 def test_a_case_without_a_kit_is_listed_with_its_reason():
     without = catalogue.without_kit()
-    assert [w.threads for w in without] == [("flashinfer 3031",)]
+    assert [w.threads for w in without] == [
+        ("flashinfer 3031",), ("openxla/tokamax 1361", "openxla/tokamax PR 1401"), ("local-inference-lab/vllm 283",),
+        ("zzhhjjj/gemma-triton-flash-attn PR 4",), ("QwenLM/FlashQLA 4", "QwenLM/FlashQLA PR 21"),
+        ("flashinfer 4049", "flashinfer PR 4066")]
+    assert all(w.why for w in without)
     page = catalogue.markdown([], without)
     assert "## Cases without a kit" in page and "| flashinfer 3031 |" in page and "no byte figure" in page
     assert catalogue.markdown([], []).count("without a kit") == 0

@@ -17,7 +17,8 @@ TIMEOUT_LINE = "JobId=36 JobName=20261201T233545Z-smem-probe-cluster-bb6c-probe 
 NODE_FAIL_LINE = "JobId=40 JobName=20261201T233927Z-smem-probe-cluster-c5e6-probe UserId=rkuser(1001) GroupId=rkuser(1001) MCS_label=N/A Priority=4294901720 Nice=0 Account=(null) QOS=(null) JobState=NODE_FAIL Reason=NodeDown Dependency=(null) Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15 RunTime=00:00:00 TimeLimit=00:03:00 TimeMin=N/A SubmitTime=2026-12-01T23:39:28 EligibleTime=2026-12-01T23:39:28 AccrueTime=2026-12-01T23:39:28 StartTime=2026-12-01T23:39:31 EndTime=2026-12-01T23:39:31 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-01T23:39:31 Scheduler=Main Partition=debug AllocNode:Sid=localhost:31512 ReqNodeList=(null) ExcNodeList=(null) NodeList=c1 BatchHost=c1 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=/srv/rk-hosts/login/node-down/runs/20261201T233927Z-smem-probe-cluster-c5e6/probe/job.sh WorkDir=/srv/rk-hosts/login/node-down/runs/20261201T233927Z-smem-probe-cluster-c5e6/probe StdErr=/srv/rk-hosts/login/node-down/runs/20261201T233927Z-smem-probe-cluster-c5e6/probe/slurm.out StdIn=/dev/null StdOut=/srv/rk-hosts/login/node-down/runs/20261201T233927Z-smem-probe-cluster-c5e6/probe/slurm.out Power= TresPerNode=gres:gpu:1 "
 # sacct -n -P -X -o JobID,State,ExitCode,NodeList,Submit,Start,End,Reason,Partition,TimelimitRaw, as its manual
 # documents it (this cluster has no accounting: sacct says "Slurm accounting storage is disabled")
-SACCT_CANCELLED = "77|CANCELLED by 0|0:15|gpu-a03|2026-12-01T10:00:00|2026-12-01T10:00:30|2026-12-01T10:05:00|None|gpu|60\n"
+SACCT_CANCELLED = ("77|CANCELLED by 0|0:15|gpu-a03|2026-12-01T10:00:00|2026-12-01T10:00:30|2026-12-01T10:05:00|None|gpu|60"
+                   "|R1-probe|/scratch/rk/runs/R1/probe\n")
 
 
 def test_scontrol_of_a_job_at_its_time_limit_is_a_timeout_with_its_facts():
@@ -56,9 +57,28 @@ def test_the_workloads_own_exit_code_wins_over_the_batch_scripts():
 
 
 def test_squeue_and_sbatch_output():
-    assert parse_squeue("52|RUNNING|None|c2|2026-12-01T23:44:36\n", "52").state == "RUNNING"
+    info = parse_squeue("52|RUNNING|None|c2|2026-12-01T23:44:36|R1-probe|/scratch/a|b/probe\n", "52")
+    assert (info.state, info.name, info.workdir) == ("RUNNING", "R1-probe", "/scratch/a|b/probe")
     assert parse_squeue("", "52") is None
     assert [parse_job_id("53\n"), parse_job_id("54;rk\n"), parse_job_id("sbatch: error: x\n")] == ["53", "54", None]
+
+
+def test_the_job_id_line_is_found_among_a_site_wrappers_lines():
+    """Issue #40: a line after the id (a maintenance notice) was read as a refusal, though the job was submitted."""
+    assert parse_job_id("55\nNOTICE: maintenance on Sunday 06:00\n") == "55"
+    assert parse_job_id("site wrapper v2: submitting\n56;rk\nlast line 57 words\n") == "56"
+    assert parse_job_id("Submitted batch job 58\n") is None  # not --parsable's form: not taken for an id
+
+
+def test_a_job_under_another_name_or_directory_is_not_the_steps():
+    """Issue #40: collect trusted a job id that named another run's job."""
+    info = parse_sacct(SACCT_CANCELLED, "77")
+    assert info.foreign("R1-probe", "/scratch/rk/runs/R1/probe/") is None
+    assert info.foreign("R2-probe", "/scratch/rk/runs/R2/probe") == "it is named 'R1-probe', the step's job is 'R2-probe'"
+    line = TIMEOUT_LINE.replace("JobName=20261201T233545Z-smem-probe-cluster-bb6c-probe ", "")
+    assert parse_scontrol(line, "36").foreign("x-probe", "/elsewhere") == (
+        "it works in '/srv/rk-hosts/login/scancel/runs/20261201T233545Z-smem-probe-cluster-bb6c/probe', the step's"
+        " directory is '/elsewhere'")
 
 
 def test_every_slurm_variable_reaches_sbatch_as_one_word():

@@ -31,6 +31,7 @@ from reprokit.records.atomic import write_json_atomic
 from reprokit.records.models import StepEntry
 from reprokit.records.run import RunRecord
 from reprokit.triage import triage_files
+from reprokit.triage.reconcile import prediction_from_static_result
 from reprokit.workloads.serve import Telemetry
 from reprokit.workloads.static_smem.analysis import build_rows, failing_tactics, tile_verdicts
 
@@ -73,7 +74,8 @@ def sweep_result() -> dict[str, Any]:
 
 def triage_result() -> dict[str, Any]:
     """As the kit's triage step writes it (reprokit/plan/triage_step.py)."""
-    report = triage_files([TRIAGE_LOG], flashinfer_version="0.6.3")
+    prediction = prediction_from_static_result(real_smem_result(), "steps/static-smem/result.json")
+    report = triage_files([TRIAGE_LOG], flashinfer_version="0.6.3", predict=lambda version, arch: prediction)
     return {"workload": "triage", "schema_version": 1, "status": "ok", "logs": ["steps/serve/server.log.gz"], **report.to_json()}
 
 

@@ -78,3 +78,42 @@ def test_real_compiles_report_units_done_of_total(tmp_path, capfd):
     counts = CountProgress(console)
     assert all(counts.feed(line) for line in lines[:3])
     assert out.getvalue().splitlines()[-1].startswith("      static-smem compile 3/3 (100%) in ")
+
+
+def test_host_numbers_past_the_bound_are_plain_lines_not_counts():
+    """Issue #40: a 5000-digit total raised ValueError in the reader and ended the step."""
+    console, out = log_console()
+    counts = CountProgress(console)
+    assert counts.feed("progress: x 1/" + "9" * 5000) is False
+    assert counts.feed("progress: x 1/" + "9" * 13) is False
+    assert counts.feed("progress: x 1/" + "9" * 12) is True
+    assert counts.tasks["x"].total == 999_999_999_999
+
+
+def test_a_400_digit_total_on_a_terminal_never_reaches_the_bar():
+    """Issue #40: rich's Progress.stop raised OverflowError on a 400-digit total; the run ended with no verdict."""
+    out = io.StringIO()
+    counts = CountProgress(Console(file=out, force_terminal=True, width=80))
+    assert counts.feed("progress: huge 1/" + "7" * 400) is False
+    assert counts.feed("progress: fine 1/10") is True
+    counts.stop()
+    assert "fine" in out.getvalue()
+
+
+def test_twenty_thousand_task_names_draw_eight_bars():
+    """Issue #40: 20 000 distinct task names redrew 20 000 bars (still printing after 300 s)."""
+    counts = CountProgress(Console(file=io.StringIO(), force_terminal=True, width=80))
+    taken = sum(counts.feed(f"progress: task{n} 1/2") for n in range(20_000))
+    assert taken == 8 and len(counts.bars.tasks) == 8
+    counts.stop()
+
+
+def test_a_printer_that_raises_is_logged_and_the_run_goes_on(caplog):
+    from reprokit.commands.console import never_fatal
+
+    def broken(text: str) -> None:
+        raise OverflowError("cannot convert float infinity to integer")
+
+    never_fatal(broken)("progress: x 1/2")
+    assert [r.message for r in caplog.records] == ["printing a line failed; the run goes on"]
+    assert caplog.records[0].exc_info[0] is OverflowError

@@ -79,9 +79,13 @@ def test_every_section_with_exact_marks(demo: Path) -> None:
     assert len(marks(page, "sweep-roofline-chart", "circle", "point")) == 40
     assert table_rows(page, "best-tiles") == 40
     assert "copy 4273 GB/s (read + write), read 4197 GB/s, dense bf16 GEMM 787 TFLOP/s" in page
-    # the real triage: 12 failing tactics, 11 timeline events, the autotune skips in red
-    assert table_rows(page, "autotune-failures") == 12
-    assert "Autotune failures: 12 tactic(s), 192 failure line(s)" in page
+    # the real triage: 2 failing tactics, 11 timeline events, the autotune skips in red
+    assert table_rows(page, "autotune-failures") == 2
+    assert "Autotune failures: 2 tactic(s), 32 failure line(s)" in page
+    # set beside the static-smem step's prediction: gemm2 14 and 15, both predicted at 102400 B, both failed
+    assert "Triage and static analysis, per tactic: they agree" in page
+    assert table_rows(page, "reconciliation") == 2
+    assert "failed, predicted to overflow (102 400 B vs 101 376 B)" in page
     spans = marks(page, "timeline-chart", "rect", "span")
     assert [s["data-event"] for s in spans][:4] == ["load_weight_end", "server_autotune_start", "autotune_process_start",
                                                     "autotune_skip"]

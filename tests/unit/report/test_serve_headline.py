@@ -110,9 +110,19 @@ def test_reference_with_only_a_floor():
 
 
 def test_byte_accounting_of_the_real_sm120_analysis():
+    # the record predates static_smem_bytes: the static column says so rather than print a 0 nobody measured
     assert static_smem.accounting_rows(typed("static-smem", real_smem_result())) == [
-        ["gemm2 #14 128x256x128 FINALIZE bf16,f16", "102 400", "101 376", "+1 024", "83 968", "17 408"],
-        ["gemm2 #15 256x128x128 FINALIZE bf16,f16", "102 400", "101 376", "+1 024", "83 968", "17 408"]]
+        ["gemm2 #14 128x256x128 FINALIZE bf16,f16", "102 400", "not measured", "101 376", "+1 024", "83 968", "17 408"],
+        ["gemm2 #15 256x128x128 FINALIZE bf16,f16", "102 400", "not measured", "101 376", "+1 024", "83 968", "17 408"]]
+    rows = real_smem_result()["rows"]
+    for row in rows:
+        row.update(static_smem_bytes=0, total_smem_bytes=row.get("kernel_smem_bytes"))
+    result = {**real_smem_result(), "rows": rows,
+              "sources": {**real_smem_result()["sources"], "static_smem_limits": {"sm_120a": 101376}}}
+    assert static_smem.accounting_rows(typed("static-smem", result))[0][1:5] == ["102 400", "0", "101 376", "+1 024"]
+    assert static_smem.static_limit_line(typed("static-smem", result)) == (
+        "Compiled for sm_120a; the compiler's limit on static __shared__ there is sm_120a: 101 376 B (the launch limit "
+        "above counts static and dynamic bytes together).")
     chart = static_smem.text_chart(typed("static-smem", real_smem_result()))
     assert chart[0] == chart[-1] == "```"
     bars = chart[2:-1]

@@ -79,6 +79,8 @@ def test_verdicts_and_tiles(kernel_records: dict) -> None:
     by_tactic = {r["tactic"]: r for r in analysed}
     assert by_tactic[15]["verdict"] == "exceeds" and by_tactic[15]["over_capacity_bytes"] == 1024
     assert by_tactic[3]["verdict"] == "fits" and by_tactic[3]["kernel_smem_bytes"] == 98304
+    # static plus dynamic: CUTLASS's kernels have no static __shared__, so the total is the SharedStorage
+    assert (by_tactic[15]["static_smem_bytes"], by_tactic[15]["total_smem_bytes"]) == (0, 102400)
     assert by_tactic[16]["verdict"] == "unsupported" and by_tactic[16]["explanation"].startswith("Unsupported tile")
     assert tile_verdicts(analysed) == {"failing_tiles": ["256x128x128"], "fitting_tiles": ["128x128x128"],
                                        "unsupported_tiles": ["128x128x512"]}

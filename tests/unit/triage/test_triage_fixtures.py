@@ -17,8 +17,11 @@ HIDDEN = LOGS / "sglang-0.6.8-info-level-hidden-tactics.log"
 CLEAN = LOGS / "sglang-tp1-ready-clean-crlf.log"
 
 RANKS, PROFILES = 8, 2
-GEMM1_FAILING = [2, 3, 6, 7]  # 128x256x128 and 256x128x128, then their swap_ab copies
-GEMM2_FAILING = [10, 11, 14, 15, 18, 19, 22, 23]  # the same tiles, NONE and FINALIZE, then swap_ab
+# FlashInfer 0.6.3 on SM120: only gemm2's FINALIZE no-swap kernels of the big tiles exceed 101376 B (102400 B,
+# docs/fit-table.md); their NONE-fused and swap_ab siblings (gemm1 2, 3, 6, 7; gemm2 10, 11, 18, 19, 22, 23) fit
+# and are profiled like the small tiles
+GEMM2_FAILING = [14, 15]
+PROFILED = 24 - len(GEMM2_FAILING)  # each rank and profile times every other tactic ('profiling ... N, shapes=')
 FRAMES_PER_RECORD = 11
 
 
@@ -28,9 +31,9 @@ def ep8():
     return triage_files([EP8]).to_json()
 
 
-def test_ep8_sglang_server_is_ready_with_192_nonfatal_autotune_failures(ep8):
-    failures = RANKS * PROFILES * (len(GEMM1_FAILING) + len(GEMM2_FAILING))
-    assert failures == 192
+def test_ep8_sglang_server_is_ready_with_32_nonfatal_autotune_failures(ep8):
+    failures = RANKS * PROFILES * len(GEMM2_FAILING)
+    assert failures == 32
     assert (ep8["verdict"], ep8["exit_code"], ep8["ready"], ep8["fatal"]) == (
         "READY_WITH_NONFATAL_AUTOTUNE_FAILURES", 10, True, None)
     assert ep8["autotune_failure_tiles"] == ["128x256x128", "256x128x128"]
@@ -41,14 +44,10 @@ def test_ep8_sglang_server_is_ready_with_192_nonfatal_autotune_failures(ep8):
 
 def test_ep8_failures_grouped_by_op_tactic_tile_fusion_swap(ep8):
     rows = {(r["op"], r["tactic"]): r for r in ep8["autotune_failures"]}
-    expected_keys = [("trtllm::fused_moe::gemm1", t) for t in GEMM1_FAILING]
-    expected_keys += [("trtllm::fused_moe::gemm2", t) for t in GEMM2_FAILING]
-    assert list(rows) == expected_keys
-    for (op, tactic), row in rows.items():
-        index = tactic if op.endswith("gemm1") else tactic - 8
+    assert list(rows) == [("trtllm::fused_moe::gemm2", t) for t in GEMM2_FAILING]
+    for (_, tactic), row in rows.items():
         assert row["tile"] == ("128x256x128" if tactic % 2 == 0 else "256x128x128")
-        assert row["fusion"] == ("FINALIZE" if op.endswith("gemm2") and index % 8 >= 4 else "NONE")
-        assert row["swap_ab"] is ((index >= 4) if op.endswith("gemm1") else (index >= 8))
+        assert (row["fusion"], row["swap_ab"]) == ("FINALIZE", False)
         assert (row["count"], row["unattributed"], row["ranks"]) == (RANKS * PROFILES, RANKS * PROFILES, [])
         assert row["tile_source"] == "exception_text"
         assert row["errors"] == [{"message": "Failed to initialize cutlass TMA WS grouped gemm. Error: Error Internal",
@@ -57,11 +56,12 @@ def test_ep8_failures_grouped_by_op_tactic_tile_fusion_swap(ep8):
 
 
 def test_ep8_counts_lines_by_format(ep8):
-    records = 2 * 192  # each failure: the WARNING line and the DEBUG 'Failed when profiling' line
+    records = 2 * 32  # each failure: the WARNING line and the DEBUG 'Failed when profiling' line
     counts = ep8["counts"]
     assert counts["lines_by_format"]["continuation"] == records * FRAMES_PER_RECORD
-    assert counts["lines_by_format"]["flashinfer"] == 8 + records + RANKS * PROFILES * 12 + 8
-    assert (counts["lines"], counts["unknown_lines"], counts["truncated_lines"]) == (4922, 0, 0)
+    assert counts["lines_by_format"]["flashinfer"] == 8 + records + RANKS * PROFILES * PROFILED + 8
+    assert counts["events"]["autotune_profiled"] == RANKS * PROFILES * PROFILED
+    assert (counts["lines"], counts["unknown_lines"], counts["truncated_lines"]) == (1242, 0, 0)
     assert sum(counts["lines_by_format"].values()) == counts["lines"]
 
 
@@ -71,7 +71,7 @@ def test_ep8_timeline_runs_from_weights_to_readiness(ep8):
         ("load_weight_end", 8, "2026-02-19 10:04:50"),
         ("server_autotune_start", 8, "2026-02-19 10:05:12"),
         ("autotune_process_start", 8, "2026-02-19 10:05:12,118"),
-        ("autotune_skip", 192, "2026-02-19 10:05:14,016"),
+        ("autotune_skip", 32, "2026-02-19 10:05:17,112"),
         ("autotune_process_end", 8, "2026-02-19 10:06:01,907"),
         ("server_autotune_completed", 8, "2026-02-19 10:06:02"),
         ("cuda_graph_capture_begin", 8, "2026-02-19 10:06:02"),
@@ -162,7 +162,7 @@ def test_several_files_fatal_wins_and_everything_is_json():
     data = report.to_json()
     assert json.loads(json.dumps(data)) == data
     assert report.verdict is Verdict.FATAL and report.exit_code == EXIT_CODES[Verdict.FATAL]
-    assert data["counts"]["files"] == 2 and sum(r["count"] for r in data["autotune_failures"]) == 192
+    assert data["counts"]["files"] == 2 and sum(r["count"] for r in data["autotune_failures"]) == 32
 
 
 def test_render_table_names_the_verdict_tiles_and_cause():

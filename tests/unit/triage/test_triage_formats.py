@@ -72,7 +72,9 @@ def test_server_patterns_left_out_of_the_fast_scan_are_never_on_sglang_lines():
     left_out = [p for p in formats.SERVER_PATTERNS if not p.on_sglang_lines]
     assert {p.kind for p in left_out} == {"engine_core_failed", "vllm_server_starting", "vllm_graph_capture_finished",
                                           "vllm_engine_initialized", "vllm_engine_stats", "vllm_request",
-                                          "triton_server_started", "ray_serve_app_ready", "vllm_http_routes"}
+                                          "triton_server_started", "ray_serve_app_ready", "vllm_http_routes",
+                                          "tgi_router_connected", "tgi_waiting_for_shard", "tgi_shard_failed_to_start",
+                                          "tgi_shard_signaled"}
     for pattern in left_out:
         assert _SGLANG_SHAPED_TEXT.match(pattern.example) is None
     for pattern in formats.SERVER_PATTERNS:

@@ -82,3 +82,21 @@ def test_the_tracker_keeps_a_bounded_number_of_processes():
     for pid in range(1000):
         tracker.note(f"Worker_TP0 pid={pid}", pid + 1, "INFO", "hello")
     assert len(tracker.processes) == 256 and tracker.overflowed
+
+
+def test_an_error_record_ending_in_a_wrapped_config_dump_is_no_sign_of_life():
+    """vLLM's dump_input line after the exception, wrapped by the paste (llm-d/llm-d-kv-cache #49: its second line is
+    the dump's own text from 'ing=True', as far as the thread's quote shows it): the bare line goes on with the ERROR
+    record, and the engine that logged the exception stays dead."""
+    procs = processes([
+        "ERROR 07-09 11:28:31 [core.py:517] EngineCore encountered a fatal error.",
+        "ERROR 07-09 11:28:31 [core.py:517] Traceback (most recent call last):",
+        'ERROR 07-09 11:28:31 [core.py:517]   File "/x/vllm/v1/engine/core.py", line 508, in run_engine_core',
+        "ERROR 07-09 11:28:31 [core.py:517] RuntimeError: boom",
+        "ERROR 07-09 11:28:31 [dump_input.py:69] Dumping input data for V1 LLM engine (v0.1.dev7008+g2e3a182) with "
+        "config: model='Qwen/Qwen3-0.6B', speculative_config=None, tokenizer='Qwen/Qwen3-0.6B', enable_prefix_cach",
+        "ing=True, chunked_prefill_enabled=True, use_async_output_proc=True, pooler_config=None, compilation_config="
+        '{"level":3,"debug_dump_path":"","cache_dir":"/home/.cache/vllm/torch_compile_cache/250b01e6ee","backend":""}',
+    ])
+    main = procs["main"]
+    assert (main.dead, main.exception.exception, main.alive_line) == (True, "RuntimeError: boom", None)

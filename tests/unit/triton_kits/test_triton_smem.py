@@ -103,3 +103,15 @@ def test_the_fp8_default_compiles_to_the_upstream_figure(sglang_wheel, tmp_path)
     tasks = [(str(path), "fused_moe_kernel", args, predict.options(default), arch) for arch in ("sm120", "sm90")]
     results = triton_compile.compile_all(tasks, 2)
     assert [(r["arch"], r["shared_bytes"]) for r in results] == [("sm120", 147456), ("sm90", 196608)]
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason=NO_TRITON)
+def test_the_extend_attention_kit_compiles_to_the_threads_figure(sglang_wheel, tmp_path):
+    kit = yaml.safe_load((REPO / "kits" / "triton-extend-attention.yml").read_text())
+    params = {**kit["steps"][0]["with"], "version": "0.5.9", "wheel": str(sglang_wheel), "jobs": 2}
+    code, result = run_workload(params, tmp_path / "extend")
+    assert code == 0, result.get("error")
+    assert {name: {arch: row["shared_bytes"] for arch, row in rows.items()} for name, rows in result["by_case"].items()} == {
+        "hopper-blocks": {"sm120": 106496, "sm90": 106496}, "sm120-blocks": {"sm120": 71680, "sm90": 71680},
+        "mha-prefill-hopper-blocks": {"sm120": 65536, "sm90": 65536}}
+    assert result["overflowing"] == {"sm120": ["hopper-blocks"], "sm90": []}

@@ -51,7 +51,7 @@ def test_actions_pinned_jobs_bounded_steps_one_line(path):
             if "run" in step:
                 run = step["run"].strip()
                 assert "\n" not in run, f"{path.name}: a multi-line run step: {run!r}"
-                assert re.match(r"(sudo [^ ]+ )?\./dev (invoke|test)\b", run), run
+                assert re.match(r"(sudo [^ ]+ )?\./dev (invoke|test|lint)\b", run), run
                 assert "${{" not in run, f"{path.name}: expression inside run (template injection): {run!r}"
 
 
@@ -74,11 +74,18 @@ def test_repro_workflow_contract():
     assert job["strategy"]["max-parallel"] == 1 and job["strategy"]["fail-fast"] is False
     assert job["concurrency"]["cancel-in-progress"] is False and "inputs.host" in job["concurrency"]["group"]
     assert job["runs-on"] == ["self-hosted", "linux", "x64", "gpu", "sm120"]
-    assert job["env"]["KIT"] == "${{ matrix.kit }}" and "inputs.host" in job["env"]["HOST"]
+    assert job["env"]["KIT"] == "${{ matrix.kit }}"
+    # the host: the dispatch's input, else the repository variable a push runs on, else the runner's own machine;
+    # the job's name, its env and its concurrency group say the same
+    host = "inputs.host || vars.REPRO_HOST || 'local'"
+    assert job["env"]["HOST"] == f"${{{{ {host} }}}}"
+    assert job["name"] == f"${{{{ matrix.kit }}}} on ${{{{ {host} }}}}"
+    assert job["concurrency"]["group"] == f"repro-${{{{ {host} }}}}-${{{{ github.repository }}}}"
     names = [s.get("name", s.get("uses", "")) for s in job["steps"]]
     # the verdict step decides the job's status, after the summary and the upload, whatever the run did
     reproduce = next(s for s in job["steps"] if s.get("run", "").startswith("./dev invoke repro "))
     assert reproduce["continue-on-error"] is True
+    assert reproduce["env"] == {"HF_TOKEN": "${{ secrets.HF_TOKEN }}"}  # only the step that needs it
     verdict = job["steps"][-1]
     assert verdict["run"] == './dev invoke ci-verdict --runs-dir "$RUNS_DIR"' and verdict["if"] == "always()"
     upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
@@ -99,3 +106,10 @@ def test_every_invoke_task_a_workflow_calls_exists():
                 found = re.search(r"\./dev invoke ([\w-]+)", step.get("run", ""))
                 if found:
                     assert found.group(1) in tasks, f"{path.name} calls unknown task {found.group(1)}"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_setup_python(path):
+    """ubuntu-24.04 and the self-hosted runners have a python3 that ./dev accepts (>= 3.11; ./dev says so if not)."""
+    uses = [step.get("uses", "") for job in load(path)["jobs"].values() for step in job["steps"]]
+    assert not [u for u in uses if u.startswith("actions/setup-python@")]
