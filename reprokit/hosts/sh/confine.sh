@@ -21,7 +21,7 @@ kill_cgroup() {  # $1 a cgroup v2 directory: kill everything in it, wait until i
   [ -d "$1" ] || return 0
   [ -f "$1/cgroup.kill" ] && echo 1 > "$1/cgroup.kill" 2>/dev/null
   i=0
-  while pids=$(cat "$1/cgroup.procs" 2>/dev/null) && [ -n "$pids" ] && [ $i -lt 50 ]; do
+  while pids=$(cat "$1/cgroup.procs" 2>/dev/null) && [ -n "$pids" ] && [ "$i" -lt 50 ]; do
     # shellcheck disable=SC2086  # one word per pid
     kill -KILL $pids 2>/dev/null; i=$((i + 1)); sleep 0.1
   done
@@ -33,7 +33,7 @@ marked() {  # $1 an ERE of marks: the pids of this user's processes that carry o
 }
 sweep() {  # $1 an ERE of marks: kill every marked process until none is left; print who is left
   i=0
-  while pids=$(marked "$1") && [ -n "$pids" ] && [ $i -lt 50 ]; do
+  while pids=$(marked "$1") && [ -n "$pids" ] && [ "$i" -lt 50 ]; do
     # shellcheck disable=SC2086  # one word per pid
     kill -KILL $pids 2>/dev/null; i=$((i + 1)); sleep 0.1
   done

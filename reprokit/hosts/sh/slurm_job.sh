@@ -1,5 +1,6 @@
 #!/bin/sh
 # Written by reprokit: runs one step as a Slurm batch job (sbatch copies this script away: it goes to its directory).
+# shellcheck disable=SC2317  # the confinement library's functions a job does not call (it sweeps; Slurm confines)
 cd @STEP_DIR@ || exit 1
 @LIBRARY@
 write_exit_code @PLACEHOLDER@  # a requeued job starts again from here

@@ -13,6 +13,7 @@ from reprokit import verbosity
 from reprokit.commands.console import printers
 from reprokit.program import TaskProgram
 from reprokit.tasks import ns
+from reprokit.workloads.static_smem.wheel import default_cache_dir
 from tests.conftest import REPO, run_invoke
 
 LOG = REPO / "tests" / "fixtures" / "logs" / "sglang-tp1-ready-clean-crlf.log"
@@ -60,7 +61,8 @@ def test_a_run_at_each_level(tmp_path: Path) -> None:
     assert sum(line.startswith("      | smem-probe: ") for line in err_n) == 1  # the workload's own line
     # the local host runs its steps as any host does: the shipped code (named by its digest) first on the path
     debug = [re.sub(r"/code/[0-9a-f]{16}[^ ]*", "/code/CODE", line) for line in err_v if line.startswith("debug: ")]
-    env = "env PYTHONPATH=RUNS/.hosts/local/code/CODE PYTHONUNBUFFERED=1 REPROKIT_CACHE=RUNS/.hosts/local/cache/reprokit"
+    # ... and this machine's own cache, warm across runs
+    env = f"env PYTHONPATH=RUNS/.hosts/local/code/CODE PYTHONUNBUFFERED=1 REPROKIT_CACHE={default_cache_dir()}"
     assert debug == [
         f"debug: host local: step fingerprint: {env} {sys.executable} -m reprokit.workloads.fingerprint"
         " --params params.json --out-dir .",

@@ -49,7 +49,7 @@ def test_the_wrapper_and_the_job_script_share_their_secrets_and_exit_code_parts(
 
 def test_a_value_the_template_does_not_get_is_an_error_not_a_script():
     with pytest.raises(KeyError, match="no value for @COMMAND@"):
-        render("slurm_job.sh", LIBRARY="", STEP_DIR="/x", PLACEHOLDER="running", CLEANUP="")
+        render("slurm_job.sh", LIBRARY="", STEP_DIR="/x", PLACEHOLDER="running", MARK="r/s", MARK_PATTERN="r/s", CLEANUP="")
 
 
 def test_the_wheel_ships_every_template():
