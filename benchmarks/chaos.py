@@ -154,6 +154,7 @@ class Rig:
         self.counts: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         self.faults_left = args.max_faults
         self.log = open(base / "runs.jsonl", "w")
+        self.hosts: list[str] = HOSTS
         self.slurm = None  # (injector, workdir, known_hosts, inventory, python) of the Slurm host, with --slurm
         for h in HOSTS:
             in_host(h, "mount", "-t", "tmpfs", "-o", f"{FULL_TMPFS},uid={uid()},gid={uid()}", "tmpfs", str(self.full[h]))
@@ -448,7 +449,7 @@ def report(rig: Rig, started: float, runs: int) -> None:
     partials = [str(p) for p in rig.runs.rglob(".partial-*")]
     host_outside = [f for h in HOSTS for f in host_files_outside(rig, h)]
     counts = rig.counts
-    print(f"chaos: {runs} runs over {len(HOSTS)} hosts in {time.monotonic() - started:.0f} s (seed {rig.args.seed})")
+    print(f"chaos: {runs} runs over {len(rig.hosts)} hosts in {time.monotonic() - started:.0f} s (seed {rig.args.seed})")
     for table in ("faults", "faults missed (the run had ended)", "faults missed (no connection open)", "records",
                   "collect", "unlocks after a kill before the record", "check-record failures", "locks left",
                   "harness errors"):
@@ -489,6 +490,7 @@ def main() -> None:
         args.slurm = SLURM_REASON is None
     rig.slurm = slurm_rig(rig) if args.slurm else None
     hosts = hosts + [CLUSTER] if args.slurm else hosts
+    rig.hosts = hosts
     print(f"chaos: {args.runs} runs, records and log in {base}", flush=True)
     counter = iter(range(args.runs))
     take = threading.Lock()

@@ -80,14 +80,16 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     check_kit_unchanged(run_dir, manifest)
     kit = load_kit_file(manifest.kit.path)
     executor = executor_for(host, inventory, run_dir.parent, options, say)
+    pending = pending_steps(manifest)
+    handles = {name: step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
+               for name in pending}
+    for name, handle in handles.items():  # before any connection: an edited record reaches nothing on the host
+        check_remote_dir(run_dir, handle, f"{executor.run_dir(record.run_id)}/{name}")
     executor.attach(record.run_id)
     steps = {e.name: e for e in manifest.steps}
-    pending = pending_steps(manifest)
     fingerprint = manifest.fingerprint
     try:
-        for name in pending:
-            handle = step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
-            check_remote_dir(run_dir, handle, f"{executor.run_dir(record.run_id)}/{name}")
+        for name, handle in handles.items():
             if not executor.launched(handle):
                 if name == FINGERPRINT or name in steps or killed_launching(manifest, name):
                     continue  # never started there (it is recorded not run), or already pulled and judged
@@ -98,10 +100,13 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
                 fingerprint = _collect_fingerprint(executor, handle, record)
             else:
                 steps[name] = _collect_step(executor, handle, end, record, kit, name)
-    except ConnectionLost as exc:
-        raise HostError(f"{exc}; the record and the host's files are unchanged: collect again later") from None
-    except PullStopped as exc:
-        raise HostError(f"{exc}; the record is unchanged: collect again once that is fixed") from None
+    except BaseException as exc:
+        executor.close_connection()  # what failed leaves no connection open behind it
+        if isinstance(exc, ConnectionLost):
+            raise HostError(f"{exc}; the record and the host's files are unchanged: collect again later") from None
+        if isinstance(exc, PullStopped):
+            raise HostError(f"{exc}; the record is unchanged: collect again once that is fixed") from None
+        raise
     for name, entry in steps.items():
         if entry.result_file and entry.result is None:
             entry.result, _ = read_result(record.dir / "steps" / name)
