@@ -1,6 +1,6 @@
 """The build step that ships the checkout's top-level data folders inside the package.
 
-``kits/``, ``docker/`` and ``ansible/`` stay at the top of the repository (where people and CI read them); the wheel
+``kits/``, ``docker/``, ``ansible/`` and ``docs/`` stay at the top of the repository (where people and CI read them); the wheel
 carries a copy of each under ``reprokit/shipped/`` (``reprokit.config.layers`` finds them there), whatever they hold
 when the wheel is built. An editable install copies nothing: the checkout's folders are read in place.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
-SHIPPED = ("kits", "docker", "ansible")
+SHIPPED = ("kits", "docker", "ansible", "docs")  # docs: what the help and the messages point at, installed too
 NEVER = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
 
 

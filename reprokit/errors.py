@@ -30,8 +30,9 @@ class ExitCode(IntEnum):
 EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
     ExitCode.PASS: "PASS: the run finished and every expectation held",
     ExitCode.FAIL: "FAIL: at least one expectation did not hold (or `check-record` found a damaged record)",
-    ExitCode.BAD_INPUT: "bad input: inventory, kit, flag or name; a one-line error names file:line and field;"
-                        " nothing was written",
+    ExitCode.BAD_INPUT: "bad input, nothing was run or written: a usage error (an unknown task or flag, a missing"
+                        " argument: one line naming the command as typed, then its usage), or an inventory, kit,"
+                        " parameter or name that is wrong (one line naming file:line and field)",
     ExitCode.INCONCLUSIVE: "INCONCLUSIVE: some expectation could not be judged on this host; the report says why",
     ExitCode.HOST_ERROR: "host error: unreachable, unknown or changed host key, locked, no image; or the run was"
                          " detached (`invoke collect`)",

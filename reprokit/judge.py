@@ -49,12 +49,34 @@ def resolve(path: str, data: Any) -> tuple[list[Any], bool]:
     return values, expanded
 
 
+def plain(value: Any) -> str:
+    """A value as a person writes it (``true``, ``128x256x128, 256x128x128``, ``1``), never a Python repr: records,
+    the console and the reports all show the judge's words."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (list, tuple)):
+        return ", ".join(plain(item) for item in value) if value else "nothing"
+    if isinstance(value, dict):
+        return ", ".join(f"{key} {plain(item)}" for key, item in value.items())
+    if value is None:
+        return "nothing"
+    return str(value)
+
+
+_OPERATOR_WORDS = {"equals": "is", "one_of": "one of", "at_least": "at least", "at_most": "at most",
+                   "contains_all": "contains all of", "matches": "matches"}
+
+
 def _expected_text(exp: Expectation) -> str:
     op = exp.operator
     value = getattr(exp, op)
     if op == "reference":
         return reference_text(value)
-    return f"{op} {value!r}" if op != "equals_by_arch" else f"equals {value!r} by arch"
+    if op == "equals_by_arch":
+        return f"by arch: {plain(value)}"
+    return f"{_OPERATOR_WORDS[op]} {plain(value)}"
 
 
 def reference_bounds(ref: Any) -> tuple[float | None, float | None]:
@@ -78,20 +100,20 @@ def _compare(exp: Expectation, value: Any, arch: str | None) -> tuple[bool, str]
         return value in exp.one_of, ""
     if op in ("at_least", "at_most"):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return False, f"{value!r} is not a number"
+            return False, f"{plain(value)} is not a number"
         return (value >= exp.at_least) if op == "at_least" else (value <= exp.at_most), ""
     if op == "contains_all":
         if not isinstance(value, list):
-            return False, f"{value!r} is not a list"
+            return False, f"{plain(value)} is not a list"
         missing = [item for item in exp.contains_all if item not in value]
-        return not missing, f"missing {missing!r}" if missing else ""
+        return not missing, f"missing {plain(missing)}" if missing else ""
     if op == "matches":
         return isinstance(value, str) and re.search(exp.matches, value) is not None, ""
     if op == "equals_by_arch":
         return value == exp.equals_by_arch[arch], ""
     if op == "reference":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return False, f"{value!r} is not a number"
+            return False, f"{plain(value)} is not a number"
         low, high = reference_bounds(exp.reference)
         unit = f" {exp.reference.unit}" if exp.reference.unit else ""
         deviation = (value - exp.reference.value) / exp.reference.value if exp.reference.value else 0.0
@@ -138,7 +160,7 @@ def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: Fingerprint
             continue
         ok, detail = _compare(exp, value, arch)
         if not ok:
-            failures.append(detail or f"{value!r}")
+            failures.append(detail or f"observed {plain(value)}")
     observed = values if expanded else values[0]
     if failures:
         return verdict(Word.FAIL, observed, "; ".join(dict.fromkeys(failures)))

@@ -16,16 +16,19 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import shlex
 import sys
 from importlib import metadata, resources
 from pathlib import Path
 
 from invoke import Config, Exit, Program
+from invoke.exceptions import ParseError
 from invoke.parser import Parser
 from invoke.util import helpline
 
 from reprokit import __version__, completion
+from reprokit.commands import console
 from reprokit.commands.tasking import guard_output
 from reprokit.config import layers
 from reprokit.config.kit import load_kit_file
@@ -37,9 +40,57 @@ from reprokit.tasks import ns
 class TaskProgram(Program):
     """Invoke's ``Program`` with reprokit's parser, per-task help and task list; ``invoke`` in this repository."""
 
+    @property
+    def binary(self) -> str:
+        """The name the user typed (``reprokit``, ``invoke``, ``inv``), which help and messages repeat: Invoke's own
+        program calls itself ``inv[oke]``."""
+        called = self.called_as
+        if called and not called.endswith(".py"):
+            return called
+        return (self._binary or "reprokit").replace("[", "").replace("]", "")  # `python -m invoke`: inv[oke] -> invoke
+
+    def run(self, argv: list[str] | str | None = None, exit: bool = True) -> None:
+        try:
+            super().run(argv, exit)
+        finally:  # the name typed is this run's: a later run in the same process (a test) starts from `invoke`
+            console.set_program_name("invoke")
+
     def _make_parser(self) -> Parser:
         return TaskParser(initial=self.initial_context,
                           contexts=task_contexts(self.collection, self.config.tasks.ignore_unknown_help))
+
+    def parse_tasks(self) -> None:
+        """Invoke's task parsing; a usage error (an unknown flag or task, a missing argument) is one line naming the
+        command and its usage, exit 2 (Invoke says exit 1, which is a kit's FAIL)."""
+        console.set_program_name(self.binary)
+        try:
+            super().parse_tasks()
+        except ParseError as exc:
+            raise Exit(self.usage_error(exc), code=int(ExitCode.BAD_INPUT)) from None
+
+    def parse_cleanup(self) -> None:
+        try:
+            super().parse_cleanup()
+        except ParseError as exc:  # `--help NAME` of no task
+            raise Exit(self.usage_error(exc), code=int(ExitCode.BAD_INPUT)) from None
+
+    def usage_error(self, exc: ParseError) -> str:
+        """Invoke's parse error as ``error: ...`` in words that name the command typed, then that task's usage."""
+        context = getattr(exc, "context", None)
+        name = getattr(context, "name", None)
+        contexts = getattr(self, "parser", None) and self.parser.contexts
+        if not contexts or name not in contexts:
+            name = None
+        return f"error: {usage_problem(str(exc), self.binary, name)}\n{self.usage_line(name)}"
+
+    def usage_line(self, name: str | None) -> str:
+        if name is None:
+            return f"Usage: {self.binary} TASK [--options] [ARGUMENTS ...]   (`{self.binary} --list` lists the tasks)"
+        context = self.parser.contexts[name]
+        positional = " ".join(arg.name.replace("_", "-").upper() + (" ..." if arg.kind is list else "")
+                              for arg in context.positional_args)
+        options = "[--options]" if context.help_tuples() else ""
+        return " ".join(part for part in ("Usage:", self.binary, name, options, positional) if part)
 
     def print_task_help(self, name: str) -> None:
         """Invoke's per-task help, with the positional arguments in the usage line (pyinvoke/invoke issue 449); a
@@ -47,30 +98,31 @@ class TaskProgram(Program):
         guard_output(lambda: self._write_task_help(name) or 0)
 
     def _write_task_help(self, name: str) -> None:
-        context = self.parser.contexts[name]
-        tuples = context.help_tuples()
-        positional = " ".join(arg.name.replace("_", "-").upper() + (" ..." if arg.kind is list else "")
-                              for arg in context.positional_args)
-        print(f"Usage: {self.binary} [--core-opts] {name} {'[--options] ' if tuples else ''}"
-              f"{positional + ' ' if positional else ''}[other tasks here ...]")
+        tuples = self.parser.contexts[name].help_tuples()
+        print(self.usage_line(name))
         print("")
         print("Docstring:")
         for line in (inspect.getdoc(self.collection[name]) or "none").splitlines():
-            print(self.leading_indent + line if line.strip() else "")
+            print(self.leading_indent + console.as_typed(line) if line.strip() else "")
         print("")
         print("Options:")
         if tuples:
-            self.print_columns(tuples)
+            self.print_columns([(names, console.as_typed(text or "")) for names, text in tuples])
         else:
             print(self.leading_indent + "none")
             print("")
 
     def list_flat(self) -> None:
-        """``--list``: the tasks under their group's heading, in the root's order of groups; names as they are typed."""
+        """``--list``: the tasks under their group's heading, in the root's order of groups; names as they are typed.
+        The developers' tasks (``tasking.for_developers``) are left out, and named once at the end."""
         coll = self.scoped_collection
         groups: dict[str | None, list[tuple[str, str | None]]] = {}
+        hidden = []
         for name, each in coll.tasks.items():
-            groups.setdefault(getattr(each, "group_heading", None), []).append((name, helpline(each)))
+            if getattr(each, "for_developers", False):
+                hidden.append(name)
+                continue
+            groups.setdefault(getattr(each, "group_heading", None), []).append((name, console.as_typed(helpline(each) or "")))
         if None in groups or coll.collections or self.list_root:
             super().list_flat()
             return
@@ -79,6 +131,33 @@ class TaskProgram(Program):
         for heading, pairs in groups.items():
             print(heading)
             self.print_columns([(name.ljust(width), line) for name, line in sorted(pairs)])
+        if hidden:
+            print(f"For developers of reprokit (docs/development.md): {', '.join(sorted(hidden))}")
+            print("")
+
+
+_NO_IDEA = re.compile(r"No idea what '(?P<token>.*)' is!")
+_MISSING = re.compile(r"'(?P<task>[^']+)' did not receive required positional arguments: (?P<names>.*)")
+_NEEDS = re.compile(r"'(?P<task>[^']+)' needs (?P<rest>.*)")
+_NO_VALUE = re.compile(r"Flag '(?P<flag>[^']+)' needed value and was not given one!")
+
+
+def usage_problem(text: str, binary: str, task: str | None) -> str:
+    """One of Invoke's parse errors in words for people, naming the command as typed (``reprokit repro``)."""
+    command = f"`{binary} {task}`" if task else f"`{binary}`"
+    if found := _NO_IDEA.fullmatch(text):
+        token = found["token"]
+        if token.startswith("-"):
+            return f"{command} has no option {token}; `{binary} {task or ''} --help`".replace("  ", " ") + " lists them"
+        return f"no task or argument '{token}' for {command}; `{binary} --list` lists the tasks"
+    if found := _MISSING.fullmatch(text):
+        names = ", ".join(name.strip("'").replace("_", "-").upper() for name in found["names"].split(", "))
+        return f"`{binary} {found['task']}` needs {names}"
+    if found := _NEEDS.fullmatch(text):
+        return f"`{binary} {found['task']}` needs {found['rest']}"
+    if found := _NO_VALUE.fullmatch(text):
+        return f"{command}: {found['flag']} needs a value"
+    return f"{command}: {text}"
 
 
 def adopt_invoke_program() -> None:
@@ -122,6 +201,7 @@ class ReprokitProgram(TaskProgram):
         self.print_columns([(self.initial_context.help_for(flag)[0], text) for flag, text in CORE_FLAGS_SHOWN.items()])
         print(f"Shell completion (tasks, kits, hosts): eval \"$({self.binary} --print-completion-script bash)\""
               " in ~/.bashrc (zsh: ... zsh, in ~/.zshrc)")
+        print(f"Documentation (docs/... in messages): {layers.builtin_root() / 'docs'}")
 
     def parse_core_args(self) -> None:
         """``--print-completion-script zsh``: reprokit's own script (Invoke's completes nothing without compinit)."""

@@ -58,7 +58,7 @@ class TaskParseMachine(invoke_parser.ParseMachine):
         variadic = variadic_arg(context) if context is not None else None
         if variadic is not None and not variadic.value:
             raise ParseError(
-                f"'{context.name}' needs at least one {variadic.name.replace('_', '-')}; see `invoke {context.name} --help`",
+                f"'{context.name}' needs at least one {variadic.name.replace('_', '-').upper()}",
                 context)
         super().complete_context()
 

@@ -32,6 +32,7 @@ HELP = {
 }
 WARNING_PREFIXES = ("warning:", "error:")
 LOGGER = logging.getLogger("reprokit")  # debug lines: shown under --verbose only
+PARAMIKO_LOGGER = logging.getLogger("paramiko")
 _level = Level.NORMAL
 _handler: logging.Handler | None = None
 
@@ -53,6 +54,9 @@ def set_from_flags(quiet: bool, verbose: bool) -> Level:
 def set_level(level: Level) -> Level:
     global _level, _handler
     _level = level
+    # Paramiko logs each failed connection from its transport thread, traceback and all (67 lines for three tries),
+    # before reprokit's one line says what failed: its logger speaks under --verbose only.
+    PARAMIKO_LOGGER.setLevel(logging.NOTSET if level is Level.VERBOSE else logging.CRITICAL + 1)
     if _handler is not None:
         LOGGER.removeHandler(_handler)
         _handler = None

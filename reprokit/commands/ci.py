@@ -76,3 +76,4 @@ def ci_verdict_task(c, runs_dir=None, inconclusive_fails=False):
 
 
 ns = tasking.group("ci", "the GitOps workflow's steps", changed_kits_task, ci_verdict_task)
+tasking.for_developers(changed_kits_task, ci_verdict_task)

@@ -6,16 +6,18 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from rich.text import Text
 
 from reprokit import verbosity
-from reprokit.errors import ExitCode
+from reprokit.errors import ConfigError, ExitCode
 from reprokit.hosts.pullback import PULL_REPORT_BYTES
 from reprokit.hosttext import shown
 from reprokit.progress import CountProgress
@@ -32,13 +34,55 @@ class _Console(Console):
 
 
 def _console(stderr: bool) -> Console:
-    probe = Console(stderr=stderr)
-    # Logs and CI have no terminal: rich would wrap tables at 80 columns there.
-    return _Console(stderr=stderr, highlight=False, width=None if probe.is_terminal else 140)
+    """Tables drawn at the terminal's width; in a pipe or a log at $COLUMNS, else 80 (rich's own rule), so that what is
+    pasted into an issue or read in CI has no row wider than a terminal. Colour: rich honours NO_COLOR and FORCE_COLOR;
+    ``--color`` (``set_color``) decides over both."""
+    return _Console(stderr=stderr, highlight=False)
 
 
 console = _console(stderr=False)
 err_console = _console(stderr=True)
+
+# The program the user typed (`reprokit`, `invoke`, `inv`): set by the program as it parses the command line, so that
+# a message's `invoke collect RUN` reads as the command that works where the user is.
+_program_name = "invoke"
+
+
+def set_program_name(name: str) -> None:
+    global _program_name
+    _program_name = name or "invoke"
+
+
+def program_name() -> str:
+    return _program_name
+
+
+def as_typed(message: str) -> str:
+    """``message`` with the commands it suggests (`` `invoke TASK ...` ``) spelled as the user's program; the one place
+    a message's ``invoke`` becomes ``reprokit`` (messages are written once, with ``invoke``)."""
+    if _program_name == "invoke":
+        return message
+    return re.sub(r"(^|`)invoke (?=[a-z-]+)", rf"\1{_program_name} ", message)
+
+
+COLOR_MODES = ("auto", "always", "never")
+
+
+def set_color(mode: str | None) -> None:
+    """``--color``: ``never`` draws no colour even on a terminal, ``always`` draws it into a pipe too (a CI log that
+    shows ANSI colours), ``auto`` leaves it to the terminal and NO_COLOR / FORCE_COLOR, as rich reads them."""
+    mode = mode or "auto"
+    if mode not in COLOR_MODES:
+        raise ConfigError(f"--color {mode}: give one of {', '.join(COLOR_MODES)}")
+    for each in (console, err_console):
+        if mode == "never":
+            each.no_color = True
+        elif mode == "always":
+            # rich decides the colour system when a console is made: make these two again, forced, in place (every
+            # module holds them by name)
+            _Console.__init__(each, stderr=each.stderr, highlight=False, force_terminal=True, no_color=False,
+                              width=each.width)
+
 
 VERDICT_STYLE = {Word.PASS: "bold green", Word.FAIL: "bold red", Word.INCONCLUSIVE: "bold yellow", Word.INTERRUPTED: "bold red"}
 
@@ -85,7 +129,8 @@ def printers(as_json: bool, prefix: str = ""):
             return
         counts.stop()
         with lock:
-            err_console.print(f"{prefix}{shown(message, multiline=True)}", markup=False, highlight=False)
+            err_console.print(f"{prefix}{shown(as_typed(message), multiline=True)}", markup=False, highlight=False,
+                              soft_wrap=True)  # one line: the terminal folds it, a copy of it is one line
 
     @never_fatal
     def stream(line: str) -> None:
@@ -99,6 +144,15 @@ def printers(as_json: bool, prefix: str = ""):
     return say, stream
 
 
+def print_markdown(text: str) -> None:
+    """A report in Markdown: drawn (headings, tables) at a terminal, where raw Markdown is noise; as it is in a pipe
+    or a file, where it is pasted into an issue or a CI summary."""
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:
+        print(text, end="" if text.endswith("\n") else "\n")
+
+
 def warn_inventory(inventory) -> None:
     """The inventory's warnings (a misspelt reprokit variable) go to stderr, never into --json output."""
     for warning in getattr(inventory, "warnings", ()):
@@ -106,4 +160,4 @@ def warn_inventory(inventory) -> None:
 
 
 def print_error(message: str) -> None:
-    print(f"error: {shown(message, multiline=True)}", file=sys.stderr)
+    print(f"error: {shown(as_typed(message), multiline=True)}", file=sys.stderr)

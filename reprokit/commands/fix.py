@@ -12,6 +12,7 @@ from pathlib import Path
 from invoke import Exit
 
 from reprokit.commands import tasking
+from reprokit.commands.console import as_typed, print_markdown
 from reprokit.commands.flags import JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.config.kit import load_kit
@@ -19,6 +20,7 @@ from reprokit.errors import ConfigError, ExitCode
 from reprokit.fix.mechanisms import summary_lines
 from reprokit.fix.plan import fix_plan, kit_stack
 from reprokit.fix.upstream_report import upstream_report
+from reprokit.records.run import resolve_run_dir
 from reprokit.workloads.static_smem.targets import ARCHES, DTYPES
 
 
@@ -81,14 +83,14 @@ def parse_block(text: str) -> dict[str, list[int]]:
     return block
 
 
-def write_upstream_report(run_dir: str, out: str | None) -> int:
-    """Print the draft (the record is left as it is), or write it to ``out``."""
-    text = upstream_report(Path(run_dir))
+def write_upstream_report(run_dir: str, out: str | None, runs_dir: str = "runs") -> int:
+    """Print the draft (the record is left as it is), or write it to ``out``; the run by its path, id or a part."""
+    text = upstream_report(resolve_run_dir(run_dir, runs_dir))
     if out:
         Path(out).write_text(text)
         print(f"upstream report: {out}")
     else:
-        print(text, end="")
+        print_markdown(text)
     return ExitCode.PASS
 
 
@@ -107,14 +109,14 @@ def fix_task(c, kit=None, flashinfer=None, arch=None, dtype="nvfp4", sglang=None
 
 
 @task(name="report", positional=["run_dir"],
-      help={"run-dir": "a run record, runs/<id>", "upstream": "draft a bug report for FlashInfer",
+      help={"run-dir": "a run record: its directory, its id or a unique part of it", "upstream": "draft a bug report for FlashInfer",
             "out": "write it to this file (default: print it)"})
 def report_task(c, run_dir, upstream=False, out=None):
     """--upstream: a FlashInfer bug report from a run: fingerprint, byte accounting, reproduction, workaround, guard."""
     if not upstream:
-        raise Exit(f"error: the run's own report is {run_dir}/report.md; `invoke report --upstream {run_dir}` drafts "
-                   "the bug report for FlashInfer", code=ExitCode.BAD_INPUT)
-    tasking.call(write_upstream_report, run_dir, out)
+        raise Exit(as_typed(f"error: the run's own report is {run_dir}/report.md (`invoke summary -r {run_dir}` prints"
+                            f" it); `invoke report --upstream {run_dir}` drafts the bug report for FlashInfer"), code=ExitCode.BAD_INPUT)
+    tasking.call(write_upstream_report, run_dir, out, tasking.paths(c)["runs_dir"])
 
 
 ns = tasking.group("fix", "the workaround, and the bug report for upstream", fix_task, report_task)

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from reprokit.commands import tasking
-from reprokit.commands.console import console, warn_inventory
+from reprokit.commands.console import console, program_name, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.errors import ConfigError, ExitCode
@@ -42,7 +42,7 @@ def triage(specs: list[str], flashinfer: str | None, as_json: bool, explain: boo
     elif explain:
         console.print(render_explain(report), markup=False)
     else:
-        console.print(render_table(report), markup=False)
+        console.print(render_table(report, console.width, program_name()), markup=False, soft_wrap=True)
     return report.exit_code
 
 
@@ -61,7 +61,9 @@ def list_hosts(inventory_path: str, as_json: bool = False) -> int:
         print(json.dumps({"inventory": inventory_path, "hosts": [host.describe() for host in inventory.hosts.values()],
                           "groups": inventory.groups}, indent=2))
         return ExitCode.PASS
-    table = Table(title=f"hosts ({inventory_path})", title_justify="left")
+    where = (f"{Path(inventory_path).resolve()}" if Path(inventory_path).exists()
+             else f"no {inventory_path} here: only the built-in host 'local'; -i FILE names an inventory")
+    table = Table(title=f"hosts ({where})", title_justify="left")
     for column in ("host", "connection", "address", "user", "runtime", "gpu", "groups"):
         table.add_column(column, overflow="fold")
     for host in inventory.hosts.values():

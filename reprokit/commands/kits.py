@@ -13,7 +13,7 @@ from rich.table import Table
 
 from reprokit import catalogue, kit_check
 from reprokit.commands import tasking
-from reprokit.commands.console import console
+from reprokit.commands.console import console, program_name
 from reprokit.commands.flags import JSON_HELP, KITS_DIR_HELP
 from reprokit.commands.tasking import task
 from reprokit.config.kit import kit_names, load_kit, load_kit_file
@@ -29,8 +29,9 @@ def step_kinds_table() -> list[tuple[str, str, str, str]]:
     return [(k.name, k.where, "yes" if k.implemented else "not yet", k.summary) for k in STEP_KINDS.values()]
 
 
-def list_kits(kits_dir: KitPath | str | None, as_json: bool = False) -> int:
-    """Every kit of every layer, the winning one of each name, and the layer it came from (``source``)."""
+def list_kits(kits_dir: KitPath | str | None, as_json: bool = False, everything: bool = False) -> int:
+    """Every kit of every layer, the winning one of each name, and the layer it came from (``source``); each layer's
+    folder once under the table. ``everything``: the step kinds and the catalogue of cases too."""
     found = kit_path(kits_dir).kits()
     loaded = [(load_kit_file(path), path, source) for path, source in found.values()]
     if as_json:
@@ -42,11 +43,16 @@ def list_kits(kits_dir: KitPath | str | None, as_json: bool = False) -> int:
         return ExitCode.PASS
     table = Table(title="kits", title_justify="left")
     for column in ("kit", "source", "steps", "pins"):
-        table.add_column(column, overflow="fold")
-    for kit, path, source in loaded:
-        table.add_row(kit.kit, f"{source} ({path.parent})", ", ".join(f"{s.name}" for s in kit.steps),
+        table.add_column(column, overflow="fold", no_wrap=column == "source")
+    for kit, _path, source in loaded:
+        table.add_row(kit.kit, source, ", ".join(f"{s.name}" for s in kit.steps),
                       ", ".join(f"{k} {v}" for k, v in kit.pins.items()))
     console.print(table)
+    for source, folder in dict.fromkeys((source, path.parent) for _, path, source in loaded):
+        console.print(f"{source}: {folder}", markup=False, soft_wrap=True)
+    if not everything:
+        console.print(f"`{program_name()} kits --all` also lists the step kinds and the cases", markup=False)
+        return ExitCode.PASS
     steps = Table(title="step kinds", title_justify="left")
     for column in ("kind", "runs on", "implemented", "what it does"):
         steps.add_column(column, overflow="fold")
@@ -139,16 +145,17 @@ def write_new_kit(name: str, kind: str | None, kits_dir: KitPath | str, pins: li
                          "check": "check every sglang server and bench_serving flag the kits pass against the pinned"
                                   " release's own server_args.py / bench_serving.py (read from its wheel); exit 1 on"
                                   " any it would refuse",
-                         "cases": "write the catalogue of cases (docs/cases.md) to this file"})
-def kits_task(c, kits_dir=None, json=False, check=False, cases=None):
-    """List the kits and the step kinds they can use; --check their sglang flags against the pinned wheel."""
+                         "cases": "write the catalogue of cases (docs/cases.md) to this file",
+                         "all": "also list the step kinds and the catalogue of cases"})
+def kits_task(c, kits_dir=None, json=False, check=False, cases=None, all=False):  # noqa: A002 - the flag's name
+    """List the kits (--all: and the step kinds and cases); --check their sglang flags against the pinned wheel."""
     kits = tasking.paths(c, kits_dir=kits_dir)["kits_dir"]
     if cases:
         tasking.call(write_cases, kits, cases)
     elif check:
         tasking.call(check_kits, kits)
     else:
-        tasking.call(list_kits, kits, as_json=json)
+        tasking.call(list_kits, kits, as_json=json, everything=all)
 
 
 @task(name="new-kit", positional=["name"], iterable=["pin"],

@@ -6,25 +6,30 @@ import json
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.table import Table
 
 from reprokit.commands import tasking
-from reprokit.commands.console import console
+from reprokit.commands.console import console, print_markdown
 from reprokit.commands.flags import JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.history import list_runs, resolve_run
 from reprokit.hosttext import shown
-from reprokit.records.models import RunStatus
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.models import RunStatus, Word
+from reprokit.records.run import load_manifest, resolve_run_dir, short_run_id, verify_record
 from reprokit.report.compare import compare_runs, render_markdown
 from reprokit.report.runs_index import write_index
 
+RUNS_WIDE_CHARS = 160
+VERDICT_FILTERS = tuple(Word)  # what a record's verdict can read: the judge's words, or how an unjudged run ended
 
-def summary(runs_dir: str, out: str | None) -> int:
-    """Append the report of every run under ``runs_dir`` (a CI job's summary): verdict first, then its tables."""
+
+def summary(runs_dir: str, out: str | None, default_runs_dir: str | None = None) -> int:
+    """Append the report of every run under ``runs_dir`` (a CI job's summary): verdict first, then its tables.
+    ``runs_dir`` may name one run by its id or a part of it (``f199``), looked up in ``default_runs_dir``."""
     root = Path(runs_dir)
+    if not root.is_dir() and default_runs_dir:
+        root = resolve_run_dir(runs_dir, default_runs_dir)
     reports = sorted(root.glob("*/report.md")) if root.is_dir() else []
     if (root / "report.md").is_file():
         reports = [root / "report.md"]
@@ -38,11 +43,12 @@ def summary(runs_dir: str, out: str | None) -> int:
         with open(out, "a", encoding="utf-8") as fh:
             fh.write(text + "\n")
     else:
-        print(text)
+        print_markdown(text)
     return code
 
 
-def check_record(run_dir: str, as_json: bool = False) -> int:
+def check_record(run_dir: str, as_json: bool = False, runs_dir: str = "runs") -> int:
+    run_dir = str(resolve_run_dir(run_dir, runs_dir))  # a path, an id, or a unique part of one
     manifest = load_manifest(run_dir)
     problems = verify_record(run_dir)
     code = ExitCode.FAIL if problems or manifest.status != RunStatus.COMPLETE else ExitCode.PASS
@@ -64,6 +70,8 @@ def check_record(run_dir: str, as_json: bool = False) -> int:
 def runs_command(runs_dir: str, kit: str | None = None, host: str | None = None, verdict: str | None = None,
                  gpu: str | None = None, since: str | None = None, as_json: bool = False, html: str | None = None) -> int:
     """List the runs of a directory; ``html`` also writes the static index of them. 0, or 2 for a bad directory."""
+    if verdict is not None and verdict.upper() not in VERDICT_FILTERS:
+        raise ConfigError(f"--verdict {verdict}: give one of {', '.join(VERDICT_FILTERS)} (upper or lower case)")
     runs = list_runs(Path(runs_dir), kit=kit, host=host, verdict=verdict, gpu=gpu, since=since,
                      warn=lambda line: print(shown(line), file=sys.stderr))
     if html:
@@ -71,16 +79,17 @@ def runs_command(runs_dir: str, kit: str | None = None, host: str | None = None,
     if as_json:
         print(json.dumps([r.to_json() for r in runs], indent=2))
         return ExitCode.PASS
-    console = Console(highlight=False, width=None if Console().is_terminal else 200)
+    wide = console.width >= RUNS_WIDE_CHARS  # the driver, versions and commit where they fit; always in --json
+    columns = ("run", "verdict", "held", "kit", "host", "GPU", "started") + (("driver", "versions", "git") if wide else ())
     table = Table(title=f"{len(runs)} run(s) under {runs_dir}", title_justify="left")
-    for column in ("run", "verdict", "held", "kit", "host", "GPU", "driver", "versions", "started", "git"):
-        table.add_column(column, overflow="fold")
-    for r in runs:
-        table.add_row(r.run_id, r.verdict, f"{r.held}/{r.judged}", r.kit, r.host, r.gpu, r.driver, r.versions, r.started,
-                      r.git_commit)
+    for column in columns:
+        table.add_column(column, overflow="fold", no_wrap=column in ("run", "verdict", "held", "started"))
+    for r in runs:  # the run's short id: what every task takes (the full id is in --json and the directory's name)
+        row = [short_run_id(r.run_id), r.verdict, f"{r.held}/{r.judged}", r.kit, r.host, r.gpu, r.started[:16]]
+        table.add_row(*row, *((r.driver, r.versions, r.git_commit) if wide else ()))
     console.print(table)
     if html:
-        console.print(f"index: {html}", markup=False)
+        console.print(f"index: {html}", markup=False, soft_wrap=True)
     return ExitCode.PASS
 
 
@@ -91,21 +100,26 @@ def compare_command(run_a: str, run_b: str, runs_dirs: list[str], as_json: bool 
         raise ConfigError(f"--tolerance-pct {tolerance_pct}: give a percentage from 0 to 100, e.g. 5")
     search = [Path(d) for d in runs_dirs]
     diff = compare_runs(resolve_run(run_a, search), resolve_run(run_b, search), tolerance=tolerance_pct / 100)
-    print(json.dumps(diff, indent=2) if as_json else render_markdown(diff), end="\n" if as_json else "")
+    if as_json:
+        print(json.dumps(diff, indent=2))
+    else:
+        print_markdown(render_markdown(diff))
     return ExitCode.FAIL if fail_on_regression and diff["regressions"] else ExitCode.PASS
 
 
-@task(name="summary", help={"runs-dir": "a run record, or a directory of them (e.g. one CI job's)",
+@task(name="summary", help={"runs-dir": "a run record (its directory, id or a unique part of it), or a directory of"
+                                        " them (e.g. one CI job's)",
                             "out": "append to this file (e.g. $GITHUB_STEP_SUMMARY) instead of printing"})
 def summary_task(c, runs_dir=None, out=None):
     """Print (or append to a file) the report of each run: verdict first, then the tables."""
-    tasking.call(summary, tasking.paths(c, runs_dir=runs_dir)["runs_dir"], out)
+    tasking.call(summary, tasking.paths(c, runs_dir=runs_dir)["runs_dir"], out, tasking.paths(c)["runs_dir"])
 
 
-@task(name="check-record", positional=["run_dir"], help={"run-dir": "a run record directory, runs/<id>", **JSON_HELP})
+@task(name="check-record", positional=["run_dir"],
+      help={"run-dir": "a run record: its directory, its id or a unique part of it (e.g. f199)", **JSON_HELP})
 def check_record_task(c, run_dir, json=False):
     """Verify every artifact of a run record against the sha256 in its manifest."""
-    tasking.call(check_record, run_dir, as_json=json)
+    tasking.call(check_record, run_dir, as_json=json, runs_dir=tasking.paths(c)["runs_dir"])
 
 
 @task(name="runs", help={"runs-dir": "directory of run records (default: config reprokit.runs_dir); e.g. evidence",

@@ -18,7 +18,16 @@ from rich.text import Text
 
 from reprokit.collect import collect_run, prune_run
 from reprokit.commands import tasking
-from reprokit.commands.console import VERDICT_STYLE, cell, console, err_console, printers, transfer_progress, warn_inventory
+from reprokit.commands.console import (
+    VERDICT_STYLE,
+    as_typed,
+    cell,
+    console,
+    err_console,
+    printers,
+    transfer_progress,
+    warn_inventory,
+)
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
 from reprokit.commands.tasking import task
 from reprokit.config import ansible_inventory, layers
@@ -30,9 +39,11 @@ from reprokit.hosts.factory import ConnectOptions, executor_for, node_hosts
 from reprokit.hosts.launch import STOP
 from reprokit.hosts.lock import break_lock
 from reprokit.hosttext import shown
+from reprokit.judge import plain
 from reprokit.kit_run import RunOutcome, run_kit
 from reprokit.records.models import RunStatus, Word
-from reprokit.records.run import load_manifest, resolve_run_dir
+from reprokit.records.run import load_manifest, load_steps, resolve_run_dir, short_run_id
+from reprokit.report.headline import headline
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
 
@@ -87,6 +98,8 @@ def run_exit_code(outcome: RunOutcome) -> ExitCode:
 
 
 def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
+    """The expectations at the terminal's width, then the headline: what happened in words with the exit code, the
+    root cause the steps found, the next step, where the record is."""
     verdict = outcome.verdict
     if verdict.expectations:
         table = Table(title=f"{kit_name} on {host_name}", title_justify="left")
@@ -94,16 +107,42 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
             table.add_column(column, overflow="fold")
         notes, reasons = record_reasons(outcome.run_dir)  # a shared reason is said once
         for j in verdict.expectations:
-            observed = json.dumps(j.observed) if j.observed is not None else ""
+            observed = plain(j.observed) if j.observed is not None else ""
             table.add_row(cell(j.name), cell(j.status), cell(shorten(observed, 80)), cell(reasons.get(j.name, j.reason)))
         console.print(table)
         for note in notes:
             console.print(f"note {note.number}: {shown(note.sentence())}", markup=False)  # a result.json's `error`
+    said = headline(verdict, load_steps(outcome.run_dir))
+    code = run_exit_code(outcome)
     style = VERDICT_STYLE.get(verdict.verdict, "bold")
-    console.print(Text.assemble((verdict.verdict, style), f": {shown(verdict.summary, multiline=True)}"))
-    console.print(f"record: {outcome.run_dir}", markup=False)
+    console.print(Text.assemble((said.words, style), f" ({verdict.verdict}, exit {int(code)})"), soft_wrap=True)
+    for line in said.lines()[1:]:
+        console.print(shown(line), markup=False, soft_wrap=True)
+    step = run_next_step(kit_name, outcome, code)
+    if step:
+        console.print(f"next: {as_typed(step)}", markup=False, soft_wrap=True)
+    console.print(f"record: {outcome.run_dir} (run id {short_run_id(outcome.run_dir.name)})", markup=False,
+                  soft_wrap=True)
     if (outcome.run_dir / "report.html").exists():  # an interrupted or detached run has none yet
-        console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False)
+        console.print(f"report: {outcome.run_dir / 'report.html'}", markup=False, soft_wrap=True)
+
+
+def run_next_step(kit_name: str, outcome: RunOutcome, code: ExitCode) -> str | None:
+    """What to do after this run, as a command: the workaround and the bug report once it reproduced; a host with
+    the GPU when this one could not tell; the record's report when it did not reproduce."""
+    run = short_run_id(outcome.run_dir.name)
+    if code == ExitCode.PASS:
+        return f"`invoke fix --kit {kit_name}` (the workaround), `invoke report --upstream {run}` (the bug report)"
+    if code == ExitCode.INCONCLUSIVE:
+        return (f"run it where the kit's GPU is: `invoke repro {kit_name} -H HOST` (`invoke hosts` lists the inventory);"
+                f" `invoke summary -r {run}` shows this run's findings")
+    if code == ExitCode.FAIL:
+        return f"`invoke summary -r {run}` shows what did not hold; `invoke compare {run} OTHER_RUN` what changed"
+    if code == ExitCode.STEP_ERROR:
+        return f"a step failed outside its contract: its log is in the record (`invoke summary -r {run}` names it)"
+    if code in (ExitCode.HOST_ERROR, ExitCode.INTERRUPTED):
+        return f"`invoke collect {run}` brings the run back once the host answers"
+    return None
 
 
 def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: str, runs_dir: str, as_json: bool = False,

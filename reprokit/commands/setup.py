@@ -245,3 +245,4 @@ def provision_task(c, host=None, group=None, limit=None, check=False, diff=False
 
 ns = tasking.group("setup", "the tree, the images and the hosts made ready", lint_task, build_task, lock_task,
                    provision_task)
+tasking.for_developers(lint_task, lock_task)

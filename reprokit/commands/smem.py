@@ -22,6 +22,7 @@ from reprokit import verbosity
 from reprokit.commands import tasking
 from reprokit.commands.flags import JSON_HELP
 from reprokit.commands.tasking import task
+from reprokit.config import layers
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.fix import fit_table
 from reprokit.hosts.here import error_for, run_here
@@ -134,8 +135,25 @@ def _log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def write_fit_table(versions: str | None, arch: str, dtype: str, jobs: int | None, refresh: bool, docs_only: bool) -> int:
+def fit_table_paths(out: str | None) -> tuple[Path, Path]:
+    """Where the table and its page are written: ``--out DIR``, else the checkout's own files. An installed copy
+    has no checkout, and its package directory is not for writing: there ``--out`` is needed."""
+    if out:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / fit_table.DATA_FILE.name, folder / fit_table.DOCS_PAGE.name
+    if layers.is_installed():
+        raise ConfigError("fit-table writes the table and its page: give --out DIR (an installed reprokit does not write"
+                          " into its own package); the shipped table is read as it is by `invoke fix` and `invoke smem`")
+    return fit_table.DATA_FILE, fit_table.DOCS_PAGE
+
+
+def write_fit_table(versions: str | None, arch: str, dtype: str, jobs: int | None, refresh: bool, docs_only: bool,
+                    out: str | None = None) -> int:
     """Regenerate the fit table (cached per wheel) and its docs page."""
+    data_file, docs_page = fit_table_paths(out)
+    if out and not data_file.exists():  # a new folder starts from the shipped table: its cells are the cache
+        data_file.write_text(fit_table.DATA_FILE.read_text())
     if not docs_only:
         chosen = versions.split(",") if versions else fit_table.table_releases(bisect_search.available_versions())
         unknown = [a for a in arch.split(",") if a not in ARCHES]
@@ -144,17 +162,17 @@ def write_fit_table(versions: str | None, arch: str, dtype: str, jobs: int | Non
         started = time.monotonic()
         computed = {"cells_computed": 0, "computed_s": 0.0}
         for spec in fit_table.cell_specs(arch, dtype):
-            done = fit_table.generate(chosen, [spec[0]], [spec[1]], wheels.default_cache_dir(), jobs, refresh=refresh,
-                                      log=_log)
+            done = fit_table.generate(chosen, [spec[0]], [spec[1]], wheels.default_cache_dir(), jobs, data_file,
+                                      refresh=refresh, log=_log)
             for key in computed:
                 computed[key] += done["generation"][key]
-        table = fit_table.load()
+        table = fit_table.load(data_file)
         table["generation"] = {**computed, "computed_s": round(computed["computed_s"], 1),
                                "wall_s": round(time.monotonic() - started, 1), "refresh": refresh}
-        fit_table.write(table)
-    table = fit_table.load()
-    fit_table.DOCS_PAGE.write_text(fit_table.render_markdown(table))
-    print(f"fit table: {len(table['cells'])} cells in {fit_table.DATA_FILE}; page {fit_table.DOCS_PAGE}")
+        fit_table.write(table, data_file)
+    table = fit_table.load(data_file)
+    docs_page.write_text(fit_table.render_markdown(table))
+    print(f"fit table: {len(table['cells'])} cells in {data_file}; page {docs_page}")
     return ExitCode.PASS
 
 
@@ -181,18 +199,20 @@ def bisect_task(c, flashinfer, tile, arch="sm120", json=False, jobs=None, work_d
             "dtype": "'auto' (NVFP4 everywhere, FP8 and BF16 on sm90) or comma-separated dtypes",
             "jobs": "parallel nvcc jobs", "refresh": "recompute cells already in the table (from the cache)",
             "docs-only": "only rewrite docs/fit-table.md from the data",
+            "out": "write fit-table.json and fit-table.md into this folder (default: the checkout's own; an installed"
+                   " reprokit needs it)",
             "new": "only the cells of releases on the package index that the table lacks (post-releases too)",
             "index-url": "with --new: the Simple API to read (default $PIP_INDEX_URL or PyPI)",
             "check": "with --new: exit 1 with the diff when a cell changed"})
 def fit_table_task(c, versions=None, arch="sm120,sm121,sm90,sm100", dtype="auto", jobs=None, refresh=False,
-                   docs_only=False, new=False, index_url=None, check=False):
+                   docs_only=False, new=False, index_url=None, check=False, out=None):
     """The static analysis over every FlashInfer release and arch: failing tactics, tiles, bytes (cached; no GPU)."""
     if new:
         from reprokit.commands.fit_table import new_releases
 
-        tasking.call(new_releases, index_url, arch, dtype, int(jobs) if jobs else None, check)
+        tasking.call(lambda: new_releases(index_url, arch, dtype, int(jobs) if jobs else None, check, *fit_table_paths(out)))
         return
-    tasking.call(write_fit_table, versions, arch, dtype, int(jobs) if jobs else None, refresh, docs_only)
+    tasking.call(write_fit_table, versions, arch, dtype, int(jobs) if jobs else None, refresh, docs_only, out)
 
 
 ns = tasking.group("smem", "the static shared-memory analysis, no GPU needed", smem_task, bisect_task, fit_table_task)

@@ -24,6 +24,8 @@ from invoke.parser import Argument
 from invoke.tasks import Task
 
 from reprokit import verbosity
+from reprokit.commands import console
+from reprokit.commands.console import as_typed
 from reprokit.config import layers
 from reprokit.errors import ExitCode, ReprokitError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
@@ -50,6 +52,16 @@ CONFIG_DEFAULTS = {
 }
 
 
+def for_developers(*tasks: Task) -> None:
+    """Tasks that maintain this repository or drive its CI (lint, lock, changed-kits, ci-verdict): they run as any
+    task, and the task lists shown to users leave them out (docs/development.md lists them)."""
+    for each in tasks:
+        each.for_developers = True  # type: ignore[attr-defined]
+
+
+COLOR_HELP = "auto (colour on a terminal, none where NO_COLOR is set), always, or never"
+
+
 class ReprokitTask(Task):
     """A task whose flags take their short names from ``SHORT_FLAGS``; a positional listed as iterable takes many values;
     every task takes ``--quiet`` and ``--verbose``, which mean the same everywhere (``reprokit.verbosity``)."""
@@ -62,14 +74,17 @@ class ReprokitTask(Task):
         finally:
             self.help = saved
         declared = {argument.name for argument in arguments}
+        colour = [] if "color" in declared else [Argument(names=("color",), kind=str, default="auto", help=COLOR_HELP)]
         return arguments + [Argument(names=(name, SHORT_FLAGS[name]), kind=bool, default=False,
-                                     help=verbosity.HELP[name]) for name in verbosity.HELP if name not in declared]
+                                     help=verbosity.HELP[name]) for name in verbosity.HELP if name not in declared] + colour
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         declared = inspect.signature(self.body).parameters
         flags = {name: bool(kwargs.get(name) if name in declared else kwargs.pop(name, False)) for name in verbosity.HELP}
+        colour = kwargs.get("color") if "color" in declared else kwargs.pop("color", "auto")
         try:
             verbosity.set_from_flags(**flags)
+            console.set_color(colour)
         except ReprokitError as exc:
             raise Exit(error_line(exc), code=int(exc.exit_code)) from None
         return super().__call__(*args, **kwargs)
@@ -146,7 +161,7 @@ def root(*groups: Collection) -> Collection:
 def error_line(exc: ReprokitError) -> str:
     """The final ``error: ...`` of a task: its message may quote a host (sbatch's stderr, a path it listed), so every
     control byte is shown as its escape; reprokit's own line breaks stay."""
-    return f"error: {shown(str(exc), multiline=True)}"
+    return f"error: {shown(as_typed(str(exc)), multiline=True)}"
 
 
 def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
@@ -166,7 +181,7 @@ def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
 def no_dry(c: invoke.Context, name: str) -> None:
     """A task that changes a host or a file has no plan to print: under --dry it does nothing, and says so."""
     if is_dry(c):
-        raise Exit(f"error: `invoke {name}` has no --dry plan; nothing was done (run it without --dry)", code=ExitCode.BAD_INPUT)
+        raise Exit(f"error: `{console.program_name()} {name}` has no --dry plan; nothing was done (run it without --dry)", code=ExitCode.BAD_INPUT)
 
 
 def paths(c: invoke.Context, **given: Any) -> dict[str, Any]:

@@ -52,13 +52,21 @@ class Step(_Strict):
 
     @pydantic.model_validator(mode="after")
     def _params_known(self) -> Step:
-        accepted = STEP_KINDS[self.uses].param_keys
+        kind = STEP_KINDS[self.uses]
+        accepted = kind.param_keys
         for key in self.with_:
             if key not in accepted:
                 raise ValueError(
                     f"unknown parameter {key!r} in 'with' of step {self.name!r} ({self.uses});"
                     f" known parameters: {', '.join(accepted) or '(none)'}"
                 )
+        for key, default in kind.param_defaults:
+            if key in self.with_ and not same_type(default, self.with_[key]):
+                raise ValueError(f"parameter {key!r} of step {self.name!r} ({self.uses}) is {type_word(default)}"
+                                 f" (its default: {default!r}), not {self.with_[key]!r}")
+        for key, what in kind.required_params:
+            if key not in self.with_:
+                raise ValueError(f"step {self.name!r} ({self.uses}) needs the parameter {key!r} in 'with': {what}")
         return self
 
     @property
@@ -253,6 +261,33 @@ def select_steps(kit: Kit, only: list[str], skip: list[str]) -> Kit:
     return kit.model_copy(update={"steps": kept})
 
 
+def type_word(value: Any) -> str:
+    """What kind of value a parameter takes, in words (a message names it)."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def same_type(reference: Any, value: Any) -> bool:
+    """Whether ``value`` may stand where ``reference`` stands: a number for a number (an int where a float is), true or
+    false for a flag, a string, list or mapping for one; a None reference (no default) takes anything."""
+    if reference is None or value is None:
+        return True
+    if isinstance(reference, bool) or isinstance(value, bool):
+        return isinstance(reference, bool) and isinstance(value, bool)
+    if isinstance(reference, (int, float)):
+        return isinstance(value, int) if isinstance(reference, int) else isinstance(value, (int, float))
+    return isinstance(value, type(reference))
+
+
 def apply_overrides(kit: Kit, sets: list[str]) -> tuple[Kit, dict[str, dict[str, Any]]]:
     """Apply ``--set STEP.KEY=VALUE`` (VALUE read as YAML) to the steps' ``with:``; returns the kit and what was set."""
     import yaml  # noqa: PLC0415
@@ -271,6 +306,10 @@ def apply_overrides(kit: Kit, sets: list[str]) -> tuple[Kit, dict[str, dict[str,
             value = yaml.safe_load(text) if text.strip() else ""
         except yaml.YAMLError as exc:
             raise ConfigError(f"--set {spec!r}: VALUE is not YAML ({str(exc).splitlines()[0]}); quote it") from None
+        given = steps[step_name].with_
+        if key in given and not same_type(given[key], value):
+            raise ConfigError(f"--set {spec!r}: {step_name}.{key} is {type_word(given[key])} in kit '{kit.kit}'"
+                              f" ({given[key]!r}), not {value!r}")
         overrides.setdefault(step_name, {})[key] = value
     new_steps = []
     for step in kit.steps:

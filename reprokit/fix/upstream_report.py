@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import ConfigError, ReprokitError
-from reprokit.fix import upstream_guards
+from reprokit.fix import crash_report, upstream_guards
 from reprokit.fix.plan import fix_plan
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest
 from reprokit.records.run import load_manifest
-from reprokit.step_kinds import ResultError, StepKind, given
+from reprokit.step_kinds import STEP_KINDS, ResultError, StepKind, given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import KernelMembers, SmemRow, Sources, Wheel
 from reprokit.step_kinds.triage import KIND as TRIAGE
@@ -104,9 +104,25 @@ def _brief(row: SmemRow) -> dict[str, Any]:
             "kernel_smem_bytes": row.kernel_smem_bytes}
 
 
+def _engine_crash(run_dir: Path, manifest: Manifest) -> str | None:
+    """The report of a serving engine that died (the triage's FATAL), for a run without byte accounting."""
+    triage = _read(run_dir / "steps" / "triage" / "result.json", TRIAGE)
+    if triage is None or triage.verdict != "FATAL":
+        return None
+    entry = next((s for s in manifest.steps if s.name == crash_report.SERVE_STEP), None)
+    serve = _read(run_dir / "steps" / entry.name / "result.json", STEP_KINDS[entry.uses]) if entry else None
+    try:
+        params = json.loads((run_dir / "steps" / crash_report.SERVE_STEP / "params.json").read_text())
+    except (OSError, ValueError):
+        params = {}
+    return crash_report.crash_report(run_dir, manifest, triage, serve, params if isinstance(params, dict) else {})
+
+
 def upstream_report(run_dir: Path) -> str:
     manifest = load_manifest(run_dir)  # validated, or a one-line error naming the field
     static = _read(run_dir / "steps" / "static-smem" / "result.json", STATIC_SMEM)
+    if static is None and (crash := _engine_crash(run_dir, manifest)) is not None:
+        return crash
     if static is None or static.status != StepStatus.OK:
         raise ConfigError(f"{run_dir}: its static-smem step has no result; the report needs the byte accounting "
                           f"(run `invoke smem --flashinfer {(manifest.pins or {}).get('flashinfer-python', 'V')}` or the kit)")
@@ -140,7 +156,8 @@ def upstream_report(run_dir: Path) -> str:
     wheel = sources.wheel or Wheel()
     lines += ["## Environment", "", *_fingerprint_lines(manifest),
               f"- analysed wheel: {wheel.file} (sha256 {(wheel.sha256 or '')[:16]}), "
-              f"flashinfer commit {sources.flashinfer_git_commit}, CUTLASS {sources.cutlass.version if sources.cutlass else None}",
+              f"flashinfer commit {sources.flashinfer_git_commit or 'not recorded in the wheel'}, CUTLASS"
+              f" {(sources.cutlass.version if sources.cutlass else None) or 'version unknown'}",
               "", "## Byte accounting of each kernel that cannot start", ""]
     for row in unique:
         lines += [f"### tactic {row.tactic} ({row.op}): tile {row.tile} ({row.tile_enum}), {row.fusion}, "

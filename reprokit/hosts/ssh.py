@@ -274,7 +274,28 @@ def describe_failure(host: Hop, exc: BaseException, known_hosts: Path) -> HostEr
         )
     if isinstance(exc, paramiko.AuthenticationException):
         return HostError(f"{where}: SSH authentication failed for user '{host.user}' ({exc}); check ansible_user and ansible_ssh_private_key_file")
-    return HostError(f"{where}: cannot connect: {type(exc).__name__}: {exc or 'connection failed'}")
+    return HostError(f"{where}: cannot connect ({connect_problem(exc)}); {connect_hint(host, exc)}")
+
+
+def connect_problem(exc: BaseException) -> str:
+    """What went wrong, in words: Paramiko's exception class names mean nothing to the person at the terminal."""
+    text = str(exc).strip() or "connection failed"
+    if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError):
+        return "nothing answered on that port: refused or unreachable"
+    if isinstance(exc, paramiko.SSHException) and "protocol banner" in text:
+        return "something answered, but not an SSH server"
+    if isinstance(exc, (socket.timeout, TimeoutError)):
+        return "no answer in time"
+    return text
+
+
+def connect_hint(host: Hop, exc: BaseException) -> str:
+    """The next thing to try, as a command: the same connection by hand shows what OpenSSH makes of it."""
+    user = f"{host.user}@" if host.user else ""
+    by_hand = f"`ssh -p {host.port} {user}{host.address}`"
+    if isinstance(exc, paramiko.SSHException) and "protocol banner" in str(exc):
+        return f"check the port (ansible_port) in the inventory; try {by_hand}"
+    return f"check the address and port (ansible_host, ansible_port) in the inventory; try {by_hand}"
 
 
 def open_connection(conn: Connection, retries: int = CONNECT_RETRIES, say=None) -> Connection:
@@ -292,7 +313,7 @@ def open_connection(conn: Connection, retries: int = CONNECT_RETRIES, say=None) 
             if not is_transient(exc) or attempt == retries:
                 break
             if say:
-                say(f"      connection to {host.name} failed ({type(exc).__name__}: {exc}); retrying in {delay_s:.0f} s")
+                say(f"      connection to {host.name} failed ({connect_problem(exc)}); retrying in {delay_s:.0f} s")
             time.sleep(delay_s)
             delay_s *= 2
             try:

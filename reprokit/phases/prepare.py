@@ -13,7 +13,7 @@ from typing import Any
 
 from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit
-from reprokit.errors import ConfigError
+from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.executor import Executor
 from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.images.build import built_images
@@ -23,6 +23,7 @@ from reprokit.records.lock import hold_record
 from reprokit.records.run import RunRecord, new_run_id
 from reprokit.say import Say, silent
 from reprokit.secrets import collect_secrets
+from reprokit.step_kinds import STEP_KINDS
 
 
 @dataclass
@@ -74,6 +75,7 @@ def host_executor(kit: Kit, host: Host, runs_dir: Path, inventory: Inventory | N
     check_images(kit, options.images)  # before any host is reached
     built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
     options = replace(options, images={**built, **options.images})
+    check_image_references(kit, host, options.images)  # before any host is reached, as the dry run checks it
     return executor_for(host, inventory, runs_dir, options, say), options
 
 
@@ -83,6 +85,20 @@ def check_images(kit: Kit, images: dict[str, str]) -> None:
         declared = ", ".join(sorted(kit.images)) or "none"
         raise ConfigError(f"--image {name}={images[name]}: kit {kit.kit} declares no image '{name}' (its images: {declared});"
                           " name one of them")
+
+
+def check_image_references(kit: Kit, host: Host, images: dict[str, str]) -> None:
+    """Where the host runs workloads in containers, every host step's image needs a reference (built there by
+    ``invoke build --host``, or ``--image NAME=REF``): without one the step would stop at its turn, after the record
+    and the earlier steps; here the run stops before anything runs, with the code it would have ended with (4)."""
+    if not host.in_container:
+        return
+    for step in kit.steps:
+        if STEP_KINDS[step.uses].where != "host" or not step.image or images.get(step.image):
+            continue
+        raise HostError(f"host '{host.name}' runs workloads in {host.runtime}, and kit {kit.kit}'s image '{step.image}'"
+                        f" (step {step.name}) has no reference for it: build it (`invoke build --kit {kit.kit} --host"
+                        f" {host.name}`) or pass --image {step.image}=REF")
 
 
 def kit_secrets(kit: Kit, reporter: RunReporter) -> dict[str, str]:

@@ -14,15 +14,30 @@ from reprokit.records.models import StepEntry
 from reprokit.report.reasons import SaidOnce
 from reprokit.say import Say, silent
 
+SERVER_OUTCOMES = {"ready": "came up", "fatal": "died (fatal)", "exited": "exited before it was ready",
+                   "timeout": "did not come up in time",
+                   "ready_answering_wrong": "came up, and answered wrong"}  # a serve step's `outcome`, in words
+
 
 class RunReporter:
     """What a run says while it works: its start, each step's progress and end, and the warnings of how it ended."""
 
     def __init__(self, say: Say = silent, stream: Say | None = None):
         self.say = say
-        self.stream = stream  # the workloads' lines, as the front end shows them (None: not shown)
+        self._stream = stream  # the workloads' lines, as the front end shows them (None: not shown)
         self.total = 0
         self._once = SaidOnce(None)
+
+    @property
+    def stream(self) -> Say | None:
+        """The workloads' lines; one that only repeats why there is no GPU (the fingerprint said it) is left out."""
+        if self._stream is None:
+            return None
+
+        def shown_once(line: str) -> None:
+            if not any(reason and reason in line for reason in self._once.said if self._once.said[reason] == "the fingerprint"):
+                self._stream(line)
+        return shown_once
 
     def started(self, run_id: str, kit: str, host: str, runtime: str, pins: dict[str, str], steps: int) -> None:
         self.total = steps + 1  # the fingerprint is step 1
@@ -54,18 +69,24 @@ class RunReporter:
         self._once = SaidOnce(None if gpus else fingerprint.gpu_reason)
 
     def step_skipped(self, number: int, entry: StepEntry) -> None:
-        self.say(f"[{number}/{self.total}] {entry.name} ({entry.uses}) ... {self._once(entry.reason)}")
+        self.say(f"[{number}/{self.total}] {entry.name} ({entry.uses}) ... {self._once(entry.reason, entry.name)}")
 
     def step_started(self, number: int, name: str, uses: str) -> None:
         self.say(f"[{number}/{self.total}] {name} ({uses}) ...")
 
     def control_step_ended(self, entry: StepEntry) -> None:
-        self.say(f"      {entry.status}" + (f": {self._once(entry.reason)}" if entry.reason else "")
+        self.say(f"      {entry.status}" + (f": {self._once(entry.reason, entry.name)}" if entry.reason else "")
                  + (f": {entry.result['verdict']}" if entry.result and "verdict" in entry.result else ""))
 
     def host_step_ended(self, entry: StepEntry, duration_s: float) -> None:
+        """The step's status (whether the workload kept its contract) and, for a server, what the server did: "ok"
+        next to a server that died would read as if all went well."""
         detail = entry.reason or ""
-        self.say(f"      {entry.status} in {duration_s:.1f} s" + (f": {self._once(detail)}" if detail else ""))
+        outcome = entry.result.get("outcome") if isinstance(entry.result, dict) else None
+        said = f"      {entry.status} in {duration_s:.1f} s" + (f": {self._once(detail, entry.name)}" if detail else "")
+        if isinstance(outcome, str):
+            said = f"      step {entry.status} in {duration_s:.1f} s; the server {SERVER_OUTCOMES.get(outcome, outcome)}"
+        self.say(said)
 
     def host_kept(self, status: str, detail: str, run_id: str) -> None:
         """The host keeps a step's files (detached, incomplete): said when quiet too."""

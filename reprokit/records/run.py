@@ -257,10 +257,39 @@ def is_internal(rel: str) -> bool:
             or (name.startswith(".") and name.endswith((".tmp", ".redacting"))))
 
 
+def load_steps(run_dir: Path | str) -> dict[str, StepEntry]:
+    """The manifest's steps by name, each with its ``result.json`` read back (the manifest never holds results): what
+    a finished record's headline and reports are drawn from. A result that cannot be read is left as None."""
+    steps = {}
+    for entry in load_manifest(run_dir).steps:
+        path = Path(run_dir) / "steps" / entry.name / "result.json"
+        try:
+            result = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        except (OSError, ValueError):
+            result = None
+        steps[entry.name] = dataclasses.replace(entry, result=result if isinstance(result, dict) else None)
+    return steps
+
+
+def short_run_id(run_id: str) -> str:
+    """The id's random part (``c6f9`` of ``20261206T031052Z-ep8-crash-local-c6f9``): what a person types; every task
+    that takes a run finds the record by it (``resolve_run_dir``)."""
+    return run_id.rsplit("-", 1)[-1]
+
+
 def resolve_run_dir(spec: str | Path, runs_dir: Path | str = "runs") -> Path:
-    """A record given as a path (``runs/<id>``) or as a bare run id (looked up in ``runs_dir``)."""
+    """A record given as a path (``runs/<id>``), a run id, or a unique part of one (``c6f9``, as the console shows
+    it), looked up in ``runs_dir``. An ambiguous part is an error naming the candidates; one that matches nothing is
+    returned as a path, for the reader to say what is missing there."""
     path = Path(spec)
     if (path / MANIFEST).exists() or "/" in str(spec):
         return path
     candidate = Path(runs_dir) / str(spec)
-    return candidate if (candidate / MANIFEST).exists() else path
+    if (candidate / MANIFEST).exists():
+        return candidate
+    root = Path(runs_dir)
+    found = sorted(d for d in root.iterdir() if str(spec) in d.name and (d / MANIFEST).is_file()) if root.is_dir() else []
+    if len(found) > 1:
+        raise ConfigError(f"run '{spec}' is ambiguous in {root}: {', '.join(d.name for d in found[:5])}"
+                          + (" ..." if len(found) > 5 else "") + "; give more of the id")
+    return found[0] if found else path

@@ -18,11 +18,13 @@ from urllib.parse import quote
 from reprokit.draw.svg import esc
 from reprokit.draw.tables import html_bytes, html_table
 from reprokit.hosttext import shown
+from reprokit.judge import plain
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
 from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict, Word
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
+from reprokit.report.headline import Headline, headline
 from reprokit.report.markdown import JOB_COLUMNS, NOT_PULLED_NOTE, job_rows, not_pulled_rows
 from reprokit.report.reasons import refer, shared_reasons
 
@@ -93,6 +95,20 @@ def write_html_report(run_dir: Path, manifest: Manifest, verdict: Verdict, steps
     return path
 
 
+def _causes(said: Headline) -> list[str]:
+    """The root causes under the verdict (the death first, with its traceback's last lines), or nothing."""
+    lines = said.lines()[1:]
+    if not lines:
+        return []
+    items = []
+    for line in lines:
+        if line.startswith("  |") and items:
+            items[-1] += f"<br><code>{esc(line.strip()[1:].strip())}</code>"
+        else:
+            items.append(esc(line.removeprefix("cause: ")))
+    return ['<ul class="causes" id="causes">', *(f"<li>{item}</li>" for item in items), "</ul>"]
+
+
 def render_html(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry],
                 artifacts: dict[str, Artifact]) -> str:
     kit = manifest.kit_name or "?"
@@ -100,10 +116,12 @@ def render_html(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry
     word = verdict.verdict
     notes, reasons = shared_reasons(verdict.expectations, manifest.fingerprint, steps)
     drawn = sections.RunSections(steps)  # each result checked against its kind once
+    said = headline(verdict, steps)
     body = [
-        f"<h1>{esc(kit)} on {esc(host)}: {esc(word)}</h1>",
+        f"<h1>{esc(kit)} on {esc(host)}: {esc(said.words.split(':')[0])} ({esc(word)})</h1>",
         f'<p class="verdict {VERDICT_CLASS.get(word, "other")}" id="verdict"><strong>{esc(word)}</strong>: '
         f"{esc(verdict.summary)}.</p>",
+        *_causes(said),
         f'<p class="meta">Run <code>{esc(manifest.run_id)}</code>, started {esc(manifest.started)}, '
         f"reprokit {esc(manifest.reprokit.get('version'))}{esc(_source(manifest))}.</p>",
         *_description(manifest),
@@ -150,7 +168,7 @@ def _description(manifest: Manifest) -> list[str]:
 
 
 def _expectations(verdict: Verdict, notes: list, reasons: dict[str, str]) -> list[str]:
-    rows = [[j.name, j.step, (j.status, f"status-{j.status}"), j.expected, (j.observed, "wrap mono"),
+    rows = [[j.name, j.step, (j.status, f"status-{j.status}"), j.expected, (plain(j.observed) if j.observed is not None else None, "wrap mono"),
              (reasons.get(j.name, j.reason), "wrap"), (j.why, "wrap why")]
             for j in verdict.expectations]
     headers = ["expectation", "step", "status", "expected", "observed", "reason", "why"]

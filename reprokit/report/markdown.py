@@ -11,11 +11,13 @@ from pathlib import Path
 
 from reprokit.draw.tables import md_table
 from reprokit.hosttext import shown
+from reprokit.judge import plain
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Fingerprint, HostFacts
 from reprokit.records.models import Manifest, StepEntry, Verdict
 from reprokit.records.run import MANIFEST
 from reprokit.report import sections
+from reprokit.report.headline import headline
 from reprokit.report.reasons import refer, shared_reasons
 
 OBSERVED_CHARS = 120  # an observed value longer than this is shortened at a word or item boundary
@@ -42,11 +44,14 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
     fp = manifest.fingerprint or Fingerprint()
     drawn = sections.RunSections(steps)  # each result checked against its kind once
     host = manifest.host or {}
+    said = headline(verdict, steps)
     lines = [
-        f"# {manifest.kit_name} on {host.get('name')}: {verdict.verdict}",
+        f"# {manifest.kit_name} on {host.get('name')}: {said.words.split(':')[0]} ({verdict.verdict})",
         "",
-        f"**{verdict.verdict}**: {verdict.summary}.",
+        f"**{said.words}** ({verdict.verdict}: {verdict.summary}).",
         "",
+        *([f"- {line.removeprefix('cause: ')}" if not line.startswith("  |") else f"  `{line.strip()}`"
+           for line in said.lines()[1:]] + [""] if said.lines()[1:] else []),
         f"Run `{manifest.run_id}`, started {manifest.started}, reprokit {manifest.reprokit['version']}"
         + _source(manifest) + ".",
         "",
@@ -69,7 +74,7 @@ def render(manifest: Manifest, verdict: Verdict, steps: dict[str, StepEntry]) ->
     lines += md_table(
         ["expectation", "step", "status", "expected", "observed", "reason"] + (["why"] if with_why else []),
         [[j.name, j.step, j.status, j.expected,
-          shorten(str(j.observed), OBSERVED_CHARS) if j.observed is not None else "", reasons.get(j.name, j.reason)]
+          shorten(plain(j.observed), OBSERVED_CHARS) if j.observed is not None else "", reasons.get(j.name, j.reason)]
          + ([j.why] if with_why else []) for j in verdict.expectations],
     )
     if notes:

@@ -94,18 +94,20 @@ def record_reasons(run_dir: Path) -> tuple[list[SharedReason], dict[str, str]]:
 
 
 class SaidOnce:
-    """For the console, line by line: a reason already said is "see above" when another line would repeat it."""
+    """For the console, line by line: a reason already said is not said again; the line names where it was said
+    ("as the fingerprint said", "the same as sweep"), so that it points at something a reader can find."""
 
-    def __init__(self, *said: str | None):
-        self.said = [s for s in said if s]
+    def __init__(self, said: str | None = None, where: str = "the fingerprint"):
+        self.said: dict[str, str] = {said: where} if said else {}
 
-    def __call__(self, text: str | None) -> str:
+    def __call__(self, text: str | None, where: str = "the step above") -> str:
         out = str(text or "")
-        for earlier in sorted(self.said, key=len, reverse=True):
-            if earlier in out and earlier != out:
-                out = out.replace(earlier, "see above")
-            elif earlier == out:
-                out = "see above"
+        for earlier, label in sorted(self.said.items(), key=lambda item: len(item[0]), reverse=True):
+            if earlier == out:
+                out = f"the same as {label}"
+                break
+            if earlier in out:
+                out = out.replace(earlier, f"as {label} said")
         if text and text not in self.said:
-            self.said.append(str(text))
+            self.said[str(text)] = where
         return out

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from reprokit.records.models import StepEntry
 from reprokit.report.kinds import KIND_SECTIONS
-from reprokit.report.kinds.base import ReportStep, Section, Slot
+from reprokit.report.kinds.base import SLOTS, ReportStep, Section, Slot
 from reprokit.step_kinds import STEP_KINDS, Result, ResultError
 from reprokit.workloads.facts.exits import StepStatus
 
@@ -51,6 +51,11 @@ class RunSections:
                 else:
                     done.add(id(section))
                     yield section, ReportStep(name, result, results)
+
+    def causes(self) -> list[str]:
+        """The root causes the steps found (each kind's ``cause``), in step order: the headline's second part."""
+        return [line for slot in SLOTS for section, step in self.drawn(slot) if section.cause
+                for line in section.cause(step)]
 
     def markdown(self, slot: Slot) -> list[str]:
         return [line for section, step in self.drawn(slot) if section.markdown for line in section.markdown(step)]

@@ -109,8 +109,9 @@ def smem_summary(result: dict[str, Any] | StaticSmemResult) -> Group:
         headers = sources.headers_compiled or HeadersCompiled()
         lines.append(Text(
             f"compiled against {wheel.file} (sha256 {(wheel.sha256 or '')[:16]}), "
-            f"flashinfer commit {str(sources.flashinfer_git_commit)[:12]}, "
-            f"CUTLASS {sources.cutlass.version if sources.cutlass else None} "
+            + (f"flashinfer commit {str(sources.flashinfer_git_commit)[:12]}, " if sources.flashinfer_git_commit
+               else "flashinfer commit not recorded in the wheel, ")
+            + f"CUTLASS {given(sources.cutlass.version if sources.cutlass else None, 'version unknown')} "
             f"({given(headers.count, 0)} headers, sha256 {str(given(headers.sha256, ''))[:16]}), "
             f"nvcc {', '.join(sources.nvcc_versions or []) or '?'}", style="dim"))
     return Group(*lines)

@@ -138,6 +138,12 @@ class StepKind:
     not_implemented_reason: str = ""
     default_timeout_s: int = 600
     param_keys: tuple[str, ...] = ()  # accepted keys of the step's `with:`
+    # the parameters a kit must give, and what each is (the workload would stop on its host without it: the kit, a
+    # --set and the dry run refuse it before anything runs)
+    required_params: tuple[tuple[str, str], ...] = ()
+    # the workload's own defaults (its DEFAULTS): a value given in place of one must be of the same type (a number
+    # for a number), so that `--set serve.tp=abc` is refused up front rather than by the host
+    param_defaults: tuple[tuple[str, Any], ...] = ()
     inputs: tuple[StepInput, ...] = ()
     outputs: tuple[Output, ...] = (RESULT_JSON,)
     host_paths: tuple[HostPath, ...] = ()

@@ -21,6 +21,7 @@ from reprokit.step_kinds.base import (
     Result,
     StepKind,
 )
+from reprokit.workloads.facts.serve_params import SGLANG_DEFAULTS
 from reprokit.workloads.serve_stats import findings, performance
 
 
@@ -98,6 +99,8 @@ class ServeResult(Result):
     waited_s: float | None = None
     server_exit_code_before_stop: int | None = None
     server_exit_code: int | None = None
+    stopped_by_reprokit: bool | None = None  # alive until the step stopped it (SIGTERM): not a death
+    stop_s: float | None = None  # from the SIGTERM until every process of the server was gone
     smoke: dict[str, Any] | None = None
     answers: Answers | None = None
     bench: list[BenchRow] | None = None
@@ -106,6 +109,7 @@ class ServeResult(Result):
     duration_s: float | None = None
     server_log: str | None = None
     fatal_line: dict[str, Any] | None = None
+    crash_dump: dict[str, Any] | None = None  # the first crash handler's dump in server.log: file, line, lines
 
     @pydantic.field_validator("telemetry", mode="before")
     @classmethod
@@ -150,6 +154,8 @@ KIND = StepKind(
         "smoke_prompt", "telemetry_interval_s",
     ),
     host_paths=(HostPath("model", variable="models_dir"),),
+    required_params=(("model", "a model path on the host, in its models_dir, or a hub id"),),
+    param_defaults=tuple(SGLANG_DEFAULTS.items()),
     outputs=(Output("result.json", "outcome, readiness, answers, benchmark rows, telemetry and performance"),
              Output("**/*.log", "the server's log (server.log), the benchmarks' (bench-c<N>.log), the answers"
                     " (answers.log)"),

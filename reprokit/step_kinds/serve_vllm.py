@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from reprokit.step_kinds.base import HostPath, Output, StepKind
 from reprokit.step_kinds.serve import ServeResult
+from reprokit.workloads.facts.serve_params import VLLM_DEFAULTS
 
 KIND = StepKind(
     name="serve-vllm",
@@ -23,10 +24,12 @@ KIND = StepKind(
     default_timeout_s=3600,
     param_keys=(
         "model", "tp", "enable_expert_parallel", "moe_backend", "quantization", "gpu_memory_utilization",
-        "max_num_seqs", "load_format", "env", "extra_args", "ready_timeout_s", "port", "bench", "smoke_prompt",
+        "max_num_seqs", "dtype", "max_model_len", "enforce_eager", "check_answers", "load_format", "env", "extra_args", "ready_timeout_s", "port", "bench", "smoke_prompt",
         "telemetry_interval_s", "vllm",
     ),
     host_paths=(HostPath("model", variable="models_dir"),),
+    required_params=(("model", "a model path on the host, in its models_dir, or a hub id"),),
+    param_defaults=tuple(VLLM_DEFAULTS.items()),
     outputs=(Output("result.json", "outcome, readiness, answers, benchmark rows, telemetry and performance"),
              Output("**/*.log", "the server's log (server.log), the benchmarks' (bench-c<N>.log), the answers"
                     " (answers.log)"),

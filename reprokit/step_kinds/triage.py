@@ -89,8 +89,8 @@ class TriageResult(Result):
     autotune_failures: list[AutotuneFailure] | None = None
     autotune_failure_tactics: list[int] | None = None
     reconciliation: Reconciliation | None = None
-    autotune_oom_fallbacks: dict[str, Any] | None = None
     notes: list[str] | None = None
+    autotune_oom_fallbacks: dict[str, Any] | None = None
     autotune_skipped_summaries: list[Any] | None = None
     fatal: Fatal | None = None
     decided_by: dict[str, Any] | None = None  # the rule of the triage's table that decided, its line, the process

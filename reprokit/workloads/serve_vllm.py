@@ -13,7 +13,6 @@ Standard library only. Usage: ``python -m reprokit.workloads.serve_vllm --params
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -23,26 +22,12 @@ from typing import Any
 
 from reprokit.workloads import answers, serve
 from reprokit.workloads.contract import Exit, WorkloadError, main, progress
-from reprokit.workloads.serve_log import ServerLogWatch
-from reprokit.workloads.serve_stats import performance
+from reprokit.workloads.facts.serve_params import VLLM_DEFAULTS
 
-DEFAULTS: dict[str, Any] = {
-    "tp": 8,
-    "enable_expert_parallel": True,
-    "moe_backend": "flashinfer_cutlass",
-    "quantization": None,
-    "gpu_memory_utilization": 0.9,
-    "max_num_seqs": 512,
-    "load_format": None,
-    "port": 8000,
-    "ready_timeout_s": 3600,
-    "env": {},
-    "extra_args": [],
-    "smoke_prompt": "The capital of France is",
-    "bench": {"concurrencies": [1, 8, 32], "num_prompts_per_concurrency": 4, "input_len": 512, "output_len": 128,
-              "timeout_s": 900},
-    "telemetry_interval_s": 1.0,
-}
+DEFAULTS = VLLM_DEFAULTS  # reprokit/workloads/facts/serve_params.py
+# (parameter, flag) in the order the command line has them; a parameter that is null is left out.
+OPTIONAL_FLAGS = (("moe_backend", "--moe-backend"), ("gpu_memory_utilization", "--gpu-memory-utilization"),
+                  ("max_num_seqs", "--max-num-seqs"), ("dtype", "--dtype"), ("max_model_len", "--max-model-len"))
 BENCH_KEYS = {"completed": "completed", "request_throughput": "request_throughput",
               "output_throughput": "output_throughput", "median_ttft_ms": "median_ttft_ms",
               "median_itl_ms": "median_itl_ms", "median_e2el_ms": "median_e2e_latency_ms"}  # vLLM's name -> serve's
@@ -56,10 +41,13 @@ def server_command(params: dict[str, Any], vllm: str) -> list[str]:
     """``vllm serve MODEL`` with the kit's parameters (options of vLLM 0.2x's ``EngineArgs`` and frontend)."""
     if not params.get("model"):
         raise WorkloadError(Exit.BAD_PARAMS, "serve-vllm needs 'model': a model path on the host (or a hub id)")
-    argv = [vllm, "serve", str(params["model"]), "--tensor-parallel-size", str(params["tp"]),
-            "--moe-backend", str(params["moe_backend"]),
-            "--gpu-memory-utilization", str(params["gpu_memory_utilization"]),
-            "--max-num-seqs", str(params["max_num_seqs"]), "--host", "127.0.0.1", "--port", str(params["port"])]
+    argv = [vllm, "serve", str(params["model"]), "--tensor-parallel-size", str(params["tp"])]
+    for key, flag in OPTIONAL_FLAGS:  # null in the kit: the engine's default (vLLM's CPU build has no MoE backend)
+        if params.get(key) is not None:
+            argv += [flag, str(params[key])]
+    argv += ["--host", "127.0.0.1", "--port", str(params["port"])]
+    if params.get("enforce_eager"):
+        argv.append("--enforce-eager")
     if params.get("enable_expert_parallel"):
         argv.append("--enable-expert-parallel")
     if params.get("quantization"):
@@ -100,7 +88,11 @@ def smoke(port: int, model: str, prompt: str) -> dict[str, Any]:
     return result
 
 
-def check_answers(port: int, model: str, load_format: str | None) -> dict[str, Any]:
+def check_answers(port: int, model: str, load_format: str | None, check: bool | None = True) -> dict[str, Any]:
+    if check is False:
+        return answers.summarize([], skipped="check_answers: false in the kit (a model that cannot answer, e.g. random"
+                                 " weights); answers are not judged")
+
     def generate(prompt: str, max_new_tokens: int) -> str | None:
         status, answer = completion(port, model, prompt, max_new_tokens)
         return str(((answer or {}).get("choices") or [{}])[0].get("text", "")) if answer else None
@@ -145,49 +137,16 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     merged = merged_params(params)
     vllm = find_vllm(merged)
     argv = server_command(merged, vllm)
-    model, port = str(merged["model"]), int(merged["port"])
+    model = str(merged["model"])
     if model.startswith("/") and not (Path(model) / "config.json").is_file():
         raise WorkloadError(Exit.MISSING_DEPENDENCY, f"model {model} has no config.json here")
-    env = dict(os.environ, **{str(k): str(v) for k, v in (merged.get("env") or {}).items()})
-    progress(f"serve-vllm: {' '.join(argv)}")
-    telemetry = serve.Telemetry(float(merged["telemetry_interval_s"]))
-    telemetry.start()
-    started = time.monotonic()
-    with open(out_dir / "server.log", "wb") as log:
-        try:
-            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                    start_new_session=True)
-        except OSError as exc:
-            raise WorkloadError(Exit.MISSING_DEPENDENCY, f"cannot start the server ({argv[0]}): {exc.strerror}") from None
-        try:
-            server_log = ServerLogWatch(out_dir / "server.log")
-            outcome, waited_s = serve.wait_ready(proc, port, float(merged["ready_timeout_s"]), server_log)
-            progress(f"serve-vllm: {outcome} after {waited_s:.0f} s")
-            ready_after_s = round(waited_s, 1) if outcome == "ready" else None
-            smoke_result = bench_rows = answers_result = None
-            if outcome == "ready":
-                smoke_result = smoke(port, model, str(merged["smoke_prompt"]))
-                progress(f"serve-vllm: smoke request {'ok' if smoke_result['ok'] else 'failed'} in {smoke_result['latency_s']} s")
-                answers_result = check_answers(port, model, merged.get("load_format"))
-                (out_dir / "answers.log").write_text("\n".join(answers.log_lines(answers_result)) + "\n")
-                if answers_result["ok"] is False:
-                    outcome = "ready_answering_wrong"
-                    progress(f"serve-vllm: ready but answering wrong: {answers_result['first_wrong']}")
-                bench_rows = bench(vllm, port, model, merged["bench"], out_dir, telemetry.started_at)
-        finally:
-            server_exit = proc.returncode if proc.poll() is not None else None
-            stopped_exit = serve.stop(proc)
-            telemetry.stop_event.set()
-            telemetry.join(timeout=15)
-    return {
-        "command": argv, "env": sorted((merged.get("env") or {}).keys()), "outcome": outcome,
-        "ready": outcome in ("ready", "ready_answering_wrong"), "ready_after_s": ready_after_s,
-        "waited_s": round(waited_s, 1), "server_exit_code_before_stop": server_exit,
-        "server_exit_code": stopped_exit, "smoke": smoke_result, "answers": answers_result, "bench": bench_rows,
-        "telemetry": telemetry.summary(), "performance": performance(bench_rows, telemetry.samples, ready_after_s),
-        "duration_s": round(time.monotonic() - started, 1), "server_log": "server.log",
-        "fatal_line": server_log.fatal.to_json() if server_log.fatal else None,
-    }
+    engine = serve.Engine(
+        label="serve-vllm",
+        smoke=lambda port: smoke(port, model, str(merged["smoke_prompt"])),
+        answers=lambda port: check_answers(port, model, merged.get("load_format"), merged.get("check_answers")),
+        bench=lambda port, clock_start: bench(vllm, port, model, merged["bench"], out_dir, clock_start),
+    )
+    return serve.session(argv, merged, out_dir, engine)
 
 
 if __name__ == "__main__":

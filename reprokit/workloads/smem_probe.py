@@ -312,16 +312,16 @@ def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     all_as_expected = True
     for index in wanted:
         info = query_device(drv, index)
-        progress(f"smem-probe: GPU {index} {info['name']} ({info['gpu_arch']}), "
-                 f"opt-in {info['max_shared_memory_per_block_optin_bytes']} B per block")
         limit = info["max_shared_memory_per_block_optin_bytes"]
         at_limit = launch_with_smem(drv, index, limit)
         past_limit = launch_with_smem(drv, index, limit + 1)
         torch_info = torch_view(index)
         as_expected = bool(at_limit.get("ok")) and at_limit.get("last_byte_written") is True and not past_limit.get("ok")
         all_as_expected &= as_expected
-        progress(f"smem-probe: launch with {limit} B: {'ok' if at_limit.get('ok') else at_limit.get('error_name')}; "
-                 f"with {limit + 1} B: {'ok' if past_limit.get('ok') else past_limit.get('error_name')}")
+        # one line a GPU (8 GPUs: 8 lines): what it reports, and what a launch at and one byte past the limit did
+        progress(f"smem-probe: GPU {index} {info['name']} ({info['gpu_arch']}): opt-in {limit} B per block; launch"
+                 f" with {limit} B: {'ok' if at_limit.get('ok') else at_limit.get('error_name')}, with {limit + 1} B:"
+                 f" {'ok' if past_limit.get('ok') else past_limit.get('error_name')}")
         devices.append({
             "index": index,
             "driver": info,

@@ -51,8 +51,8 @@ def test_the_dry_run_refuses_what_the_run_refuses_with_its_exit_code(tmp_path):
                           str(tmp_path / "dry")], cwd=REPO, capture_output=True, text=True, timeout=120)
     run = subprocess.run([sys.executable, "-m", "invoke", "--search-root", str(REPO), *args, "--runs-dir",
                           str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=300)
-    line = ("error: host 'box': no image reference for 'workload'; build it (`invoke build --host box`) or pass"
-            " --image workload=REF")
+    line = ("error: host 'box' runs workloads in docker, and kit smem-probe's image 'workload' (step probe) has no"
+            " reference for it: build it (`invoke build --kit smem-probe --host box`) or pass --image workload=REF")
     assert (dry.returncode, dry.stderr.strip().splitlines()[-1]) == (ExitCode.HOST_ERROR, line)
     assert (run.returncode, run.stderr.strip().splitlines()[-1]) == (ExitCode.HOST_ERROR, line)
     assert not (tmp_path / "dry").exists()  # the dry run wrote nothing

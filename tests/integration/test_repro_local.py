@@ -72,13 +72,16 @@ def test_ep8_crash_on_local_is_inconclusive_with_reasons(tmp_path):
     assert set(manifest["artifacts"]) >= {"verdict.json", "report.md", "fingerprint/result.json", "steps/probe/result.json",
                                           "steps/probe/step.log"}
     report = (run_dir / "report.md").read_text()
-    assert report.startswith("# ep8-crash on local: INCONCLUSIVE\n\n**INCONCLUSIVE**: ")
+    assert report.startswith("# ep8-crash on local: can't tell here (INCONCLUSIVE)\n\n**can't tell here: 2 of 9 expectations"
+                             " held, 7 could not be judged here** (INCONCLUSIVE: ")
+    if status["big-tiles-overflow-sm120"] == "PASS":  # the root cause the run found without a GPU, before the rest
+        assert "\n- static analysis: 2 kernel(s) over the sm120 limit of 101 376 B, by up to 1 024 B: gemm2 #14" in report
 
 
 def test_probe_task_and_check_record(tmp_path):
     proc = run_invoke("probe", "--runs-dir", str(tmp_path))
     assert proc.returncode == 3
-    assert "INCONCLUSIVE: 4 of 4 expectations could not be judged here" in proc.stdout
+    assert "can't tell here: 0 of 4 expectations held, 4 could not be judged here (INCONCLUSIVE, exit 3)" in proc.stdout
     assert "[2/2] probe (smem-probe) ..." in proc.stderr
     run_dir = only_run(tmp_path)
     check = run_invoke("check-record", str(run_dir))
@@ -216,7 +219,7 @@ def test_summary_appends_every_report_for_the_job_summary(tmp_path):
     proc = run_invoke("summary", "--runs-dir", str(runs), "--out", str(summary))
     assert proc.returncode == 0, proc.stderr
     text = summary.read_text()
-    assert text.startswith("existing line\n# smem-probe on local: INCONCLUSIVE\n")
+    assert text.startswith("existing line\n# smem-probe on local: can't tell here (INCONCLUSIVE)\n")
     empty = run_invoke("summary", "--runs-dir", str(tmp_path / "none"))
     assert empty.returncode == 1
     assert "Nothing was recorded under" in empty.stdout

@@ -46,5 +46,7 @@ class Section:
     markdown: Draw | None = None
     html: Draw | None = None
     each_step: bool = False
+    cause: Draw | None = None  # the root cause this step found, in one line or a few (the console's headline, the
+    #                            reports' first lines): the line, the tactic, the bytes; [] where it found none
 
 

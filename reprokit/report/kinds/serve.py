@@ -109,6 +109,9 @@ def markdown(step: ReportStep) -> list[str]:
     perf = typed_performance(result)
     if rows(perf):
         lines += [""] + md_table(TABLE_HEADERS, table_rows(perf))
+    dump = result.crash_dump
+    if dump:
+        lines += ["", f"Crash dump, {dump.get('file')}:{dump.get('line')}:", "", "```", *dump.get("lines", []), "```"]
     return lines
 
 
@@ -260,6 +263,10 @@ def html(step: ReportStep) -> list[str]:
     if rows(perf):
         out.append('<div class="smallmultiples">' + throughput_chart(perf) + latency_chart(perf) + "</div>")
         out.append(html_table(TABLE_HEADERS, [[(c, "num") for c in r] for r in table_rows(perf)], "serve-performance"))
+    dump = result.crash_dump
+    if dump:
+        out.append(f'<h3>Crash dump</h3><p class="note">{esc(dump.get("file"))}:{esc(dump.get("line"))}</p>'
+                   f'<pre id="serve-crash-dump">{esc(chr(10).join(dump.get("lines", [])))}</pre>')
     return out + _telemetry(result)
 
 

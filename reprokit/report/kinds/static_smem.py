@@ -195,6 +195,21 @@ def headline_markdown(step: ReportStep) -> list[str]:
     return lines
 
 
+def cause(step: ReportStep) -> list[str]:
+    """The static analysis's finding in one line: how many kernels are over the limit, by how many bytes, which."""
+    result: StaticSmemResult = step.result
+    limit, near = kernels_near_limit(result)
+    if result.status != "ok" or limit is None:
+        return []
+    over = [row for row in near if row.kernel_smem_bytes > limit]
+    if not over:
+        return []
+    by_bytes = max(row.kernel_smem_bytes - limit for row in over)
+    names = ", ".join(smem_row_label(row) for row in over[:3]) + (f" and {len(over) - 3} more" if len(over) > 3 else "")
+    return [f"static analysis: {len(over)} kernel(s) over the {given(result.arch, '?')} limit of {grouped_bytes(limit)} B,"
+            f" by up to {grouped_bytes(by_bytes)} B: {names}"]
+
+
 def headroom_chart(result: StaticSmemResult) -> str:
     """SVG: one bar per kernel near the limit, from the limit to its size; the axis spans only these kernels."""
     limit, near = kernels_near_limit(result)
@@ -278,4 +293,4 @@ def details_html(step: ReportStep) -> list[str]:
     return out
 
 
-SECTIONS = (Section("headline", markdown=headline_markdown, html=headline_html), Section("details", html=details_html))
+SECTIONS = (Section("headline", markdown=headline_markdown, html=headline_html, cause=cause), Section("details", html=details_html))

@@ -128,4 +128,38 @@ def reconciliation_html(result: TriageResult) -> list[str]:
                         "static B", "agreement", "says"], rows, "reconciliation", classes)]
 
 
-SECTIONS = (Section("details", html=html),)
+DEATH_TRACEBACK_LINES = 6  # the end of the traceback: what was raised, and from where
+
+
+def cause(step: ReportStep) -> list[str]:
+    """What the server logs say caused it: the death first (its line, the process, the traceback's last lines), else
+    the tactics that failed to autotune, with one line that shows it."""
+    result: TriageResult = step.result
+    fatal = result.fatal
+    if fatal is not None:
+        extra = fatal.model_extra or {}
+        where = extra.get("location") or "the log"
+        process = f", process {extra['process']}" if extra.get("process") else ""
+        what = extra.get("exception") or fatal.message or fatal.kind
+        lines = [f"the server died at {where}{process}: {what}"]
+        tail = [line for line in str(extra.get("traceback") or "").splitlines() if line.strip()]
+        return lines + [f"  | {line}" for line in tail[-DEATH_TRACEBACK_LINES:]]
+    failures = result.autotune_failures or []
+    if not failures:
+        return []
+    tiles = ", ".join(dict.fromkeys(f.tile for f in failures if f.tile)) or "tiles unknown"
+    lines = sum(f.count or 0 for f in failures)
+    example = (result.evidence or {}).get("location")
+    first = next((f.model_extra.get("first_location") for f in failures if (f.model_extra or {}).get("first_location")),
+                 None)
+    shown_at = first or example
+    found = result.reconciliation
+    agreement = []
+    if found is not None and found.agree is False:
+        agreement = [f"the triage and the static analysis disagree on {len(found.disagreements or [])} tactic(s)"
+                     " (the report's reconciliation table)"]
+    return [f"triage: {len(failures)} tactic(s) failed to autotune ({tiles}; {lines} line(s))"
+            + (f", e.g. {shown_at}" if shown_at else "")] + agreement
+
+
+SECTIONS = (Section("details", html=html), Section("headline", cause=cause))

@@ -84,12 +84,14 @@ def test_probe_in_a_container_over_ssh(tmp_path):
     assert list((work / "runs").iterdir()) == []
 
 
-def test_missing_image_reference_is_a_clear_error(tmp_path):
+def test_missing_image_reference_is_a_clear_error_before_anything_runs(tmp_path):
     _, inventory, known = docker_host(tmp_path, "h3", "docker-noimage")
     proc = invoke_repro(tmp_path, inventory, known, "--host", "h3", "--quiet")
     assert proc.returncode == ExitCode.HOST_ERROR
-    assert proc.stderr.strip().endswith(
-        "error: host 'h3': no image reference for 'workload'; build it (`invoke build --host h3`) or pass --image workload=REF")
+    assert proc.stderr == (
+        "error: host 'h3' runs workloads in docker, and kit smem-probe's image 'workload' (step probe) has no reference"
+        " for it: build it (`invoke build --kit smem-probe --host h3`) or pass --image workload=REF\n")
+    assert not (tmp_path / "runs").exists() or list((tmp_path / "runs").iterdir()) == []  # no record: nothing ran
 
 
 def test_timeout_removes_the_container(tmp_path, hanging_image):

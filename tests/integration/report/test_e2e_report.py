@@ -78,13 +78,15 @@ def test_a_reason_many_expectations_share_is_said_once(gpuless_run):
                        "server-ready-despite-autotune-failures", "failures-are-the-big-tiles",
                        "triage-agrees-with-static-analysis", "gpu-power-at-c32"]
     console = " ".join((proc.stdout + proc.stderr).split())  # rich wraps long lines at 140 columns off a terminal
-    assert console.count(gpu_reason) == 3  # under the fingerprint, the probe workload's own echoed line, the note after the table
+    assert console.count(gpu_reason) == 2  # under the fingerprint, and the note after the table
     assert f"note 1: no GPU here: 8 expectations need one: {gpu_reason}" in " ".join(proc.stdout.split())
     # the probe's reason is the fingerprint's; the sweep's and the serve's are the planner's with it; the triage's
-    # quotes the serve's, said on the line before
-    assert "[2/5] probe (smem-probe) ..." in console and "no_driver in" in console and console.count("see above") == 4
-    assert "[3/5] sweep (tile-sweep) ... not run: needs a CUDA GPU; see above" in console
-    assert "did not produce it (see above)" in console
+    # quotes the serve's, said on the line before: each line names where the reason was said
+    assert "[2/5] probe (smem-probe) ... no_driver in" in console and "no_driver in 0" in console
+    assert "no_driver" in console and "the same as the fingerprint" in console and "see above" not in console
+    assert "[3/5] sweep (tile-sweep) ... not run: needs a CUDA GPU; as the fingerprint said" in console
+    assert "[4/5] serve (serve) ... the same as sweep" in console
+    assert "did not produce it (as sweep said)" in console  # the serve's reason is the sweep's, said first there
     assert (run_dir / "report.md").read_text().count(gpu_reason) == 1
     html = (run_dir / "report.html").read_text()
     assert html.count(gpu_reason.replace("'", "&#x27;")) == 1

@@ -39,7 +39,7 @@ def run_program(capsys, *argv: str, program: invoke.Program | None = None) -> tu
 def test_every_task_explains_every_flag(capsys, name, flag):
     code, out, err = run_program(capsys, name, flag)
     assert (code, err) == (0, "")
-    assert out.startswith(f"Usage: invoke [--core-opts] {name} [")
+    assert out.startswith(f"Usage: invoke {name} [--options]")
     for argument in ns[name].get_arguments():  # every flag's line carries its help text
         flag = argument.names[0]
         assert re.search(rf"--{flag}(=\w+)?\s{{2,}}\S", out), f"{name} --{flag} has no help"
@@ -59,12 +59,41 @@ def test_core_flags_before_a_missing_positional_are_core_flags(capsys, tmp_path)
     assert out.splitlines()[0] == "plan of kit smem-probe (kits/smem-probe.yml), dry run: nothing is connected, run or written"
     assert not (tmp_path / "runs").exists()
     code, _, err = run_program(capsys, "triage")
-    assert code == 1 and err.strip() == "'triage' needs at least one paths; see `invoke triage --help`"
+    assert (code, err) == (2, "error: `invoke triage` needs at least one PATHS\nUsage: invoke triage [--options] PATHS ...\n")
+
+
+@pytest.mark.parametrize(("argv", "stderr"), [
+    (["repro"], "error: `reprokit repro` needs KIT\nUsage: reprokit repro [--options] KIT\n"),
+    (["repro", "smem-probe", "--bogus"], "error: `reprokit repro` has no option --bogus; `reprokit repro --help` lists them\n"
+                                        "Usage: reprokit repro [--options] KIT\n"),
+    (["--bogus"], "error: `reprokit` has no option --bogus; `reprokit --help` lists them\n"
+                  "Usage: reprokit TASK [--options] [ARGUMENTS ...]   (`reprokit --list` lists the tasks)\n"),
+    (["reproo", "smem-probe"], "error: no task or argument 'reproo' for `reprokit`; `reprokit --list` lists the tasks\n"
+                               "Usage: reprokit TASK [--options] [ARGUMENTS ...]   (`reprokit --list` lists the tasks)\n"),
+    (["hosts", "--color", "pink"], "error: --color pink: give one of auto, always, never\n"),
+])
+def test_a_usage_error_is_one_line_naming_the_command_typed_then_its_usage_and_exit_2(capsys, argv, stderr):
+    program = ReprokitProgram(namespace=ns, name="reprokit", binary="reprokit", config_class=ReprokitConfig)
+    try:
+        program.run(["/home/u/.local/bin/reprokit", *argv])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (2, "", stderr)
+
+
+def test_a_message_names_the_program_typed(capsys, tmp_path):
+    program = ReprokitProgram(namespace=ns, name="reprokit", binary="reprokit", config_class=ReprokitConfig)
+    with pytest.raises(SystemExit) as done:
+        program.run(["reprokit", "compare", "nosuchrun", "nosuchrun2", "--runs-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "`reprokit runs" in err and "`invoke " not in err, err
 
 
 def test_repro_help_and_an_unquoted_glob_with_the_real_invoke_command():
     proc = run_invoke("repro", "--help")
-    assert proc.returncode == 0 and proc.stdout.startswith("Usage: inv[oke] [--core-opts] repro [--options] KIT [other")
+    assert proc.returncode == 0 and proc.stdout.startswith("Usage: invoke repro [--options] KIT\n")
     assert "  -o STRING, --only=STRING " in proc.stdout  # a repeatable flag takes a value (Invoke shows a switch)
     logs = sorted(str(p.relative_to(REPO)) for p in FIXTURES.glob("*.log"))  # what the shell makes of logs/*.log
     proc = run_invoke("triage", *logs, "--json")
@@ -158,10 +187,11 @@ def test_the_installed_console_command_runs_the_same_tasks(tmp_path):
     listed = subprocess.run([str(target / "bin" / "reprokit"), "--list"], cwd=work, env=env, capture_output=True, text=True)
     assert listed.returncode == 0, listed.stderr
     assert sorted(line.split()[0] for line in listed.stdout.splitlines()[2:] if line.startswith("  ") and line.split()
-                  and not line.startswith("   ")) == sorted(ns.task_names)
+                  and not line.startswith("   ")) == sorted(name for name in ns.task_names
+                                                            if not getattr(ns.tasks[name], "for_developers", False))
     helped = subprocess.run([str(target / "bin" / "reprokit"), "repro", "--help"], cwd=work, env=env, capture_output=True,
                             text=True)
-    assert helped.returncode == 0 and helped.stdout.startswith("Usage: reprokit [--core-opts] repro [--options]")
+    assert helped.returncode == 0 and helped.stdout.startswith("Usage: reprokit repro [--options] KIT\n")
 
 
 def test_hosts_of_an_ini_inventory_as_json_with_the_warning_on_stderr(tmp_path):

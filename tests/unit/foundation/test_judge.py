@@ -60,7 +60,7 @@ def test_equals_by_arch():
                     "equals_by_arch": {"sm90": 232448, "sm120": 101376}})
     assert judge(kit, probe_step(optin=(232448,)), H200).verdict == PASS
     failed = judge(kit, probe_step(optin=(232448,)), RTX).expectations[0]
-    assert (failed.status, failed.reason) == (FAIL, "232448")
+    assert (failed.status, failed.reason) == (FAIL, "observed 232448")
     odd = judge(kit, probe_step(), Fingerprint.from_json({"devices": [{"name": "A100", "gpu_arch": "sm80"}]}, "test")).expectations[0]
     assert (odd.status, odd.reason) == (INCONCLUSIVE, "applies to sm90/sm120; this host has sm80 (A100)")
 
@@ -84,7 +84,7 @@ def test_step_without_result_is_inconclusive_and_missing_path_fails():
                                 result={"status": "no_device", "error": "the NVIDIA driver sees no CUDA device"})}
     assert judge(kit, nodev, NO_GPU).expectations[0].reason == "step 'probe' reported no_device: the NVIDIA driver sees no CUDA device"
     j = judge(kit, probe_step(), H200)
-    assert (j.verdict, j.expectations[0].reason) == (FAIL, "missing ['c']")
+    assert (j.verdict, j.expectations[0].reason) == (FAIL, "missing c")
     kit = make_kit({"name": "x", "step": "probe", "path": "nothing.here", "equals": 1})
     assert judge(kit, probe_step(), H200).expectations[0].reason == "the result of 'probe' has no 'nothing' on the path nothing.here"
 

@@ -65,7 +65,7 @@ def test_the_last_positional_of_a_list_takes_every_value_up_to_a_flag_or_a_task(
         "core": {"help": None, "dry": False}, "triage": {"paths": ["a.log"], "json": False}, "build": {"target": "x"}}
     with pytest.raises(ParseError) as err:
         parsed(TaskParser, "triage", "--json")
-    assert str(err.value) == "'triage' needs at least one paths; see `invoke triage --help`"
+    assert str(err.value) == "'triage' needs at least one PATHS"
     assert parsed(TaskParser, "triage", "--help")["core"]["help"] == "triage"  # help needs no path
 
 
@@ -116,7 +116,8 @@ def test_reprokit_help_lists_the_groups_then_the_core_options_it_shows(capsys):
                          "", "Subcommands:"]
     assert lines[4] == "run: kit runs on hosts"
     assert "Options before the task:" in lines and "--pty" not in out  # Invoke's shell options stay hidden
-    assert lines[-1].startswith('Shell completion (tasks, kits, hosts): eval "$(reprokit --print-completion-script bash)"')
+    assert lines[-2].startswith('Shell completion (tasks, kits, hosts): eval "$(reprokit --print-completion-script bash)"')
+    assert lines[-1] == f"Documentation (docs/... in messages): {REPO / 'docs'}"  # the checkout's; an installed copy's own
 
 
 def test_completion_offers_the_kits_after_repro_and_the_tasks_at_the_start(capsys, monkeypatch):

@@ -45,11 +45,12 @@ def test_each_base_of_the_repository_is_pinned_in_the_lock():
     args = {}
     for path in sorted((REPO / "docker").glob("*.Dockerfile")):
         args[path.name] = dockerfile.from_args(path.read_text())
-    assert args == {"serve.Dockerfile": ["SGLANG_IMAGE"], "workload.Dockerfile": ["CUDA_DEVEL_IMAGE"]}
-    for arg in ("CUDA_DEVEL_IMAGE", "SGLANG_IMAGE"):
+    assert args == {"serve.Dockerfile": ["SGLANG_IMAGE"], "workload.Dockerfile": ["CUDA_DEVEL_IMAGE"],
+                    "vllm-cpu.Dockerfile": ["VLLM_CPU_BASE_IMAGE"]}
+    for arg in ("CUDA_DEVEL_IMAGE", "SGLANG_IMAGE", "VLLM_CPU_BASE_IMAGE"):
         assert lock[arg].pinned, arg
     # The lock's other entry is the image of the GPU check, which the playbook reads.
-    assert set(lock) - {"CUDA_DEVEL_IMAGE", "SGLANG_IMAGE"} == {"CUDA_BASE_IMAGE"}
+    assert set(lock) - {"CUDA_DEVEL_IMAGE", "SGLANG_IMAGE", "VLLM_CPU_BASE_IMAGE"} == {"CUDA_BASE_IMAGE"}
     assert "reprokit_base_images.CUDA_BASE_IMAGE" in (REPO / "ansible/site.yml").read_text()
 
 

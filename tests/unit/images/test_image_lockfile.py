@@ -23,7 +23,7 @@ D2 = "sha256:" + "2" * 64
 
 def test_the_repository_lock():
     lock = load_lock(REPO / "docker/images.lock.yml")
-    assert list(lock) == ["CUDA_DEVEL_IMAGE", "SGLANG_IMAGE", "CUDA_BASE_IMAGE"]
+    assert list(lock) == ["CUDA_DEVEL_IMAGE", "SGLANG_IMAGE", "CUDA_BASE_IMAGE", "VLLM_CPU_BASE_IMAGE"]
     assert all(image.pinned for image in lock.values())
     kit = load_kit("ep8-crash", REPO / "kits")[0]
     # The CUDA bases are the kit's CUDA (12.8 or newer: Blackwell); the serve base is the kit's sglang release.

@@ -155,6 +155,9 @@ def outputs() -> dict[str, str]:
 
 
 def hashes() -> dict[str, str]:
+    from reprokit.commands import console
+
+    console.set_program_name("invoke")  # the outputs as `invoke` prints them, whichever program ran in this process before
     return {name: hashlib.sha256(text.encode("utf-8")).hexdigest() for name, text in outputs().items()}
 
 

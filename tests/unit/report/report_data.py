@@ -136,7 +136,7 @@ steps:
   - {name: probe, uses: smem-probe}
   - {name: static-smem, uses: static-smem, with: {arch: sm120}}
   - {name: sweep, uses: tile-sweep}
-  - {name: serve, uses: serve}
+  - {name: serve, uses: serve, with: {model: GLM-5-NVFP4}}
   - {name: triage, uses: triage, with: {logs_from: serve, flashinfer: "0.6.3"}}
 expect:
   - {name: sm120-optin-limit, step: probe, path: "devices[*].driver.max_shared_memory_per_block_optin_bytes", equals: 101376}

@@ -170,4 +170,9 @@ def test_render_table_names_the_verdict_tiles_and_cause():
     assert text.startswith("verdict: READY_WITH_NONFATAL_AUTOTUNE_FAILURES (exit 10)")
     assert "128x256x128" in text and "256x128x128" in text and "16 unattributed" in text
     fatal_text = render_table(triage_files([FATAL]))
-    assert "cause: cuda_illegal_memory_access" in fatal_text and "| During handling" in fatal_text
+    assert "cause: cuda_illegal_memory_access" in fatal_text
+    lines = fatal_text.splitlines()
+    died = next(i for i, line in enumerate(lines) if line.startswith("died: "))
+    assert died < next(i for i, line in enumerate(lines) if line == "timeline")  # the death comes before the tables
+    assert lines[died + 2:died + 4] == ["  | ... 20 line(s) before (all of it: --json, or the log)",
+                                        "  |     self.tp_worker = TpModelWorker("]  # the traceback's last 12 lines

@@ -74,7 +74,7 @@ def test_server_patterns_left_out_of_the_fast_scan_are_never_on_sglang_lines():
                                           "vllm_engine_initialized", "vllm_engine_stats", "vllm_request",
                                           "triton_server_started", "ray_serve_app_ready", "vllm_http_routes",
                                           "tgi_router_connected", "tgi_waiting_for_shard", "tgi_shard_failed_to_start",
-                                          "tgi_shard_signaled"}
+                                          "tgi_shard_signaled", "stop_requested"}
     for pattern in left_out:
         assert _SGLANG_SHAPED_TEXT.match(pattern.example) is None
     for pattern in formats.SERVER_PATTERNS:
