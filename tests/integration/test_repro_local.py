@@ -72,8 +72,8 @@ def test_ep8_crash_on_local_is_inconclusive_with_reasons(tmp_path):
     assert set(manifest["artifacts"]) >= {"verdict.json", "report.md", "fingerprint/result.json", "steps/probe/result.json",
                                           "steps/probe/step.log"}
     report = (run_dir / "report.md").read_text()
-    assert report.startswith("# ep8-crash on local: can't tell here (INCONCLUSIVE)\n\n**can't tell here: 2 of 9 expectations"
-                             " held, 7 could not be judged here** (INCONCLUSIVE: ")
+    assert report.startswith("# ep8-crash on local: can't tell here (INCONCLUSIVE)\n\n**can't tell here: 2 of 10 expectations"
+                             " held, 8 could not be judged here** (INCONCLUSIVE: ")
     if status["big-tiles-overflow-sm120"] == "PASS":  # the root cause the run found without a GPU, before the rest
         assert "\n- static analysis: 2 kernel(s) over the sm120 limit of 101 376 B, by up to 1 024 B: gemm2 #14" in report
 
