@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from reprokit.config import ansible_inventory  # noqa: E402
-from reprokit.config.inventory import _load_yaml_inventory, load_inventory  # noqa: E402
+from reprokit.config.inventory import _load_yaml_inventory  # noqa: E402
+from reprokit.hosts.axes import load_inventory  # noqa: E402
 
 HOSTS = 64
 

@@ -21,8 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from reprokit.config.inventory import load_inventory  # noqa: E402
-from reprokit.hosts.factory import ConnectOptions, remote_executor  # noqa: E402
+from reprokit.hosts.axes import load_inventory  # noqa: E402
+from reprokit.hosts.factory import ConnectOptions, executor_for  # noqa: E402
 from reprokit.secrets import Redactor  # noqa: E402
 from tests.integration.remote.conftest import STATE, host_workdir, known_hosts_for, write_inventory  # noqa: E402
 
@@ -74,7 +74,7 @@ def main() -> None:
     work = host_workdir("h1", "pullbench")
     inventory = load_inventory(write_inventory(tmp / "inv.yml", {"h1": {"workdir": work}}))
     known = known_hosts_for(tmp / "known_hosts", "h1")
-    ex = remote_executor(inventory.host("h1"), inventory, ConnectOptions(known_hosts=known), say=lambda m: None)
+    ex = executor_for(inventory.host("h1"), inventory, Path("runs"), ConnectOptions(known_hosts=known), say=lambda m: None)
     ex.connect()
 
     big, small = work / "big", work / "small"

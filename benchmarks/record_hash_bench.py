@@ -77,8 +77,8 @@ def report(name: str, run_dir: Path, wall_s: float) -> None:
 
 
 def remote(tmp: Path, big_mib: int, small: int) -> None:
-    from reprokit.config.inventory import load_inventory
     from reprokit.config.kit import load_kit_file
+    from reprokit.hosts.axes import load_inventory
     from reprokit.hosts.factory import ConnectOptions
     from reprokit.kit_run import run_kit
     from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, fake_python, inventory_file

@@ -28,9 +28,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from reprokit.config.inventory import load_inventory  # noqa: E402
 from reprokit.config.kit import load_kit  # noqa: E402
-from reprokit.hosts.factory import ConnectOptions, remote_executor  # noqa: E402
+from reprokit.hosts.axes import load_inventory  # noqa: E402
+from reprokit.hosts.factory import ConnectOptions, executor_for  # noqa: E402
 from reprokit.hosts.launch import StepSpec  # noqa: E402
 from reprokit.kit_run import run_kit  # noqa: E402
 from tests.integration.remote.conftest import STATE, host_workdir, known_hosts_for, write_inventory  # noqa: E402
@@ -97,7 +97,7 @@ def main() -> None:
     options = ConnectOptions(known_hosts=known)
 
     # 1. overhead per remote step, warm connection
-    ex = remote_executor(inventory.host("h1"), inventory, options, say=lambda m: None)
+    ex = executor_for(inventory.host("h1"), inventory, Path("runs"), options, say=lambda m: None)
     ex.prepare("bench-overhead")
     step = [0]
 

@@ -13,7 +13,6 @@ Results are cached per wheel by the workload: a second bisect compiles nothing.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -23,11 +22,14 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from reprokit.errors import ConfigError, HostError, StepError
+from reprokit.errors import ConfigError, HostError
 from reprokit.fix import fit_table
+from reprokit.hosts.here import error_for, run_here
 from reprokit.report.compare import tile_status
+from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.step_kinds.static_smem import StaticSmemResult
+from reprokit.workloads.facts.exits import StepStatus
 
 PACKAGE = "flashinfer-python"
 PIP_TIMEOUT_S = 120
@@ -112,9 +114,6 @@ def bisect(versions: list[str], verdict_of: Callable[[str], str]) -> dict[str, A
 
 
 # contract.Exit of the workload -> the error a person gets
-WORKLOAD_ERRORS: dict[int, type] = {2: ConfigError, 6: HostError}
-
-
 def table_verdict(version: str, arch: str, tile: str, table_path: Path | None = None) -> str | None:
     """The verdict from the fit table (``invoke fit-table``), or None when the table has no readable cell for it."""
     found = fit_table.cell(version, arch, "nvfp4", table_path or fit_table.DATA_FILE)
@@ -125,7 +124,7 @@ def table_verdict(version: str, arch: str, tile: str, table_path: Path | None = 
                                         unsupported_tiles=found.get("dispatch_rejected_tiles")), tile)
 
 
-def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int | None = None) -> str:
+def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int | None = None, say: Say = silent) -> str:
     """The static-smem verdict of ``tile`` in FlashInfer ``version`` on ``arch``: fails, fits, unsupported or absent.
 
     Read from the fit table when it has the release; otherwise the analysis runs (and caches) for this one tile.
@@ -133,21 +132,14 @@ def static_verdict(version: str, arch: str, tile: str, run_dir: Path, jobs: int 
     from_table = table_verdict(version, arch, tile)
     if from_table is not None:
         return from_table
-    run_dir.mkdir(parents=True, exist_ok=True)
     params: dict[str, Any] = {"flashinfer": version, "arch": arch, "variants": [tile]}
     if jobs is not None:
         params["jobs"] = jobs
-    (run_dir / "params.json").write_text(json.dumps(params, indent=2) + "\n")
-    module = STEP_KINDS["static-smem"].module
-    done = subprocess.run([sys.executable, "-m", str(module), "--params", str(run_dir / "params.json"), "--out-dir", str(run_dir)],
-                          stdout=subprocess.DEVNULL)  # progress and the one-line error go to stderr, as they come
-    try:
-        result = json.loads((run_dir / "result.json").read_text())
-    except (OSError, ValueError):
-        result = {}
-    if done.returncode != 0 or result.get("status") != "ok":
-        error = WORKLOAD_ERRORS.get(done.returncode, StepError)
-        raise error(f"flashinfer {version} ({arch}): the static analysis failed (exit {done.returncode}): "
-                    f"{result.get('error', 'no result.json')}; its run directory: {run_dir}")
+    module = STEP_KINDS["static-smem"].module  # run as a kit's step runs it: progress and errors said as they come
+    ran = run_here(str(module), params, run_dir, "static-smem", on_line=say)
+    result = ran.result or {}
+    if ran.exit_code != 0 or result.get("status") != StepStatus.OK:
+        raise error_for(ran)(f"flashinfer {version} ({arch}): the static analysis failed (exit {ran.exit_code}): "
+                             f"{result.get('error', ran.result_problem or 'no result.json')}; its run directory: {run_dir}")
     return tile_status(STEP_KINDS["static-smem"].read_result(result, str(run_dir / "result.json")), tile)
 

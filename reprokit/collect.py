@@ -17,12 +17,12 @@ from pathlib import Path
 from reprokit.config.inventory import Inventory
 from reprokit.config.kit import Kit, load_kit_file
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts import shell
 from reprokit.hosts.executor import read_result
-from reprokit.hosts.factory import ConnectOptions, fanned_out, remote_executor
+from reprokit.hosts.factory import ConnectOptions, executor_for, fanned_out
+from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped
-from reprokit.hosts.remote import ConnectionLost, RemoteExecutor
+from reprokit.hosts.transport import ConnectionLost
 from reprokit.hosttext import shown
 from reprokit.phases.conclude import conclude
 from reprokit.phases.outcome import RunOutcome
@@ -75,21 +75,17 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     if status not in COLLECTABLE:
         raise ConfigError(f"{run_dir}: run is '{status}'; only a detached, incomplete or killed run has files to collect")
     host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
-    if host.is_local:
-        raise ConfigError(f"{run_dir}: the run was local; there is nothing on another host to collect")
     if manifest.kit is None or manifest.kit.path is None:
         raise ConfigError(f"{run_dir / MANIFEST}: kit.path: the record does not say which kit file ran; run the kit again")
     check_kit_unchanged(run_dir, manifest)
     kit = load_kit_file(manifest.kit.path)
-    executor = remote_executor(host, inventory, options, say)
+    executor = executor_for(host, inventory, run_dir.parent, options, say)
     pending = pending_steps(manifest)
     handles = {name: step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
                for name in pending}
     for name, handle in handles.items():  # before any connection: an edited record reaches nothing on the host
         check_remote_dir(run_dir, handle, f"{executor.run_dir(record.run_id)}/{name}")
-    executor.connect()
-    executor.run_id = record.run_id
-    executor.lock = executor.host_lock(record.run_id)
+    executor.attach(record.run_id)
     steps = {e.name: e for e in manifest.steps}
     fingerprint = manifest.fingerprint
     try:
@@ -140,7 +136,7 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
     with record_lock(run_dir, say, wait_s):
         record = RunRecord.open_existing(run_dir)
         manifest = record.manifest
-        if manifest.status in COLLECTABLE or manifest.status == "running":
+        if manifest.status in COLLECTABLE or manifest.status == RunStatus.RUNNING:
             raise ConfigError(f"{run_dir}: run is '{manifest.status}'; `invoke collect {record.run_id}` first, then --prune"
                               " removes what it could not pull")
         kept = [f"{e.name}/{entry.path}" for e in manifest.steps for entry in e.not_pulled or []]
@@ -148,13 +144,10 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
             raise ConfigError(f"{run_dir}: " + (f"the host's copy was already removed ({manifest.host_pruned})" if kept else
                                                 "the record lists no entries left on the host; nothing to prune"))
         host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
-        if host.is_local:
-            raise ConfigError(f"{run_dir}: the run was local; there is no host copy to prune")
-        executor = remote_executor(host, inventory, options, say)
+        executor = executor_for(host, inventory, run_dir.parent, options, say)
         executor.connect()
         try:
-            remote = executor.run_dir(record.run_id)
-            executor.transport.sh(f"rm -rf -- {shell.quote(remote)}")
+            remote = executor.prune(record.run_id)
         except ConnectionLost as exc:
             raise HostError(f"{exc}; the host's copy and the record are unchanged: prune again later") from None
         finally:
@@ -200,7 +193,7 @@ def check_kit_unchanged(run_dir: Path, manifest: Manifest) -> None:
 def killed_launching(manifest: Manifest, name: str) -> bool:
     """The run was killed while it launched step ``name``: in flight, but its launch never returned a handle."""
     at = manifest.in_flight
-    return manifest.status == "killed" and at is not None and at.step == name and not at.handle
+    return manifest.status == RunStatus.KILLED and at is not None and at.step == name and not at.handle
 
 
 def step_handle(manifest: Manifest, name: str, remote_dir: str, launcher: str) -> Handle:
@@ -211,7 +204,7 @@ def step_handle(manifest: Manifest, name: str, remote_dir: str, launcher: str) -
     return Handle(launcher, "", remote_dir)
 
 
-def _wait(executor: RemoteExecutor, handle: Handle, name: str, wait_s: float, say: Say) -> StepEnd:
+def _wait(executor: HostExecutor, handle: Handle, name: str, wait_s: float, say: Say) -> StepEnd:
     deadline = time.monotonic() + wait_s
     while (end := executor.poll(handle)) is None:
         if time.monotonic() > deadline:
@@ -222,7 +215,7 @@ def _wait(executor: RemoteExecutor, handle: Handle, name: str, wait_s: float, sa
     return end
 
 
-def _collect_fingerprint(executor: RemoteExecutor, handle: Handle, record: RunRecord) -> Fingerprint:
+def _collect_fingerprint(executor: HostExecutor, handle: Handle, record: RunRecord) -> Fingerprint:
     out_dir = record.dir / FINGERPRINT
     out_dir.mkdir(parents=True, exist_ok=True)
     executor.pull(handle, out_dir)
@@ -232,7 +225,7 @@ def _collect_fingerprint(executor: RemoteExecutor, handle: Handle, record: RunRe
     return Fingerprint.of_workload(result, problem, str(out_dir / "result.json"))
 
 
-def _collect_step(executor: RemoteExecutor, handle: Handle, end: StepEnd, record: RunRecord, kit: Kit,
+def _collect_step(executor: HostExecutor, handle: Handle, end: StepEnd, record: RunRecord, kit: Kit,
                   name: str) -> StepEntry:
     out_dir = record.step_dir(name)
     listing = executor.pull(handle, out_dir)

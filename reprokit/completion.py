@@ -33,7 +33,7 @@ def _kits(tokens: list[str]) -> list[str]:
 
 
 def _inventory(tokens: list[str], default_inventory: str) -> tuple[list[str], list[str]]:
-    from reprokit.config.inventory import load_inventory  # noqa: PLC0415 - only a host completion pays for Ansible
+    from reprokit.hosts.axes import load_inventory  # noqa: PLC0415 - only a host completion pays for Ansible
 
     try:
         inventory = load_inventory(_value_of(tokens, ("--inventory", "-i")) or default_inventory)

@@ -10,15 +10,39 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Exit codes of ``invoke`` tasks (documented in the README)."""
+    """Exit codes of ``invoke`` tasks: the one table of them. ``docs/exit-codes.md`` is rendered from it (and the
+    workloads' and the triage's codes: ``reprokit/exit_codes.py``), and a test holds the page to it."""
 
-    PASS = 0  # the run finished and every expectation held
-    FAIL = 1  # the run finished and at least one expectation did not hold
-    BAD_INPUT = 2  # inventory, kit, flag or file is malformed or unknown; nothing was run
-    INCONCLUSIVE = 3  # the run finished but some expectation could not be judged here (reason in the report)
-    HOST_ERROR = 4  # the host could not be used (unreachable, locked, runtime missing)
-    STEP_ERROR = 5  # a step crashed outside its contract (no result, bad JSON); see its log
-    INTERRUPTED = 130  # Ctrl-C / SIGTERM; the manifest says "interrupted"
+    PASS = 0
+    FAIL = 1
+    BAD_INPUT = 2
+    INCONCLUSIVE = 3
+    HOST_ERROR = 4
+    STEP_ERROR = 5
+    INTERRUPTED = 130
+    READER_GONE = 141  # 128 + SIGPIPE, as a shell pipeline's reader that went away leaves it
+
+    @property
+    def meaning(self) -> str:
+        return EXIT_CODE_MEANINGS[self]
+
+
+EXIT_CODE_MEANINGS: dict[ExitCode, str] = {
+    ExitCode.PASS: "PASS: the run finished and every expectation held",
+    ExitCode.FAIL: "FAIL: at least one expectation did not hold (or `check-record` found a damaged record)",
+    ExitCode.BAD_INPUT: "bad input, nothing was run or written: a usage error (an unknown task or flag, a missing"
+                        " argument: one line naming the command as typed, then its usage), or an inventory, kit,"
+                        " parameter or name that is wrong (one line naming file:line and field)",
+    ExitCode.INCONCLUSIVE: "INCONCLUSIVE: some expectation could not be judged on this host; the report says why",
+    ExitCode.HOST_ERROR: "host error: unreachable, unknown or changed host key, locked, no image; or the run was"
+                         " detached (`invoke collect`)",
+    ExitCode.STEP_ERROR: "a step broke its contract (timeout, crash, no result) and nothing failed outright; see its"
+                         " `step.log`",
+    ExitCode.INTERRUPTED: "interrupted (Ctrl-C, SIGTERM): the workload was ended (its container removed), the manifest"
+                          " says `interrupted`",
+    ExitCode.READER_GONE: "the reader of the output went away (`invoke triage ... --json | head`): output stopped,"
+                          " no traceback",
+}
 
 
 class ReprokitError(Exception):

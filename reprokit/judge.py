@@ -15,6 +15,7 @@ from typing import Any
 from reprokit.config.kit import Expectation, Kit
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry, Verdict, Word
+from reprokit.workloads.facts.exits import StepStatus
 
 _TOKEN = re.compile(r"([A-Za-z_][\w-]*)|\[(\*|\d+)\]")
 
@@ -144,7 +145,7 @@ def judge_one(exp: Expectation, step: StepEntry | None, fingerprint: Fingerprint
         reason = (step.reason if step else None) or "the step did not run"
         return verdict(Word.INCONCLUSIVE, None, f"step '{exp.step}' has no result: {reason}")
     result = step.result
-    if result.get("status") not in ("ok", "check_failed"):
+    if result.get("status") not in (StepStatus.OK, StepStatus.CHECK_FAILED):
         return verdict(Word.INCONCLUSIVE, None, f"step '{exp.step}' reported {result.get('status')}: {result.get('error', '')}".rstrip(": "))
     try:
         values, expanded = resolve(exp.path, result)

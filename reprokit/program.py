@@ -189,7 +189,7 @@ class ReprokitProgram(TaskProgram):
             super().run(argv, exit)
         except BrokenPipeError:  # Invoke's own --help or --list into `head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(141)
+            sys.exit(ExitCode.READER_GONE)
 
     def print_help(self) -> None:
         """``reprokit --help``: the tasks by group, then the few of Invoke's core options that mean something here."""

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.config import ansible_inventory, layers
-from reprokit.config.inventory import Host, Inventory, load_inventory
+from reprokit.config.inventory import LOCAL_HOST, Host, Inventory
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.factory import ConnectOptions, transport_for
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import ConnectOptions, connection_for
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS  # the file the SSH executor uses
 
 ANSIBLE_DIR = layers.ansible_dir()  # the checkout's ansible/, or the installed package's copy
@@ -172,7 +173,7 @@ def provision(
     """
     inventory_path = Path(inventory_path)
     inventory = inventory or load_inventory(inventory_path)
-    if host.name == "local":
+    if host.name == LOCAL_HOST:
         raise ConfigError("the built-in host 'local' is not provisioned from here; add this machine to inventory.yml"
                           " under its own name with `ansible_connection: local` to provision it")
     if host.name not in inventory.hosts:
@@ -243,7 +244,7 @@ def check_slurm_host(host: Host, inventory: Inventory, options: ConnectOptions) 
 
     The connection is the control plane's own (strict host keys, ProxyJump, the SSH config), as for a run.
     """
-    transport = transport_for(host, inventory, options)
+    transport = connection_for(host, inventory, options)
     transport.connect()
     lines, ok = [], True
     try:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from reprokit.commands import ci, fix, info, kits, records, run, setup, smem
+from reprokit.commands import ci, fix, info, kits, operate, records, run, setup, smem
 from reprokit.commands.tasking import root
 
-ns = root(run.ns, kits.ns, info.ns, records.ns, smem.ns, fix.ns, setup.ns, ci.ns)
+ns = root(run.ns, operate.ns, kits.ns, info.ns, records.ns, smem.ns, fix.ns, setup.ns, ci.ns)

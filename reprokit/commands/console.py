@@ -17,7 +17,7 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.text import Text
 
 from reprokit import verbosity
-from reprokit.errors import ConfigError
+from reprokit.errors import ConfigError, ExitCode
 from reprokit.hosts.pullback import PULL_REPORT_BYTES
 from reprokit.hosttext import shown
 from reprokit.progress import CountProgress
@@ -30,7 +30,7 @@ class _Console(Console):
     def on_broken_pipe(self) -> None:
         """The reader went away (`| head`): end quietly with 141, as the plain-print paths do (rich says 1)."""
         os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
-        raise SystemExit(141)
+        raise SystemExit(ExitCode.READER_GONE)
 
 
 def _console(stderr: bool) -> Console:

@@ -115,7 +115,7 @@ def report_task(c, run_dir, upstream=False, out=None):
     """--upstream: a FlashInfer bug report from a run: fingerprint, byte accounting, reproduction, workaround, guard."""
     if not upstream:
         raise Exit(as_typed(f"error: the run's own report is {run_dir}/report.md (`invoke summary -r {run_dir}` prints"
-                            f" it); `invoke report --upstream {run_dir}` drafts the bug report for FlashInfer"), code=2)
+                            f" it); `invoke report --upstream {run_dir}` drafts the bug report for FlashInfer"), code=ExitCode.BAD_INPUT)
     tasking.call(write_upstream_report, run_dir, out, tasking.paths(c)["runs_dir"])
 
 

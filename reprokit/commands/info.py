@@ -12,9 +12,9 @@ from reprokit.commands import tasking
 from reprokit.commands.console import console, program_name, warn_inventory
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP
 from reprokit.commands.tasking import task
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.fix.fit_prediction import predict
+from reprokit.hosts.axes import load_inventory
 from reprokit.triage import render_explain, render_table, triage_files
 
 
@@ -67,7 +67,7 @@ def list_hosts(inventory_path: str, as_json: bool = False) -> int:
     for column in ("host", "connection", "address", "user", "runtime", "gpu", "groups"):
         table.add_column(column, overflow="fold")
     for host in inventory.hosts.values():
-        address = f"{host.address}:{host.port}" if host.connection == "ssh" else "-"
+        address = "-" if host.is_local else f"{host.address}:{host.port}"
         gpu = f"{host.gpu_count or '?'} x {host.gpu_arch or '?'}"
         table.add_row(host.name, host.connection, address, host.user or "-", host.runtime, gpu, ", ".join(host.groups))
     console.print(table)

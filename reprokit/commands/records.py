@@ -15,7 +15,7 @@ from reprokit.commands.tasking import task
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.history import list_runs, resolve_run
 from reprokit.hosttext import shown
-from reprokit.records.models import Word
+from reprokit.records.models import RunStatus, Word
 from reprokit.records.run import load_manifest, resolve_run_dir, short_run_id, verify_record
 from reprokit.report.compare import compare_runs, render_markdown
 from reprokit.report.runs_index import write_index
@@ -51,7 +51,7 @@ def check_record(run_dir: str, as_json: bool = False, runs_dir: str = "runs") ->
     run_dir = str(resolve_run_dir(run_dir, runs_dir))  # a path, an id, or a unique part of one
     manifest = load_manifest(run_dir)
     problems = verify_record(run_dir)
-    code = ExitCode.FAIL if problems or manifest.status != "complete" else ExitCode.PASS
+    code = ExitCode.FAIL if problems or manifest.status != RunStatus.COMPLETE else ExitCode.PASS
     if as_json:
         print(json.dumps({"run_dir": run_dir, "status": manifest.status, "artifacts": len(manifest.artifacts),
                           "problems": problems, "exit_code": int(code)}, indent=2))
@@ -64,7 +64,7 @@ def check_record(run_dir: str, as_json: bool = False, runs_dir: str = "runs") ->
         console.print(f"{len(problems)} problem(s); the record does not match its manifest", markup=False)
         return ExitCode.FAIL
     console.print(f"all {len(manifest.artifacts)} artifacts match their sha256", markup=False)
-    return ExitCode.PASS if manifest.status == "complete" else ExitCode.FAIL
+    return ExitCode.PASS if manifest.status == RunStatus.COMPLETE else ExitCode.FAIL
 
 
 def runs_command(runs_dir: str, kit: str | None = None, host: str | None = None, verdict: str | None = None,

@@ -31,18 +31,17 @@ from reprokit.commands.console import (
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
 from reprokit.commands.tasking import task
 from reprokit.config import ansible_inventory, layers
-from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import apply_overrides, load_kit, select_steps
 from reprokit.dry_run import describe_plan, render_plan
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
-from reprokit.hosts.executor import LocalFS
-from reprokit.hosts.factory import ConnectOptions, node_hosts, remote_executor
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import ConnectOptions, executor_for, node_hosts
 from reprokit.hosts.launch import STOP
-from reprokit.hosts.lock import HostLock, break_lock
+from reprokit.hosts.lock import break_lock
 from reprokit.hosttext import shown
 from reprokit.judge import plain
 from reprokit.kit_run import RunOutcome, run_kit
-from reprokit.records.models import Word
+from reprokit.records.models import RunStatus, Word
 from reprokit.records.run import load_manifest, load_steps, resolve_run_dir, short_run_id
 from reprokit.report.headline import headline
 from reprokit.report.markdown import shorten
@@ -90,7 +89,7 @@ EXIT_BY_VERDICT = {Word.PASS: ExitCode.PASS, Word.FAIL: ExitCode.FAIL, Word.INCO
 def run_exit_code(outcome: RunOutcome) -> ExitCode:
     """A run's exit code: its verdict's, STEP_ERROR for a judged run with a failed step (unless it FAILed anyway),
     HOST_ERROR when the host keeps the step's files (`invoke collect`), INTERRUPTED on Ctrl-C or SIGTERM."""
-    if outcome.ended == "interrupted":
+    if outcome.ended == RunStatus.INTERRUPTED:
         return ExitCode.INTERRUPTED
     if outcome.ended == "host_kept":
         return ExitCode.HOST_ERROR
@@ -172,7 +171,7 @@ def repro(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
             raise ConfigError("--nodes N takes a count of 1 or more, with --host of a Slurm host")
         hosts = node_hosts(hosts[0], inventory, options, nodes)
     if dry:
-        plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection, inventory)
+        plan = describe_plan(kit, kit_path, hosts, Path(runs_dir), options, selection, inventory, kits)
         print(json.dumps(plan, indent=2) if as_json else render_plan(plan))
         return ExitCode.PASS
     if options.progress is None and not (group or limit):
@@ -267,16 +266,12 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
     host = inventory.host(host_name)
     said: list[str] = []
     say = said.append if as_json else lambda message: err_console.print(message, markup=False)  # its result
-    if host.is_local:
-        lock = HostLock(LocalFS(), host.name, str(Path(runs_dir) / ".locks" / host.name), run_id="")
-        break_lock(lock, say, force=force)
-    else:
-        executor = remote_executor(host, inventory, options, say)
-        executor.connect()
-        try:
-            break_lock(executor.host_lock(run_id=""), say, force=force)
-        finally:
-            executor.close_connection()
+    executor = executor_for(host, inventory, Path(runs_dir), options, say)
+    executor.connect()
+    try:
+        break_lock(executor.host_lock(run_id=""), say, force=force)
+    finally:
+        executor.close_connection()
     if as_json:
         print(json.dumps({"host": host.name, "messages": said, "exit_code": int(ExitCode.PASS)}, indent=2))
     return ExitCode.PASS

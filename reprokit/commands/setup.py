@@ -21,9 +21,9 @@ from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, KITS_DIR_HELP, SS
 from reprokit.commands.run import connect_options
 from reprokit.commands.tasking import task
 from reprokit.config import layers
-from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import Kit, load_kit
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 from reprokit.images.build import REPO_ROOT, build_image
@@ -147,7 +147,7 @@ def provision_hosts(
     flags["extra_args"] = flags.pop("extra_vars", None) or []
     codes: list[int] = []
     report: list[dict] = []
-    for host in [h for h in targets if h.launcher == "slurm"]:  # the cluster's admins provision its nodes
+    for host in [h for h in targets if h.slurm is not None]:  # a scheduler's nodes: its admins provision them
         ok, lines = check_slurm_host(host, inventory, ConnectOptions(known_hosts=Path(known_hosts),
                                      accept_new_host_key=accept_new_host_key, ssh_config=flags.get("ssh_config")))
         code = ExitCode.PASS if ok else ExitCode.HOST_ERROR
@@ -155,7 +155,7 @@ def provision_hosts(
         report.append({"host": host.name, "exit_code": int(code), "slurm": lines})
         for line in lines if not as_json else []:
             say(f"{host.name}: {line}")
-    targets = [h for h in targets if h.launcher != "slurm"]
+    targets = [h for h in targets if h.slurm is None]
     for hosts in runs_by_gateway(targets):
         run_limit = ",".join(h.name for h in hosts)
         if dry:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,21 +25,14 @@ from reprokit.commands.tasking import task
 from reprokit.config import layers
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.fix import fit_table
+from reprokit.hosts.here import error_for, run_here
 from reprokit.progress import CountProgress
 from reprokit.report.smem_table import comparison_table, print_smem_result, smem_summary
+from reprokit.workloads.facts.exits import Exit, StepStatus
 from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.static_smem.targets import ARCHES
 
 WORKLOAD = "reprokit.workloads.static_smem"
-
-# contract.Exit of the workload -> ExitCode of the task (see reprokit/errors.py)
-EXIT_CODES = {
-    0: ExitCode.PASS,  # analysed; failing tiles are a finding, not a failure of the command
-    2: ExitCode.BAD_INPUT,  # bad parameters
-    5: ExitCode.STEP_ERROR,  # a probe did not compile or run, or the wheel's sources were not recognised
-    6: ExitCode.HOST_ERROR,  # nvcc or the wheel is missing on this machine
-}
-
 
 def run_smem(flashinfer: str, arch: str, json_out: bool, optin_limit_bytes: int | None, jobs: int | None,
              out_dir: Path | None = None, cache_dir: Path | None = None) -> int:
@@ -61,14 +53,14 @@ def run_smem(flashinfer: str, arch: str, json_out: bool, optin_limit_bytes: int 
         if result is None:
             continue
         results.append(result)
-        if not json_out and result.get("status") == "ok" and len(arches) == 1:
+        if not json_out and result.get("status") == StepStatus.OK and len(arches) == 1:
             print_smem_result(result, _console())
-        elif not json_out and result.get("status") == "ok":
+        elif not json_out and result.get("status") == StepStatus.OK:
             _console().print(smem_summary(result))
     if json_out:
         print(json.dumps(results[0] if len(arches) == 1 and results else results, indent=2))
     elif len(results) > 1:
-        _console().print(comparison_table([r for r in results if r.get("status") == "ok"]))
+        _console().print(comparison_table([r for r in results if r.get("status") == StepStatus.OK]))
     return worst
 
 
@@ -88,32 +80,32 @@ def _run_one(flashinfer: str, arch: str, optin_limit_bytes: int | None, jobs: in
         params["cache_dir"] = str(cache_dir)
     run_dir = out_dir or Path(tempfile.mkdtemp(prefix="reprokit-smem-"))
     run_dir.mkdir(parents=True, exist_ok=True)
-    params_file = run_dir / "params.json"
-    params_file.write_text(json.dumps(params, indent=2) + "\n")
     err = Console(stderr=True, highlight=False)
     counts = CountProgress(err)  # "progress: static-smem compile k/n" lines: a bar with an ETA; other lines pass through
     level, held = verbosity.level(), []  # --quiet: the workload's lines only if it fails
-    with subprocess.Popen([sys.executable, "-m", WORKLOAD, "--params", str(params_file), "--out-dir", str(run_dir)],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace") as done:
-        for line in done.stderr or []:
-            if level is verbosity.Level.QUIET:
-                held.append(line)
-            elif not counts.feed(line.rstrip("\n")) or level is verbosity.Level.VERBOSE:
-                sys.stderr.write(line)
-    counts.stop()
-    if done.returncode != 0:
-        sys.stderr.writelines(held)
-    code = EXIT_CODES.get(done.returncode, ExitCode.STEP_ERROR)
+
+    def line_of(line: str) -> None:
+        if level is verbosity.Level.QUIET:
+            held.append(line + "\n")
+        elif not counts.feed(line) or level is verbosity.Level.VERBOSE:
+            sys.stderr.write(line + "\n")
+
     try:
-        result = json.loads((run_dir / "result.json").read_text())
-    except (OSError, ValueError):
-        err.print(f"static-smem wrote no result (exit {done.returncode}); run directory kept: {run_dir}", markup=False)
+        ran = run_here(WORKLOAD, params, run_dir, "static-smem", on_line=line_of)
+    finally:
+        counts.stop()
+    code = ExitCode.PASS if ran.exit_code == Exit.OK else error_for(ran).exit_code  # analysed: tiles that fail are a finding
+    if code != ExitCode.PASS:
+        sys.stderr.writelines(held)
+    if ran.result is None:
+        err.print(f"static-smem wrote no result (exit {ran.exit_code}): {ran.result_problem}; run directory kept: {run_dir}",
+                  markup=False)
         return ExitCode.STEP_ERROR, None
     if code != ExitCode.PASS:
         err.print(f"run directory kept (logs, probes): {run_dir}", markup=False)
     elif out_dir is None:
         shutil.rmtree(run_dir, ignore_errors=True)
-    return code, result
+    return code, ran.result
 
 
 def bisect_versions(flashinfer: str, tile: str, arch: str, as_json: bool, jobs: int | None = None,
@@ -125,7 +117,7 @@ def bisect_versions(flashinfer: str, tile: str, arch: str, as_json: bool, jobs: 
     root = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="reprokit-bisect-"))
     print(f"bisect {tile} on {arch} over {len(versions)} {bisect_search.PACKAGE} releases: {', '.join(versions)}"
           f" (runs in {root})", file=sys.stderr)
-    result = bisect_search.bisect(versions, lambda v: bisect_search.static_verdict(v, arch, tile, root / v, jobs))
+    result = bisect_search.bisect(versions, lambda v: bisect_search.static_verdict(v, arch, tile, root / v, jobs, _log))
     result.update(tile=tile, arch=arch, work_dir=str(root))
     if as_json:
         print(json.dumps(result, indent=2))

@@ -27,7 +27,7 @@ from reprokit import verbosity
 from reprokit.commands import console
 from reprokit.commands.console import as_typed
 from reprokit.config import layers
-from reprokit.errors import ReprokitError
+from reprokit.errors import ExitCode, ReprokitError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 from reprokit.hosttext import shown
 
@@ -131,7 +131,7 @@ def guard_output(fn: Callable[[], int]) -> int:
     # Python would report the pipe again when it flushes stdout at exit: point stdout at /dev/null first.
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    raise Exit(code=141)
+    raise Exit(code=ExitCode.READER_GONE)
 
 
 def group(name: str, heading: str, *tasks: Task) -> Collection:
@@ -181,7 +181,7 @@ def call(front_end: Callable[..., int], *args: Any, **kwargs: Any) -> None:
 def no_dry(c: invoke.Context, name: str) -> None:
     """A task that changes a host or a file has no plan to print: under --dry it does nothing, and says so."""
     if is_dry(c):
-        raise Exit(f"error: `{console.program_name()} {name}` has no --dry plan; nothing was done (run it without --dry)", code=2)
+        raise Exit(f"error: `{console.program_name()} {name}` has no --dry plan; nothing was done (run it without --dry)", code=ExitCode.BAD_INPUT)
 
 
 def paths(c: invoke.Context, **given: Any) -> dict[str, Any]:
@@ -194,5 +194,5 @@ def paths(c: invoke.Context, **given: Any) -> dict[str, Any]:
     inventory = given.get("inventory")
     if inventory is not None and not (Path(inventory).is_file() or Path(inventory).is_dir()):
         problem = "not found" if not Path(inventory).exists() else "not a regular file or directory (a FIFO?)"
-        raise Exit(f"error: {inventory}: inventory {problem} (--inventory); give an existing inventory file", code=2)
+        raise Exit(f"error: {inventory}: inventory {problem} (--inventory); give an existing inventory file", code=ExitCode.BAD_INPUT)
     return merged

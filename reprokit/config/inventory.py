@@ -16,7 +16,7 @@ import difflib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pydantic
 
@@ -69,7 +69,7 @@ class HostVars(pydantic.BaseModel):
     # the GPUs this inventory host's workloads may use (CUDA_VISIBLE_DEVICES: indices or GPU UUIDs, comma-separated):
     # several inventory hosts on one machine, each pinned to its own GPU, fan out as separate hosts
     cuda_visible_devices: str | None = pydantic.Field(None, pattern=r"^(\d+|GPU-[0-9a-fA-F-]+)(,(\d+|GPU-[0-9a-fA-F-]+))*$")
-    runtime: Literal["docker", "native", "apptainer", "pyxis"] = "docker"  # pyxis: srun --container-image (Slurm only)
+    runtime: str = "docker"  # a key of hosts/runtimes' RUNTIMES (pyxis: srun --container-image, Slurm only)
     proxy_jump: str | None = None
     workdir: str = "/var/lib/reprokit"
     # where the host keeps model weights (mounted read-only into containers) and caches kept across runs;
@@ -81,7 +81,7 @@ class HostVars(pydantic.BaseModel):
     container_ulimits: dict[str, int] = {"memlock": -1, "stack": 67108864}
     container_shm_size: str = pydantic.Field("16g", pattern=r"^[0-9]+[bkmg]?$")
     # how steps are launched: a detached SSH session, or a batch job through the Slurm login node this host names
-    launcher: Literal["session", "slurm"] = "session"
+    launcher: str = "session"  # a key of hosts/launchers' LAUNCHERS
     slurm_partition: str | None = pydantic.Field(None, pattern=SLURM_NAME)
     slurm_account: str | None = pydantic.Field(None, pattern=SLURM_NAME)
     slurm_qos: str | None = pydantic.Field(None, pattern=SLURM_NAME)
@@ -104,6 +104,15 @@ class HostVars(pydantic.BaseModel):
                 raise ValueError(f"{arg.split('=', 1)[0]} is set by reprokit for each job; remove it from slurm_extra_args")
         return value
 
+    @pydantic.field_validator("runtime", "launcher")
+    @classmethod
+    def _axis_known(cls, value: str, info: pydantic.ValidationInfo) -> str:
+        axes = info.context
+        known = getattr(axes, f"{info.field_name}s", None) if axes else None
+        if known is not None and value not in known:
+            raise ValueError(f"unknown {info.field_name} {value!r}; use one of {', '.join(known)}")
+        return value
+
     @pydantic.field_validator("gpu_arch")
     @classmethod
     def _arch_known(cls, value: str | None) -> str | None:
@@ -121,7 +130,7 @@ class Host:
     address: str | None
     port: int
     user: str | None
-    runtime: Literal["docker", "native", "apptainer", "pyxis"]
+    runtime: str  # a key of hosts/runtimes' RUNTIMES
     gpu_arch: str | None
     gpu_count: int | None
     groups: tuple[str, ...]
@@ -136,9 +145,11 @@ class Host:
     known_hosts_files: tuple[str, ...] = ()  # the SSH config's UserKnownHostsFile, read besides reprokit's own file
     models_dir: str = "/models"
     cache_dir: str | None = None
-    launcher: str = "session"  # a key of hosts/launch.py's LAUNCHERS
-    slurm: SlurmSettings | None = None  # the sbatch options when launcher is slurm
+    launcher: str = "session"  # a key of hosts/launchers' LAUNCHERS
+    slurm: SlurmSettings | None = None  # the sbatch options when the launcher runs batch jobs
     cuda_visible_devices: str | None = None  # exported to every workload on the host (its GPUs, as CUDA numbers them)
+    in_container: bool = False  # the workload runs in an image (its runtime's), its step directory mounted at /out
+    local: bool = False  # its access is this machine (``is_local``)
 
     @property
     def host_cache_dir(self) -> str:
@@ -146,13 +157,9 @@ class Host:
         return (self.cache_dir or f"{self.workdir.rstrip('/')}/cache").rstrip("/")
 
     @property
-    def in_container(self) -> bool:
-        """Whether the workload runs in an image (docker, apptainer, pyxis), its step directory mounted at /out."""
-        return self.runtime != "native"
-
-    @property
     def is_local(self) -> bool:
-        return self.connection == "local"
+        """Reached on this machine (an access whose connection is this machine's: ``HostAxes.here``)."""
+        return self.local
 
     def describe(self) -> dict[str, Any]:
         """What the run manifest records of the host (no secrets: key paths only)."""
@@ -160,7 +167,7 @@ class Host:
             "name": self.name,
             "connection": self.connection,
             "address": self.address,
-            "port": self.port if self.connection == "ssh" else None,
+            "port": None if self.local else self.port,
             "user": self.user,
             "runtime": self.runtime,
             "gpu_arch": self.gpu_arch,
@@ -187,6 +194,7 @@ def local_host() -> Host:
         groups=(),
         python=sys.executable,
         workdir="runs",
+        local=True,
     )
 
 
@@ -265,14 +273,28 @@ def misspelling_warnings(found: list[tuple[str, str, str, str]]) -> list[str]:
     return warnings
 
 
-def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], source: str, where) -> Host:
+@dataclass(frozen=True)
+class HostAxes:
+    """The names each axis of a host takes, from the registries of ``hosts/`` (``hosts/axes.py``): this layer
+    validates against them and never lists them itself."""
+
+    accesses: tuple[str, ...]
+    launchers: tuple[str, ...]
+    runtimes: tuple[str, ...]
+    batch_launchers: tuple[str, ...]  # launchers whose steps are scheduler jobs (they take the slurm_* settings)
+    container_runtimes: tuple[str, ...]  # runtimes whose workload runs in an image
+    here: tuple[str, ...]  # accesses that reach this machine
+
+
+def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], source: str, where,
+              axes: HostAxes) -> Host:
     """A ``Host`` from one host's merged variables; ``where(key)`` says where a variable is set (for errors)."""
     merged = dict(variables)
     for old, new in VARIABLE_ALIASES.items():
         if old in merged:
             merged.setdefault(new, merged.pop(old))
     try:
-        hv = HostVars.model_validate(merged)
+        hv = HostVars.model_validate(merged, context=axes)
     except pydantic.ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         key = str(err["loc"][0]) if err["loc"] else ""
@@ -280,7 +302,8 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         shown = "" if err["msg"].startswith("Value error, ") else f" (got {err.get('input')!r:.60})"
         raise ConfigError(f"{where(key)}: host '{name}': field '{key}': {msg}{shown}") from None
     connection = {"smart": "ssh", "paramiko": "ssh"}.get(hv.ansible_connection, hv.ansible_connection)
-    address = hv.ansible_host if connection == "local" or hv.ansible_host else name  # Ansible falls back to the name
+    local = connection in axes.here
+    address = hv.ansible_host if local or hv.ansible_host else name  # Ansible falls back to the name
     return Host(
         name=name,
         connection=connection,
@@ -302,21 +325,24 @@ def make_host(name: str, variables: dict[str, Any], groups: tuple[str, ...], sou
         models_dir=hv.models_dir,
         cache_dir=hv.cache_dir,
         launcher=hv.launcher,
-        slurm=slurm_settings(hv),
+        slurm=slurm_settings(hv, axes),
         cuda_visible_devices=hv.cuda_visible_devices,
+        in_container=hv.runtime in axes.container_runtimes,
+        local=local,
     )
 
 
-def slurm_settings(hv: HostVars) -> SlurmSettings | None:
-    if hv.launcher != "slurm":
+def slurm_settings(hv: HostVars, axes: HostAxes) -> SlurmSettings | None:
+    if hv.launcher not in axes.batch_launchers:
         return None
     return SlurmSettings(hv.slurm_partition, hv.slurm_account, hv.slurm_qos, hv.slurm_reservation, hv.slurm_constraint,
                          hv.slurm_gres, hv.slurm_gpus_per_node, hv.slurm_time_limit, hv.slurm_max_queue_wait_s,
                          hv.slurm_requeue, tuple(hv.slurm_extra_args))
 
 
-def load_inventory(path: Path | str | None) -> Inventory:
-    """Load an inventory (file or directory); a missing path gives an inventory with only ``local``."""
+def read_inventory(path: Path | str | None, axes: HostAxes) -> Inventory:
+    """Load an inventory (file or directory), each host's axes checked against ``axes``; a missing path gives an
+    inventory with only ``local``. The front ends call ``hosts.axes.load_inventory``, which passes the registries'."""
     if path is None or not Path(path).exists():
         inventory = Inventory(path=Path(path) if path else None)
         inventory.hosts[LOCAL_HOST] = local_host()
@@ -324,10 +350,10 @@ def load_inventory(path: Path | str | None) -> Inventory:
     path = Path(path)
     if not ansible_inventory.available():  # ansible-core is a dependency: only a broken install gets here
         raise ConfigError(f"{path}: ansible-inventory is not installed; reinstall reprokit (it depends on ansible-core)")
-    return _load_with_ansible(path)
+    return _load_with_ansible(path, axes)
 
 
-def _load_with_ansible(path: Path) -> Inventory:
+def _load_with_ansible(path: Path, axes: HostAxes) -> Inventory:
     # A YAML file is parsed here first: its syntax errors get reprokit's exact file:line, and its lines the errors below.
     doc = load_yaml(path) if path.is_file() and path.suffix.lower() in (".yml", ".yaml") else None
     read = ansible_inventory.read(path)
@@ -345,7 +371,7 @@ def _load_with_ansible(path: Path) -> Inventory:
             raise ConfigError(f"{source}: host name '{LOCAL_HOST}' is reserved for this machine; rename it")
         check_name("host", name, source)  # it names run directories and containers
         misspelt += misspelt_variables(name, variables, where)
-        inventory.hosts[name] = make_host(name, variables, groups, source, where)
+        inventory.hosts[name] = make_host(name, variables, groups, source, where, axes)
     inventory.warnings = misspelling_warnings(misspelt)
     for group, members in read.groups.items():
         if group in inventory.hosts:

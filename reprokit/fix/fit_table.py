@@ -22,9 +22,12 @@ from typing import Any
 
 from packaging.version import Version
 
+from reprokit.hosts.here import run_here
 from reprokit.say import Say, silent
-from reprokit.workloads.contract import WorkloadError, write_json_atomic
-from reprokit.workloads.static_smem import workload
+from reprokit.workloads.contract import write_json_atomic
+from reprokit.workloads.facts.exits import StepStatus
+
+WORKLOAD = "reprokit.workloads.static_smem"
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "fit-table.json"
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "fit-table.md"
@@ -101,11 +104,13 @@ def compute_cell(version: str, arch: str, dtype: str, cache_dir: Path, jobs: int
     if jobs:
         params["jobs"] = jobs
     out_dir = work_root / f"{version}-{arch}-{dtype}"
-    try:
-        cell = summarize(workload.run(params, out_dir))
+    ran = run_here(WORKLOAD, params, out_dir, "static-smem")  # as a kit's step runs it: the one executor
+    if ran.exit_code == 0 and ran.result is not None and ran.result.get("status") == StepStatus.OK:
+        cell = summarize(ran.result)
         shutil.rmtree(out_dir, ignore_errors=True)  # a failed cell keeps its compiler logs there
-    except WorkloadError as exc:
-        cell = {"status": "unreadable", "reason": str(exc), "exit_code": int(exc.code), "work_dir": str(out_dir)}
+    else:
+        reason = (ran.result or {}).get("error") or ran.result_problem or f"the analysis ended with exit {ran.exit_code}"
+        cell = {"status": "unreadable", "reason": reason, "exit_code": ran.exit_code, "work_dir": str(out_dir)}
     cell.update(flashinfer=version, arch=arch, dtype=dtype, elapsed_s=round(time.monotonic() - started, 2))
     return cell
 
@@ -162,7 +167,7 @@ def generate(versions: list[str], arches: list[str], dtypes: list[str], cache_di
 
 
 def _brief(found: dict[str, Any]) -> str:
-    if found["status"] != "ok":
+    if found["status"] != StepStatus.OK:
         return found.get("reason", "")[:160]
     failing = sum(len(v) for v in found["failing_tactics"].values())
     return f"{failing}/{found['tactics']} failing, tiles {','.join(found['failing_tiles']) or 'none'}"

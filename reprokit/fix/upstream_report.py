@@ -24,6 +24,7 @@ from reprokit.step_kinds import STEP_KINDS, ResultError, StepKind, given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import KernelMembers, SmemRow, Sources, Wheel
 from reprokit.step_kinds.triage import KIND as TRIAGE
+from reprokit.workloads.facts.exits import StepStatus
 
 MEMBERS = ("tensors", "pipelines", "scheduler_response", "tensormaps")
 GUARD = """```cpp
@@ -122,7 +123,7 @@ def upstream_report(run_dir: Path) -> str:
     static = _read(run_dir / "steps" / "static-smem" / "result.json", STATIC_SMEM)
     if static is None and (crash := _engine_crash(run_dir, manifest)) is not None:
         return crash
-    if static is None or static.status != "ok":
+    if static is None or static.status != StepStatus.OK:
         raise ConfigError(f"{run_dir}: its static-smem step has no result; the report needs the byte accounting "
                           f"(run `invoke smem --flashinfer {(manifest.pins or {}).get('flashinfer-python', 'V')}` or the kit)")
     triage = _read(run_dir / "steps" / "triage" / "result.json", TRIAGE)

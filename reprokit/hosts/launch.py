@@ -1,12 +1,12 @@
-"""The launcher seam: how a step is started, watched, stopped and collected on a remote host.
+"""The launcher seam: how a step is started, watched, stopped and collected on its host (any access).
 
 Where a step runs is three separate questions, each answered by name from the inventory (as ReFrame separates
-scheduler, launcher and container platform): the *access* (local, an SSH host, a Slurm login node: ``factory.py``),
-the *runtime* that builds the workload's command (native, docker, the cluster's container tool: ``runtimes.py``),
-and the *launcher* here, that runs that command: a detached session on the SSH host (``detached.py``) or a batch
-job through the scheduler (``slurm.py``). The executor above speaks only to this protocol; the ``Handle`` a launch
-returns (a session's pid, a job id) is data in the run record, so ``invoke collect`` finds the step again through
-the same launcher, on any kind of host.
+scheduler, launcher and container platform): the *access* (this machine, an SSH host, a Slurm login node:
+``access/``), the *runtime* that builds the workload's command (native, docker, the cluster's container tool:
+``runtimes/``), and the *launcher* whose protocol is here, that runs that command: a detached session on the host
+(``launchers/session.py``) or a batch job through the scheduler (``launchers/slurm.py``). The executor above
+speaks only to this protocol; the ``Handle`` a launch returns (a session's pid, a job id) is data in the run record,
+so ``invoke collect``, ``status``, ``logs`` and ``cancel`` find the step again through the same launcher, on any host.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class StepSpec:
 class Handle:
     """How to find a launched step again: its launcher, its id there, its directory on the host."""
 
-    launcher: str  # a key of LAUNCHERS
+    launcher: str  # a key of ``launchers.LAUNCHERS``
     id: str  # the session leader's pid (once known), or the Slurm job id
     remote_dir: str
 
@@ -90,7 +90,8 @@ class PullIncomplete(Detached):
 class Launcher(Protocol):
     """Start a step and get a handle; poll it; follow its log to its end; stop it; bring its files back."""
 
-    kind: str
+    kind: str  # its key in ``launchers.LAUNCHERS``, written in each handle
+    in_batch_job: bool  # each step runs as a scheduler's job (a runtime may then use the job's own srun)
 
     @staticmethod
     def lock_dir(host: Host) -> str:
@@ -120,15 +121,8 @@ class Launcher(Protocol):
     def reap(self, run_dir: str) -> int:
         """Kill whatever the run's steps left running on the host; how many of its processes are still there."""
 
-
-LAUNCHERS: dict[str, Callable[..., Launcher]] = {}  # filled by each launcher's module; chosen by the inventory's `launcher`
-
-
-def register(kind: str) -> Callable[[type], type]:
-    def add(cls: type) -> type:
-        LAUNCHERS[kind] = cls
-        return cls
-    return add
+    def usable_nodes(self) -> list[str] | None:
+        """The nodes a run may fan out over (``--nodes``), or None when the launcher has no nodes to choose."""
 
 
-__all__ = ["Detached", "Handle", "LAUNCHERS", "Launcher", "PullIncomplete", "STOP", "StepEnd", "StepSpec", "register"]
+__all__ = ["Detached", "Handle", "Launcher", "PullIncomplete", "STOP", "StepEnd", "StepSpec"]

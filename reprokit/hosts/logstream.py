@@ -1,31 +1,33 @@
 """Follow a step's log on the host while it runs, in bounded pieces, each line masked before anyone sees it.
 
 Every launcher streams the same way: the step writes ``step.log`` in its directory (a session's shell, a batch
-job on the cluster's shared file system), and the control plane reads what was added since the last read.
+job on the cluster's shared file system), and the control plane reads what was added since the last read, through
+the host's connection (``access/``: SFTP, or this machine's file).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-
-from reprokit.hosts.transport import Transport
+from typing import Protocol
 
 STREAM_READ_BYTES = 4 << 20  # the step log is followed at most this much per read
+STEP_LOG = "step.log"  # every launcher's step writes its output here, in its directory
 
 
-def stream_log(transport: Transport, redactor: Callable[[str], str], path: str, offset: int, pending: bytes,
+def step_log(remote_dir: str) -> str:
+    return f"{remote_dir.rstrip('/')}/{STEP_LOG}"
+
+
+class ChunkReader(Protocol):
+    def read_chunk(self, path: str, offset: int, max_bytes: int) -> bytes | None: ...
+
+
+def stream_log(connection: ChunkReader, redactor: Callable[[str], str], path: str, offset: int, pending: bytes,
                on_line: Callable[[str], None] | None) -> tuple[int, bytes]:
     """Read ``path`` from ``offset``; hand each whole line to ``on_line``; the new offset and the unfinished line."""
-    sftp = transport.sftp
-    try:
-        size = sftp.stat(path).st_size
-    except FileNotFoundError:
+    data = connection.read_chunk(path, offset, STREAM_READ_BYTES)  # a fast-growing log comes in bounded pieces
+    if not data:
         return offset, pending
-    if size <= offset:
-        return offset, pending
-    with sftp.open(path, "rb") as fh:
-        fh.seek(offset)
-        data = fh.read(min(size - offset, STREAM_READ_BYTES))  # a fast-growing log comes in bounded pieces
     offset += len(data)
     pending += data
     *lines, pending = pending.split(b"\n")

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from reprokit.config.inventory import Host, Inventory
 from reprokit.errors import HostError
 from reprokit.hosts.command_target import CommandResult
-from reprokit.hosts.factory import ConnectOptions, transport_for
+from reprokit.hosts.factory import ConnectOptions, connection_for
 from reprokit.hosts.pullback import MAX_PACKET_BYTES, WINDOW_BYTES
 from reprokit.say import Say, silent
 
@@ -21,7 +21,7 @@ class SSHTarget:
     """A ``reprokit.hosts.command_target.CommandTarget`` over one SSH connection to ``host``, opened on first use."""
 
     def __init__(self, host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent):
-        self.transport = transport_for(host, inventory, options, say)
+        self.transport = connection_for(host, inventory, options, say)
 
     def __call__(self, argv: Sequence[str], *, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
                  timeout_s: float | None = None, on_line: Callable[[str], None] | None = None) -> CommandResult:

@@ -10,14 +10,10 @@ only the step directory is seen as ``/out``.
 
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import shell
-from reprokit.hosts.transport import Transport
-from reprokit.records.digests import DIGESTS, sha256_file
+from reprokit.hosts.access.base import Connection
 from reprokit.records.inputs import InputFile
 
 CONTAINER_STEP_DIR = "/out"
@@ -52,27 +48,15 @@ def cache_dirs_command(host: Host) -> str:
     return "mkdir -p -- " + " ".join(shell.path(host.host_cache_dir, sub) for sub in CACHE_ENV.values())
 
 
-def stage_local(out_dir: Path, files: list[InputFile]) -> list[tuple[InputFile, str]]:
-    """Local host: the control machine's cache is this machine's; run files are copied into the step directory."""
+def stage_on_host(transport: Connection, remote_dir: str, files: list[InputFile]) -> list[tuple[InputFile, str]]:
+    """Put each file on the host unless it already holds it with the same sha256; return the workload's paths.
+
+    On this machine the control machine's cache is the host's: its files are used where they are."""
     staged = []
     for item in files:
-        if item.keep_on_host:
+        if item.keep_on_host and transport.is_this_machine() and not transport.host.in_container:
             staged.append((item, str(item.source)))
             continue
-        target = out_dir / "inputs" / item.param / item.source.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(item.source, target)
-        if sha256_file(target) != item.sha256:
-            raise HostError(f"staging {item.origin} into {target}: the copy's sha256 differs from the original")
-        DIGESTS.remember(target, item.sha256)  # verified here: the record lists this digest
-        staged.append((item, str(target)))
-    return staged
-
-
-def stage_remote(transport: Transport, remote_dir: str, files: list[InputFile]) -> list[tuple[InputFile, str]]:
-    """Upload each file (SFTP) unless the host already holds it with the same sha256; return the workload's paths."""
-    staged = []
-    for item in files:
         if item.keep_on_host:
             target = f"{transport.host.host_cache_dir}/{CACHE_ENV['REPROKIT_CACHE']}/inputs/{item.sha256[:16]}/{item.source.name}"
             seen = target
@@ -86,16 +70,16 @@ def stage_remote(transport: Transport, remote_dir: str, files: list[InputFile]) 
     return staged
 
 
-def _remote_sha256(transport: Transport, path: str) -> str | None:
+def _remote_sha256(transport: Connection, path: str) -> str | None:
     code, out, _ = transport.sh(f"sha256sum -- {shell.quote(path)} 2>/dev/null", check=False)
     return out.split()[0] if code == 0 and out.split() else None
 
 
-def _upload(transport: Transport, item: InputFile, target: str) -> None:
+def _upload(transport: Connection, item: InputFile, target: str) -> None:
     parent, partial = target.rsplit("/", 1)[0], f"{target}.part"
     transport.sh(f"mkdir -p -- {shell.quote(parent)}")
     try:
-        transport.sftp.put(str(item.source), partial)
+        transport.put_file(item.source, partial)
     except OSError as exc:
         raise HostError(transport.explain(f"cannot upload {item.origin} to {target}", str(exc) or "Failure")) from None
     got = _remote_sha256(transport, partial)

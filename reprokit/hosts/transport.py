@@ -19,6 +19,7 @@ from invoke.exceptions import CommandTimedOut
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError, ReprokitError
 from reprokit.hosts import shell
+from reprokit.hosts.explain import explain_failure
 from reprokit.hosts.ssh import SSHSettings, fabric_connection, open_connection, openssh_argv
 from reprokit.say import Say, silent
 
@@ -116,13 +117,7 @@ class Transport:
 
     def explain(self, what: str, detail: str) -> str:
         """One line for a failed command: what failed and the host's last word, or what to do on a full disk."""
-        lines = [line.strip() for line in detail.strip().splitlines() if line.strip()]
-        full = [line for line in lines if "No space left on device" in line or "Disk quota exceeded" in line]
-        detail = (full or lines or [""])[0 if full else -1]  # tar says why first, "Exiting with failure status" last
-        if full:
-            return (f"host '{self.host.name}': no space left in {self.host.workdir} ({detail});"
-                    " free space there or set a larger `workdir` for the host")
-        return f"host '{self.host.name}': {what}: {detail}"
+        return explain_failure(self.host, what, detail)
 
     def disk_problem(self, problem: str) -> str:
         """``problem``, and what to do when the host's workdir is full (SFTP only says "Failure" then)."""

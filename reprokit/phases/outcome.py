@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from reprokit.records.models import Verdict
+from reprokit.records.models import RunStatus, Verdict
 
 
 @dataclass
@@ -23,4 +23,4 @@ class RunOutcome:
         if self.ended == "judged":
             return self.verdict.to_json()
         word = {"verdict": self.verdict.verdict}
-        return word if self.ended == "interrupted" else {**word, "summary": self.verdict.summary}
+        return word if self.ended == RunStatus.INTERRUPTED else {**word, "summary": self.verdict.summary}

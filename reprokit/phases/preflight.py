@@ -35,7 +35,7 @@ def preflight(kit: Kit, run: PreparedRun, reporter: RunReporter) -> Fingerprint:
     host = executor.host
     if host.gpu_count is not None and len(gpus) != host.gpu_count:
         note = (f"the inventory says {host.gpu_count} GPU(s) on {host.name}, the workloads see {len(gpus)}"
-                + (" in their container: check the NVIDIA Container Toolkit (`invoke provision --check`)" if host.runtime == "docker" else ""))
+                + (" in their container: check the NVIDIA Container Toolkit (`invoke provision --check`)" if host.in_container else ""))
         record.update(preflight_notes=[note])
         reporter.preflight_note(note)
     reporter.fingerprinted(fingerprint)

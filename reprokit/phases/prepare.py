@@ -21,6 +21,7 @@ from reprokit.phases.reporter import RunReporter
 from reprokit.records.atomic import sha256_file
 from reprokit.records.lock import hold_record
 from reprokit.records.run import RunRecord, new_run_id
+from reprokit.say import Say, silent
 from reprokit.secrets import collect_secrets
 from reprokit.step_kinds import STEP_KINDS
 
@@ -39,13 +40,7 @@ class PreparedRun:
 def prepare(kit: Kit, kit_path: Path, host: Host, runs_dir: Path, inventory: Inventory | None,
             options: ConnectOptions | None, selection: dict[str, Any] | None, reporter: RunReporter) -> PreparedRun:
     """Everything before the first step; ``selection``: the steps chosen and parameters overridden (--only/--skip/--set)."""
-    options = options or ConnectOptions()
-    inventory = inventory or Inventory(path=None, hosts={host.name: host})
-    check_images(kit, options.images)  # before any host is reached
-    built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
-    options = replace(options, images={**built, **options.images})
-    check_image_references(kit, host, options.images)  # before any host is reached, as the dry run checks it
-    executor = executor_for(host, inventory, runs_dir, options, reporter.say)
+    executor, options = host_executor(kit, host, runs_dir, inventory, options, reporter.say)
     secrets = kit_secrets(kit, reporter)
     run_id = new_run_id(kit.kit, host.name)
     executor.connect()  # host keys, auth, reachability: fail before anything is written
@@ -71,6 +66,19 @@ def prepare(kit: Kit, kit_path: Path, host: Host, runs_dir: Path, inventory: Inv
     return PreparedRun(executor, record, release_record, options)
 
 
+def host_executor(kit: Kit, host: Host, runs_dir: Path, inventory: Inventory | None, options: ConnectOptions | None,
+                  say: Say = silent) -> tuple[Executor, ConnectOptions]:
+    """The host's executor (its access, launcher and runtime), not connected, and the options with the kit's images:
+    what a run checks before it reaches the host; the dry run (``dry_run.py``) checks it the same way."""
+    options = options or ConnectOptions()
+    inventory = inventory or Inventory(path=None, hosts={host.name: host})
+    check_images(kit, options.images)  # before any host is reached
+    built = built_images(host.name, kit.kit)  # what `invoke build --host` made there; --image overrides
+    options = replace(options, images={**built, **options.images})
+    check_image_references(kit, host, options.images)  # before any host is reached, as the dry run checks it
+    return executor_for(host, inventory, runs_dir, options, say), options
+
+
 def check_images(kit: Kit, images: dict[str, str]) -> None:
     """An ``--image NAME=REF`` the kit does not declare is a typo, refused before the host (exit 2)."""
     for name in sorted(set(images) - set(kit.images)):
@@ -83,7 +91,7 @@ def check_image_references(kit: Kit, host: Host, images: dict[str, str]) -> None
     """Where the host runs workloads in containers, every host step's image needs a reference (built there by
     ``invoke build --host``, or ``--image NAME=REF``): without one the step would stop at its turn, after the record
     and the earlier steps; here the run stops before anything runs, with the code it would have ended with (4)."""
-    if host.runtime == "native":
+    if not host.in_container:
         return
     for step in kit.steps:
         if STEP_KINDS[step.uses].where != "host" or not step.image or images.get(step.image):

@@ -61,8 +61,7 @@ def launch_on_host(step: Step, planned: PlannedStep, entry: StepEntry, run: Prep
 def recorded(record: RunRecord, steps: dict[str, StepEntry], entry: StepEntry) -> None:
     """The step's entry into the manifest, and nothing in flight any more."""
     steps[entry.name] = entry
-    record.manifest.in_flight = None
-    record.set_step(entry)
+    record.set_step(entry, in_flight=None)
 
 
 def in_flight(record: RunRecord, step: str, since: str | None):

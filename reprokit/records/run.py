@@ -147,7 +147,12 @@ class RunRecord:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def set_step(self, entry: StepEntry) -> None:
+    def set_step(self, entry: StepEntry, **fields: Any) -> None:
+        """Record a step's entry, and any other manifest fields with it (``in_flight=None``), in one save."""
+        for name, value in fields.items():
+            if name not in MANIFEST_FIELDS:
+                raise AttributeError(f"a run manifest has no field {name!r}")
+            setattr(self.manifest, name, value)
         steps = self.manifest.steps
         for i, existing in enumerate(steps):
             if existing.name == entry.name:

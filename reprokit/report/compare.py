@@ -22,7 +22,7 @@ from reprokit.draw.svg import is_number
 from reprokit.draw.tables import md_table as _table
 from reprokit.errors import ConfigError
 from reprokit.records.fingerprint import Driver, Fingerprint
-from reprokit.records.models import Manifest, Verdict
+from reprokit.records.models import Manifest, Verdict, Word
 from reprokit.records.run import load_manifest, load_verdict
 from reprokit.step_kinds import STEP_KINDS, Result, ResultError
 from reprokit.step_kinds.serve import ServeResult, typed_performance
@@ -174,7 +174,7 @@ def _serve(a: ServeResult | None, b: ServeResult | None, tolerance: float) -> di
 def _regressions(expectations: list[dict[str, Any]], sweep: dict[str, Any] | None, serve: dict[str, Any] | None,
                  tolerance: float) -> list[str]:
     """Every way B is worse than A: an expectation that held and now fails, a figure past the tolerance."""
-    out = [f"expectation {e['name']}: {e['a']} -> {e['b']}" for e in expectations if e["a"] == "PASS" and e["b"] == "FAIL"]
+    out = [f"expectation {e['name']}: {e['a']} -> {e['b']}" for e in expectations if e["a"] == Word.PASS and e["b"] == Word.FAIL]
     for problem in (sweep or {}).get("problems") or []:
         ratio = problem.get("time_ratio")
         if is_number(ratio) and ratio > 1 + tolerance:

@@ -12,6 +12,7 @@ from reprokit.records.models import StepEntry
 from reprokit.report.kinds import KIND_SECTIONS
 from reprokit.report.kinds.base import SLOTS, ReportStep, Section, Slot
 from reprokit.step_kinds import STEP_KINDS, Result, ResultError
+from reprokit.workloads.facts.exits import StepStatus
 
 
 def typed_results(steps: dict[str, StepEntry]) -> dict[str, tuple[str, Result]]:
@@ -45,7 +46,7 @@ class RunSections:
                 if section.slot != slot or id(section) in done:
                     continue
                 if section.each_step:
-                    if result.status == "ok":
+                    if result.status == StepStatus.OK:
                         yield section, ReportStep(name, result, results)
                 else:
                     done.add(id(section))

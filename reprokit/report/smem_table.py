@@ -19,6 +19,7 @@ from reprokit.report.kinds.static_smem import no_kernels_explanation
 from reprokit.step_kinds import given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import HeadersCompiled, SmemRow, StaticSmemResult, Wheel
+from reprokit.workloads.facts.exits import StepStatus
 
 VERDICT_STYLE = {"fits": "green", "exceeds": "bold red", "unsupported": "yellow"}
 SIZE_FIELDS = ("stages", "mainloop_smem_bytes", "epilogue_smem_bytes", "kernel_smem_bytes", "verdict", "verdict_optin")
@@ -118,7 +119,7 @@ def smem_summary(result: dict[str, Any] | StaticSmemResult) -> Group:
 
 def print_smem_result(result: dict[str, Any] | StaticSmemResult, console: Console) -> None:
     result = typed(result)
-    if result.status != "ok":
+    if result.status != StepStatus.OK:
         console.print(Text(f"static-smem {result.status}: {result.error or ''}", style="bold red"))
         return
     if result.rows:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from reprokit.commands.run import run_exit_code
-from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
+from reprokit.hosts.axes import load_inventory
 from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest, verify_record
 from reprokit.workloads import smem_probe
@@ -72,8 +72,8 @@ def test_ep8_crash_on_local_is_inconclusive_with_reasons(tmp_path):
     assert set(manifest["artifacts"]) >= {"verdict.json", "report.md", "fingerprint/result.json", "steps/probe/result.json",
                                           "steps/probe/step.log"}
     report = (run_dir / "report.md").read_text()
-    assert report.startswith("# ep8-crash on local: can't tell here (INCONCLUSIVE)\n\n**can't tell here: 2 of 9 expectations"
-                             " held, 7 could not be judged here** (INCONCLUSIVE: ")
+    assert report.startswith("# ep8-crash on local: can't tell here (INCONCLUSIVE)\n\n**can't tell here: 2 of 10 expectations"
+                             " held, 8 could not be judged here** (INCONCLUSIVE: ")
     if status["big-tiles-overflow-sm120"] == "PASS":  # the root cause the run found without a GPU, before the rest
         assert "\n- static analysis: 2 kernel(s) over the sm120 limit of 101 376 B, by up to 1 024 B: gemm2 #14" in report
 
@@ -233,3 +233,44 @@ def test_sweep_task_on_a_machine_without_gpu_says_why(tmp_path):
     assert steps["sweep"]["status"] == "not_run"
     assert steps["sweep"]["reason"].startswith("not run: needs a CUDA GPU; no NVIDIA driver")
     assert steps["static-smem"]["reason"].startswith("not run: arch 'host' needs one GPU architecture on the host")
+
+
+def test_ctrl_c_during_a_group_run_ends_the_local_hosts_steps_and_marks_each_run_interrupted(tmp_path):
+    """Local hosts in a --group fan-out run in threads, where no signal lands: each stops on the group's STOP as an
+    SSH host does (one launcher for both), well before the step's 180 s timeout."""
+    hosts = {}
+    for name in ("hang1", "hang2"):
+        (tmp_path / name).mkdir()
+        inventory, pidfile = hanging_host(tmp_path / name)
+        hosts[name] = pidfile
+    inventory = tmp_path / "inventory.yml"
+    inventory.write_text("all:\n  children:\n    boxes:\n      hosts:\n" + "".join(
+        f"        {name}:\n          ansible_connection: local\n          runtime: native\n"
+        f"          ansible_python_interpreter: {tmp_path / name / 'python-hangs'}\n" for name in hosts))
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "invoke", "--search-root", str(REPO), "repro", "smem-probe", "--group", "boxes",
+         "--inventory", str(inventory), "--runs-dir", str(runs)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for pidfile in hosts.values():
+        wait_for(pidfile)
+    pids = [int(pidfile.read_text()) for pidfile in hosts.values()]
+    assert all(alive(pid) for pid in pids)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == ExitCode.INTERRUPTED == 130, err
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [alive(pid) for pid in pids] == [False, False]
+    records = sorted(p for p in runs.iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert len(records) == 2
+    for record in records:
+        manifest = load_manifest(record).to_json()
+        assert (manifest["host"]["name"] in hosts, manifest["status"]) == (True, "interrupted")
+        assert (record / "steps" / "probe" / "step.log").read_text() == "probe started\n"  # what it wrote came back
+        assert verify_record(record) == []
+    # nothing of the runs is left on the hosts, and their locks are free
+    for name in hosts:
+        assert list((runs / ".hosts" / name / "runs").iterdir()) == []
+        assert not (runs / ".hosts" / name / "lock").exists()

@@ -15,6 +15,7 @@ from reprokit.step_kinds.static_smem import (
     StaticSmemResult,
 )
 from reprokit.workloads.facts.arch import SMEM_OPTIN_BYTES_BY_ARCH
+from reprokit.workloads.facts.exits import StepStatus
 
 NEAREST_FITTING = 4  # fitting kernels shown next to the failing ones: the ones closest to the limit
 TEXT_BAR_CHARS = 24
@@ -110,7 +111,7 @@ def kernels_near_limit(result: StaticSmemResult) -> tuple[int | None, list[SmemR
 
 def no_kernels_explanation(result: StaticSmemResult) -> str | None:
     """Why a result has no sized kernels (e.g. sm90 has no NVFP4 CUTLASS MoE kernels), instead of "none"."""
-    if result.status != "ok" or any(is_number(r.kernel_smem_bytes) for r in result.rows or []):
+    if result.status != StepStatus.OK or any(is_number(r.kernel_smem_bytes) for r in result.rows or []):
         return None
     notes = "; ".join(str(n) for n in result.notes or [])
     what = (f"FlashInfer {given(result.flashinfer, '?')} has no {given(result.dtype, '')} CUTLASS MoE kernel for "
@@ -175,7 +176,7 @@ def text_chart(result: StaticSmemResult) -> list[str]:
 def headline_markdown(step: ReportStep) -> list[str]:
     """The headline of ``report.md``: each failing kernel's bytes against the limit, then the text chart."""
     result: StaticSmemResult = step.result
-    if result.status != "ok":
+    if result.status != StepStatus.OK:
         return []  # the step failed: the expectations and the steps table say why
     arch = given(result.arch, "?")
     explanation = no_kernels_explanation(result)
@@ -247,7 +248,7 @@ def headroom_chart(result: StaticSmemResult) -> str:
 def headline_html(step: ReportStep) -> list[str]:
     """Each failing kernel's bytes against the limit, and the chart drawn against the limit."""
     result: StaticSmemResult = step.result
-    if result.status != "ok":
+    if result.status != StepStatus.OK:
         return []
     explanation = no_kernels_explanation(result)
     if explanation:
@@ -271,7 +272,7 @@ def details_html(step: ReportStep) -> list[str]:
     """Every kernel's SharedStorage against the SM90/SM100/SM120 capacities."""
     result: StaticSmemResult = step.result
     out = ['<h2 id="static-smem">Shared memory per kernel (static analysis)</h2>']
-    if result.status != "ok":
+    if result.status != StepStatus.OK:
         out.append(f'<p class="note">static-smem {esc(result.status)}: {esc(given(result.error, ""))}</p>')
     explanation = no_kernels_explanation(result)
     if explanation:

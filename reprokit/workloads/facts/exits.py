@@ -23,14 +23,28 @@ except ImportError:  # a host's Python before 3.11 runs the workloads too: the s
 
 
 class Exit(IntEnum):
-    """Exit codes of workloads; the control plane maps them to step statuses."""
+    """Exit codes of workloads; the control plane maps them to step statuses (``STATUS_OF_EXIT``)."""
 
-    OK = 0  # the workload ran; its checks are in result.json
-    BAD_PARAMS = 2  # unreadable or invalid parameters
-    NO_DRIVER = 3  # no NVIDIA driver / libcuda on this host
-    NO_DEVICE = 4  # driver present, but no CUDA device visible
-    CHECK_FAILED = 5  # it ran, and a device check did not behave as the contract says
-    MISSING_DEPENDENCY = 6  # a tool or package it needs is missing (nvcc, a wheel, ...)
+    OK = 0
+    BAD_PARAMS = 2
+    NO_DRIVER = 3
+    NO_DEVICE = 4
+    CHECK_FAILED = 5
+    MISSING_DEPENDENCY = 6
+
+    @property
+    def meaning(self) -> str:
+        return EXIT_MEANINGS[self]
+
+
+EXIT_MEANINGS = {
+    Exit.OK: "the workload ran; its checks are in result.json",
+    Exit.BAD_PARAMS: "unreadable or invalid parameters",
+    Exit.NO_DRIVER: "no NVIDIA driver / libcuda on this host",
+    Exit.NO_DEVICE: "driver present, but no CUDA device visible",
+    Exit.CHECK_FAILED: "it ran, and a device check did not behave as the contract says",
+    Exit.MISSING_DEPENDENCY: "a tool or package it needs is missing (nvcc, a wheel, ...)",
+}
 
 
 class StepStatus(StrEnum):

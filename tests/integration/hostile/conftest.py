@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
+from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest

@@ -30,8 +30,8 @@ def bounded_run(rig, body: str, case: str, limit_s: float = 90, **options):
     box: dict = {}
 
     def target():
-        from reprokit.config.inventory import load_inventory
         from reprokit.config.kit import load_kit_file
+        from reprokit.hosts.axes import load_inventory
         from reprokit.kit_run import run_kit
         from reprokit.records.run import load_manifest
         from tests.integration.hostile.conftest import HOST, KIT

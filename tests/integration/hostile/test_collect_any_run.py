@@ -32,7 +32,7 @@ def killed_run(rig, tmp_path: Path, kit: Path = KIT) -> Path:
         rig.inventory(f'echo started > {rig.work}/started; sleep 2; ' + BIG).host(HOST).python))
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from reprokit.config.inventory import load_inventory
+        from reprokit.hosts.axes import load_inventory
         from reprokit.config.kit import load_kit_file
         from reprokit.hosts.factory import ConnectOptions
         from reprokit.kit_run import run_kit

@@ -11,7 +11,7 @@ import os
 import re
 import subprocess
 
-from reprokit.hosts.remote import RemoteExecutor
+from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.transport import Transport
 from tests.integration.hostile.conftest import HOST, RESULT_OK, step
 from tests.integration.remote.conftest import ADDRESSES
@@ -29,13 +29,13 @@ def reset_my_links(address: str) -> int:
 
 
 def test_a_link_reset_before_the_clean_up_still_releases_the_lock(rig, monkeypatch):
-    finish, resets = RemoteExecutor.finish, []
+    finish, resets = HostExecutor.finish, []
 
     def reset_then_finish(self, keep_remote=False):
         resets.append(reset_my_links(ADDRESSES[HOST]))
         return finish(self, keep_remote)
 
-    monkeypatch.setattr(RemoteExecutor, "finish", reset_then_finish)
+    monkeypatch.setattr(HostExecutor, "finish", reset_then_finish)
     outcome, manifest, _ = rig.run(RESULT_OK)
     assert resets == [1]
     assert manifest["status"] == "complete" and step(manifest)["status"] == "ok"

@@ -35,7 +35,7 @@ def killed_while_launching(rig, tmp_path, after: str):
                               ansible_python_interpreter=str(rig.inventory(RESULT_OK).host(HOST).python))
     script = f"KILL_AFTER = {after!r}\n" + KILL_AFTER + textwrap.dedent(f"""
         from pathlib import Path
-        from reprokit.config.inventory import load_inventory
+        from reprokit.hosts.axes import load_inventory
         from reprokit.config.kit import load_kit_file
         from reprokit.hosts.factory import ConnectOptions
         from reprokit.kit_run import run_kit

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from reprokit.commands.run import parse_images
-from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.config.yamlfile import MAX_DEPTH, MAX_NODES, load_yaml
 from reprokit.errors import ConfigError, ExitCode, HostError
-from reprokit.hosts.factory import remote_executor
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import executor_for
 from reprokit.hosts.known_hosts import check_known_hosts
 from reprokit.hosts.lock import OWNERLESS_STALE_S, HostLock, break_lock
 from reprokit.hosts.ssh import connection_for
@@ -33,7 +33,7 @@ KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"  # 
 
 def lock_fs(rig):
     inv = rig.inventory(RESULT_OK)
-    executor = remote_executor(inv.host(HOST), inv, rig.options(), say=rig.messages.append)
+    executor = executor_for(inv.host(HOST), inv, Path("runs"), rig.options(), say=rig.messages.append)
     executor.connect()
     return inv, executor, HostLock(executor.transport, HOST, f"{executor.workdir}/lock", run_id="")
 

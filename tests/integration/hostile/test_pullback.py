@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 from reprokit.commands.run import run_exit_code
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
-from reprokit.hosts.factory import remote_executor
+from reprokit.hosts.factory import executor_for
 from reprokit.hosts.pullback import local_target, parse_listing
 from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest, verify_record
@@ -84,7 +85,7 @@ def test_processes_a_step_leaves_behind_are_ended_and_a_growing_log_comes_back_w
 
 def test_a_file_swapped_for_a_link_after_the_listing_is_refused(rig, tmp_path):
     inv = rig.inventory(RESULT_OK)
-    executor = remote_executor(inv.host(HOST), inv, rig.options(), say=rig.messages.append)
+    executor = executor_for(inv.host(HOST), inv, Path("runs"), rig.options(), say=rig.messages.append)
     executor.connect()
     step_dir = rig.work / "swap"
     step_dir.mkdir()

@@ -16,10 +16,10 @@ import uuid
 from pathlib import Path
 
 from reprokit.collect import collect_run
-from reprokit.config.inventory import load_inventory
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode, HostError
-from reprokit.hosts.factory import remote_executor
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import executor_for
 from reprokit.hosts.lock import HostLock, break_lock
 from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest, verify_record
@@ -75,7 +75,7 @@ def test_metacharacters_in_workdir_interpreter_and_image_run_nothing(rig, tmp_pa
     lock_dir.mkdir()
     (lock_dir / "owner.json").write_text(json.dumps({"run_id": "R", "control_host": "elsewhere", "pid": 1, "since": "x"}))
     subprocess.run(["chown", "-R", "rkuser:rkuser", str(lock_dir)], check=True)
-    executor = remote_executor(inv.host(HOST), inv, rig.options(), say=rig.messages.append)
+    executor = executor_for(inv.host(HOST), inv, Path("runs"), rig.options(), say=rig.messages.append)
     executor.connect()
     break_lock(HostLock(executor.transport, HOST, f"{executor.workdir}/lock", run_id=""), rig.messages.append, force=True)
     executor.close_connection()

@@ -109,7 +109,7 @@ def test_a_control_process_killed_with_sigkill_can_be_collected(rig, tmp_path):
         rig.inventory(f'echo started > {rig.work}/started; sleep 2; ' + BIG).host(HOST).python))
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from reprokit.config.inventory import load_inventory
+        from reprokit.hosts.axes import load_inventory
         from reprokit.config.kit import load_kit_file
         from reprokit.hosts.factory import ConnectOptions
         from reprokit.kit_run import run_kit

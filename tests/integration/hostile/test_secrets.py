@@ -64,7 +64,7 @@ def test_under_docker_the_secret_is_a_read_only_tmpfs_file_never_the_containers_
     subprocess.run(["docker", "build", "-q", "-t", image, str(context)], check=True, capture_output=True)
     monkeypatch.setenv("HF_TOKEN", SECRET)
     inv_path = inventory_file(tmp_path / "inv.yml", rig.work, runtime="docker", container_ulimits={})
-    from reprokit.config.inventory import load_inventory  # noqa: PLC0415
+    from reprokit.hosts.axes import load_inventory  # noqa: PLC0415
 
     inv = load_inventory(inv_path)
     kit = secret_kit(tmp_path)

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from reprokit.commands.setup import provision_hosts
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.hosts.axes import load_inventory
 from reprokit.provision import provision
 from tests.integration.docker_env import REASON, ContainerHost, start_test_host
 

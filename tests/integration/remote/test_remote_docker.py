@@ -99,8 +99,8 @@ def test_timeout_removes_the_container(tmp_path, hanging_image):
     kits = tmp_path / "kits"
     kits.mkdir()
     (kits / "smem-probe.yml").write_text((REPO / "kits" / "smem-probe.yml").read_text().replace("timeout_s: 180", "timeout_s: 3"))
-    from reprokit.config.inventory import load_inventory
     from reprokit.config.kit import load_kit_file
+    from reprokit.hosts.axes import load_inventory
     from reprokit.hosts.factory import ConnectOptions
     from reprokit.kit_run import run_kit
 

@@ -5,8 +5,8 @@ import tarfile
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
+from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.ssh_command import SSHTarget
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory

@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
-from reprokit.hosts.factory import ConnectOptions, transport_for
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import ConnectOptions, connection_for
 from reprokit.provision import ansible_command
 from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, known_hosts_for, write_inventory
 
@@ -33,7 +33,7 @@ def _transport(tmp_path, inner_user: str = "rkuser"):
         "priv": {"proxy_jump": "gw-inner"}}))
     known_hosts = known_hosts_for(tmp_path / "known_hosts", "gw", "priv")
     options = ConnectOptions(known_hosts=known_hosts, ssh_config="none")
-    return transport_for(inventory.host("priv"), inventory, options, say=lambda m: None), known_hosts
+    return connection_for(inventory.host("priv"), inventory, options, say=lambda m: None), known_hosts
 
 
 def _gw_log_has(offset: int, *needles: str, wait_s: float = 10.0) -> bool:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import HostError
-from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.records.run import load_manifest, verify_record
 from tests.conftest import run_invoke
 from tests.doubles.libcuda import gpu_python
@@ -47,7 +47,7 @@ def _server_address(executor) -> str:
 @pytest.mark.parametrize(("host", "address"), [("aliased", ADDRESSES["h1"]), ("behind", ADDRESSES["priv"])])
 def test_an_alias_and_a_jump_defined_only_in_the_ssh_config(tmp_path, host, address):
     inventory, options = _setup(tmp_path)
-    executor = remote_executor(inventory.host(host), inventory, options, say=lambda m: None)
+    executor = executor_for(inventory.host(host), inventory, Path("runs"), options, say=lambda m: None)
     executor.connect()
     try:
         assert _server_address(executor) == address  # Paramiko
@@ -61,7 +61,7 @@ def test_an_alias_and_a_jump_defined_only_in_the_ssh_config(tmp_path, host, addr
 
 def test_strict_host_key_checking_stays_on_whatever_the_config_says(tmp_path):
     inventory, options = _setup(tmp_path, known=("gw",))  # the config says `StrictHostKeyChecking no` for the target
-    executor = remote_executor(inventory.host("behind"), inventory, options, say=lambda m: None)
+    executor = executor_for(inventory.host("behind"), inventory, Path("runs"), options, say=lambda m: None)
     with pytest.raises(HostError) as err:
         executor.connect()
     assert f"({ADDRESSES['priv']}:22): its host key is not in {options.known_hosts}" in str(err.value)
@@ -70,7 +70,7 @@ def test_strict_host_key_checking_stays_on_whatever_the_config_says(tmp_path):
 def test_without_the_config_the_alias_is_not_a_host(tmp_path):
     inventory, options = _setup(tmp_path)
     options.ssh_config = "none"
-    executor = remote_executor(inventory.host("aliased"), inventory, options, say=lambda m: None)
+    executor = executor_for(inventory.host("aliased"), inventory, Path("runs"), options, say=lambda m: None)
     with pytest.raises(HostError, match="host 'aliased' \\(gpu-alias:22\\): cannot connect"):
         executor.connect()
 
@@ -81,7 +81,7 @@ def test_user_known_hosts_file_of_the_config_is_trusted_and_never_written(tmp_pa
     config = tmp_path / "ssh_config"
     config.write_text(config.read_text().replace("Host bastion", f"  UserKnownHostsFile {theirs}\n\nHost bastion", 1))
     before = theirs.read_bytes()
-    executor = remote_executor(inventory.host("aliased"), inventory, options, say=lambda m: None)
+    executor = executor_for(inventory.host("aliased"), inventory, Path("runs"), options, say=lambda m: None)
     executor.connect()
     try:
         assert _server_address(executor) == ADDRESSES["h1"]

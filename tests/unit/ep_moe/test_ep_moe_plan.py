@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.config.inventory import load_inventory, local_host
+from reprokit.config.inventory import Inventory, local_host
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ConfigError
-from reprokit.hosts.executor import LocalNativeExecutor
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.hosts.launch import StepSpec
-from reprokit.hosts.runtimes import DockerRuntime, NativeRuntime, StepPlace
+from reprokit.hosts.runtimes import StepPlace
+from reprokit.hosts.runtimes.docker import DockerRuntime
+from reprokit.hosts.runtimes.native import NativeRuntime
 from reprokit.plan.planner import plan_step
 from reprokit.records.fingerprint import Fingerprint
 from tests.conftest import REPO
@@ -96,7 +99,13 @@ def test_the_local_executor_exports_the_pinned_gpu(tmp_path: Path) -> None:
     host = replace(local_host(), cuda_visible_devices="5,6")
     spec = StepSpec(module="reprokit.workloads.fingerprint", params={}, out_dir=tmp_path / "out",
                     log_path=tmp_path / "out" / "log.txt", timeout_s=60, name="env")
-    LocalNativeExecutor(host, tmp_path / "runs").run_step(spec)
+    executor = executor_for(host, Inventory(path=None, hosts={host.name: host}), tmp_path / "runs", ConnectOptions())
+    executor.connect()
+    executor.prepare("r1")
+    try:
+        executor.run_step(spec)
+    finally:
+        executor.finish()
     result = json.loads((tmp_path / "out" / "result.json").read_text())
     assert result["host"]["cuda_visible_devices"] == "5,6"
 

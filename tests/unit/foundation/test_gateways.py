@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.dry_run import _route
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.hosts.axes import load_inventory
 from reprokit.provision import ansible_command
 
 INVENTORY = """all:

@@ -2,8 +2,9 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.config.inventory import LOCAL_HOST, load_inventory
+from reprokit.config.inventory import LOCAL_HOST
 from reprokit.errors import ConfigError
+from reprokit.hosts.axes import load_inventory
 
 GOOD = """\
 all:

@@ -13,6 +13,7 @@ from reprokit import verbosity
 from reprokit.commands.console import printers
 from reprokit.program import TaskProgram
 from reprokit.tasks import ns
+from reprokit.workloads.static_smem.wheel import default_cache_dir
 from tests.conftest import REPO, run_invoke
 
 LOG = REPO / "tests" / "fixtures" / "logs" / "sglang-tp1-ready-clean-crlf.log"
@@ -61,12 +62,15 @@ def test_a_run_at_each_level(tmp_path: Path) -> None:
                      "[1/2] fingerprint ...", "[2/2] probe (smem-probe) ..."]
     # the workload's own line only repeats why there is no GPU, which the fingerprint said: it is left out
     assert sum(line.startswith("      | smem-probe: ") for line in err_n) == 0
-    debug = [line for line in err_v if line.startswith("debug: ")]
+    # the local host runs its steps as any host does: the shipped code (named by its digest) first on the path
+    debug = [re.sub(r"/code/[0-9a-f]{16}[^ ]*", "/code/CODE", line) for line in err_v if line.startswith("debug: ")]
+    # ... and this machine's own cache, warm across runs
+    env = f"env PYTHONPATH=RUNS/.hosts/local/code/CODE PYTHONUNBUFFERED=1 REPROKIT_CACHE={default_cache_dir()}"
     assert debug == [
-        f"debug: host local: step fingerprint: {sys.executable} -m reprokit.workloads.fingerprint"
-        " --params RUNS/RUN/fingerprint/params.json --out-dir RUNS/RUN/fingerprint",
-        f"debug: host local: step probe: {sys.executable} -m reprokit.workloads.smem_probe"
-        " --params RUNS/RUN/steps/probe/params.json --out-dir RUNS/RUN/steps/probe"]
+        f"debug: host local: step fingerprint: {env} {sys.executable} -m reprokit.workloads.fingerprint"
+        " --params params.json --out-dir .",
+        f"debug: host local: step probe: {env} {sys.executable} -m reprokit.workloads.smem_probe"
+        " --params params.json --out-dir ."]
     assert [line for line in err_v if not line.startswith("debug: ")] == err_n
     assert run_v.parent == tmp_path / "v"
 

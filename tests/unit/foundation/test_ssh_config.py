@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError
+from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.ssh_config import resolve
 
 CONFIG = """\

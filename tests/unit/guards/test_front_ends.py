@@ -113,6 +113,6 @@ def test_the_front_ends_are_the_commands_package() -> None:
     """Every module of reprokit/commands/ is a group of tasks or what they share; the task modules hold an ``ns``."""
     groups = {path.stem for path in FRONT_ENDS.glob("*.py")
               if "\nns = tasking.group(" in path.read_text(encoding="utf-8")}
-    assert groups == {"run", "kits", "info", "records", "smem", "fix", "setup", "ci"}
+    assert groups == {"run", "operate", "kits", "info", "records", "smem", "fix", "setup", "ci"}
     shared = {path.stem for path in FRONT_ENDS.glob("*.py")} - groups
-    assert shared == {"__init__", "console", "flags", "fit_table", "tasking"}
+    assert shared == {"__init__", "console", "exit_codes", "flags", "fit_table", "tasking"}

@@ -10,7 +10,8 @@ REPROKIT = Path(__file__).resolve().parents[3] / "reprokit"
 SSH_LIBRARIES = ("paramiko", "fabric")
 TRANSPORT_LAYER = {"hosts/ssh.py", "hosts/transport.py", "hosts/ssh_config.py"}  # ssh_config: paramiko's parser only
 DOCKER_COMMAND = re.compile(r"\bdocker\s+(run|rm|version|image|inspect|exec|ps|kill|stop|pull)\b")
-RUNTIME_AGNOSTIC = ["hosts/remote.py", "hosts/detached.py", "hosts/transport.py", "hosts/pullback.py", "hosts/executor.py"]
+RUNTIME_AGNOSTIC = ["hosts/host_executor.py", "hosts/launchers/session.py", "hosts/launchers/slurm.py", "hosts/transport.py",
+                    "hosts/pullback.py", "hosts/executor.py", "hosts/access/local.py", "hosts/access/ssh.py"]
 
 
 def _imports(tree: ast.AST) -> set[str]:
@@ -42,7 +43,7 @@ def test_docker_commands_are_spelled_by_the_runtime_alone():
     for name in RUNTIME_AGNOSTIC:
         spelled = [s for s in _code_strings(ast.parse((REPROKIT / name).read_text(encoding="utf-8")))
                    if DOCKER_COMMAND.search(s)]
-        assert spelled == [], f"{name} builds docker commands ({spelled[:2]}); that is hosts/runtimes.py's job"
+        assert spelled == [], f"{name} builds docker commands ({spelled[:2]}); that is hosts/runtimes/docker.py's job"
 
 
 def test_the_runner_drives_the_executor_protocol():

@@ -1,4 +1,4 @@
-"""How a step is confined on its host (``CONFINE_SH`` in detached.py), run by a real shell here.
+"""How a step is confined on its host (``CONFINE_SH`` in launchers/session.py), run by a real shell here.
 
 The choice: a systemd user scope where a user manager answers, else a cgroup v2 directory this user may write,
 else the /proc sweep of its mark alone. The choice reads a mounts file and a cgroup file, so each case is a pair
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.hosts.detached import CONFINE_SH, EXIT_PLACEHOLDER, mark_pattern, wrapper_script
+from reprokit.hosts.launchers.session import CONFINE_SH, EXIT_PLACEHOLDER, mark_pattern, wrapper_script
 
 V1_MOUNTS = "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from reprokit.hosts.detached import EXIT_PLACEHOLDER, KILL_AFTER_S, wrapper_script
+from reprokit.hosts.launchers.session import EXIT_PLACEHOLDER, KILL_AFTER_S, wrapper_script
 
 pytestmark = pytest.mark.skipif(not all(shutil.which(t) for t in ("setsid", "timeout", "pgrep")),
                                 reason="needs setsid, timeout and pgrep (util-linux, coreutils, procps)")

@@ -8,7 +8,7 @@ from pathlib import Path
 import reprokit
 
 PACKAGE = Path(reprokit.__file__).resolve().parent
-SESSION_LAUNCHER = PACKAGE / "hosts" / "detached.py"
+SESSION_LAUNCHER = PACKAGE / "hosts" / "launchers" / "session.py"
 SESSION_WORDS = re.compile(r"\b(setsid|pgrep|pkill|124|137)\b")  # the session's tools, GNU timeout's exit codes
 
 

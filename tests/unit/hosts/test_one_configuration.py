@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.factory import ConnectOptions, remote_executor
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.hosts.ssh import SSHSettings, fabric_connection, openssh_argv
 
 KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"  # a well-formed ssh-ed25519 blob
@@ -107,7 +107,7 @@ def test_both_clients_name_the_same_chain_keys_and_known_hosts(chain, tmp_path):
 def test_the_executor_builds_both_from_its_transports_one_settings(chain, tmp_path):
     inventory, settings, _ = chain
     options = ConnectOptions(known_hosts=tmp_path / "known_hosts", ssh_config="none")
-    executor = remote_executor(inventory.host("gpu"), inventory, options, say=lambda m: None)
+    executor = executor_for(inventory.host("gpu"), inventory, Path("runs"), options, say=lambda m: None)
     assert executor.transport.settings == settings
     assert executor.transport.openssh_argv() == openssh_argv(settings)
     moved = dataclasses.replace(settings, target=dataclasses.replace(settings.target, port=2300))

@@ -1,4 +1,5 @@
-"""Native vs docker is a composition (the workload's command line), and every executor has the one life cycle."""
+"""Native vs docker is a composition (the workload's command line), each axis a registry, and one executor with one
+life cycle for every host, this machine included."""
 
 from __future__ import annotations
 
@@ -7,23 +8,23 @@ import shlex
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
-from reprokit.errors import HostError
-from reprokit.hosts.detached import SessionLauncher
-from reprokit.hosts.executor import Executor, LocalNativeExecutor
-from reprokit.hosts.factory import ConnectOptions, remote_executor
-from reprokit.hosts.launch import LAUNCHERS, Launcher
-from reprokit.hosts.remote import RemoteExecutor
-from reprokit.hosts.runtimes import (
-    SECRETS_ENTRY,
-    ApptainerRuntime,
-    DockerRuntime,
-    NativeRuntime,
-    PyxisRuntime,
-    StepPlace,
-    runtime_for,
-)
-from reprokit.hosts.slurm import SlurmLauncher
+from reprokit.errors import ConfigError, HostError
+from reprokit.hosts.access import ACCESS
+from reprokit.hosts.access.local import LocalConnection, LocalPull
+from reprokit.hosts.access.ssh import SSHConnection
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.executor import Executor
+from reprokit.hosts.factory import ConnectOptions, executor_for
+from reprokit.hosts.host_executor import HostExecutor
+from reprokit.hosts.launch import Launcher
+from reprokit.hosts.launchers import LAUNCHERS
+from reprokit.hosts.launchers.session import SessionLauncher
+from reprokit.hosts.launchers.slurm import SlurmLauncher
+from reprokit.hosts.runtimes import RUNTIMES, StepPlace, runtime_for
+from reprokit.hosts.runtimes.apptainer import ApptainerRuntime
+from reprokit.hosts.runtimes.docker import SECRETS_ENTRY, DockerRuntime
+from reprokit.hosts.runtimes.native import NativeRuntime
+from reprokit.hosts.runtimes.pyxis import PyxisRuntime
 
 INVENTORY = """all:
   vars:
@@ -94,18 +95,47 @@ def test_docker_refuses_a_step_without_an_image_or_its_reference(inventory):
 
 def test_the_factory_composes_the_runtime_the_host_names(inventory, tmp_path):
     options = ConnectOptions(known_hosts=tmp_path / "known_hosts", ssh_config="none", images={"sglang": "ref"})
-    native = remote_executor(inventory.host("native"), inventory, options, say=lambda m: None)
-    docker = remote_executor(inventory.host("docker"), inventory, options, say=lambda m: None)
+    native = executor_for(inventory.host("native"), inventory, tmp_path / "runs", options, say=lambda m: None)
+    docker = executor_for(inventory.host("docker"), inventory, tmp_path / "runs", options, say=lambda m: None)
     assert type(native.runtime) is NativeRuntime and type(docker.runtime) is DockerRuntime
     assert docker.runtime.images == {"sglang": "ref"}
+    assert type(native.transport) is SSHConnection
     assert native.pullback.transport is native.transport  # one connection per host, shared by the layers
     assert type(native.launcher) is SessionLauncher and native.launcher.transport is native.transport
+
+
+def test_local_is_access_local_with_the_session_launcher_and_any_runtime(tmp_path):
+    """This machine is a host like any other: the same executor and launcher, its work beside the records."""
+    (tmp_path / "inv.yml").write_text("all:\n  hosts:\n    box:\n      ansible_connection: local\n"
+                                      "      runtime: docker\n", encoding="utf-8")
+    inventory = load_inventory(tmp_path / "inv.yml")
+    options = ConnectOptions(known_hosts=tmp_path / "known_hosts", images={"sglang": "ref"})
+    for name, runtime in (("local", NativeRuntime), ("box", DockerRuntime)):
+        executor = executor_for(inventory.host(name), inventory, tmp_path / "runs", options, say=lambda m: None)
+        assert type(executor) is HostExecutor and type(executor.runtime) is runtime
+        assert type(executor.transport) is LocalConnection and type(executor.pullback) is LocalPull
+        assert type(executor.launcher) is SessionLauncher and executor.launcher.transport is executor.transport
+        assert executor.host.workdir == str((tmp_path / "runs" / ".hosts" / name).resolve())
+        assert executor.host_lock("R1").lock_dir == f"{executor.host.workdir}/lock"
+
+
+def test_each_registry_is_its_packages_one_list_and_the_inventory_refuses_other_names(tmp_path):
+    assert (list(ACCESS), list(LAUNCHERS), list(RUNTIMES)) == (["local", "ssh"], ["session", "slurm"],
+                                                               ["native", "docker", "apptainer", "pyxis"])
+    assert [LAUNCHERS[name].kind for name in LAUNCHERS] == list(LAUNCHERS)  # a handle names its launcher's key
+    for field, value, known in (("launcher", "kubernetes", "session, slurm"),
+                                ("runtime", "podman", "native, docker, apptainer, pyxis")):
+        (tmp_path / "inv.yml").write_text(f"all:\n  hosts:\n    gpu:\n      {field}: {value}\n", encoding="utf-8")
+        with pytest.raises(ConfigError) as err:
+            load_inventory(tmp_path / "inv.yml")
+        assert str(err.value) == (f"{tmp_path / 'inv.yml'}:4: host 'gpu': field '{field}': unknown {field}"
+                                  f" '{value}'; use one of {known}")
 
 
 @pytest.mark.parametrize("launcher", [SessionLauncher, SlurmLauncher])
 def test_every_launcher_has_the_protocols_methods_with_its_signatures(launcher):
     assert LAUNCHERS == {"session": SessionLauncher, "slurm": SlurmLauncher}
-    assert _members(Launcher) == ["collect", "follow", "launch", "lock_dir", "poll", "reap", "stop"]
+    assert _members(Launcher) == ["collect", "follow", "launch", "lock_dir", "poll", "reap", "stop", "usable_nodes"]
     for name in _members(Launcher):
         assert list(inspect.signature(getattr(launcher, name)).parameters) == \
             list(inspect.signature(getattr(Launcher, name)).parameters), name
@@ -116,10 +146,10 @@ def _members(protocol) -> list[str]:
                   and (callable(value) or isinstance(value, property)))
 
 
-@pytest.mark.parametrize("executor", [LocalNativeExecutor, RemoteExecutor])
+@pytest.mark.parametrize("executor", [HostExecutor])
 def test_every_executor_has_the_protocols_life_cycle_with_its_signatures(executor):
-    assert _members(Executor) == ["connect", "finish", "host", "host_lock", "host_path_exists", "pending", "prepare",
-                                  "run_step", "stage_inputs"]
+    assert _members(Executor) == ["attach", "close_connection", "connect", "finish", "host", "host_lock",
+                                  "host_path_exists", "pending", "prepare", "prune", "run_step", "stage_inputs"]
     for name in _members(Executor):
         wanted = getattr(Executor, name)
         if isinstance(wanted, property):

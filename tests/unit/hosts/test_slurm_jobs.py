@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from reprokit.config.inventory import SlurmSettings, load_inventory
+from reprokit.config.inventory import SlurmSettings
 from reprokit.errors import ConfigError
-from reprokit.hosts.slurm_jobs import job_end, parse_job_id, parse_sacct, parse_scontrol, parse_squeue, sbatch_argv
+from reprokit.hosts.axes import load_inventory
+from reprokit.hosts.launchers.slurm_jobs import job_end, parse_job_id, parse_sacct, parse_scontrol, parse_squeue, sbatch_argv
 
 TIMEOUT_LINE = "JobId=36 JobName=20261201T233545Z-smem-probe-cluster-bb6c-probe UserId=rkuser(1001) GroupId=rkuser(1001) MCS_label=N/A Priority=4294901724 Nice=0 Account=(null) QOS=(null) JobState=TIMEOUT Reason=TimeLimit Dependency=(null) Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15 RunTime=00:03:11 TimeLimit=00:03:00 TimeMin=N/A SubmitTime=2026-12-01T23:35:47 EligibleTime=2026-12-01T23:35:47 AccrueTime=2026-12-01T23:35:47 StartTime=2026-12-01T23:35:49 EndTime=2026-12-01T23:39:00 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-01T23:35:49 Scheduler=Main Partition=debug AllocNode:Sid=localhost:30605 ReqNodeList=(null) ExcNodeList=(null) NodeList=c1 BatchHost=c1 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=/srv/rk-hosts/login/scancel/runs/20261201T233545Z-smem-probe-cluster-bb6c/probe/job.sh WorkDir=/srv/rk-hosts/login/scancel/runs/20261201T233545Z-smem-probe-cluster-bb6c/probe StdErr=/srv/rk-hosts/login/scancel/runs/20261201T233545Z-smem-probe-cluster-bb6c/probe/slurm.out StdIn=/dev/null StdOut=/srv/rk-hosts/login/scancel/runs/20261201T233545Z-smem-probe-cluster-bb6c/probe/slurm.out Power= TresPerNode=gres:gpu:1 "
 NODE_FAIL_LINE = "JobId=40 JobName=20261201T233927Z-smem-probe-cluster-c5e6-probe UserId=rkuser(1001) GroupId=rkuser(1001) MCS_label=N/A Priority=4294901720 Nice=0 Account=(null) QOS=(null) JobState=NODE_FAIL Reason=NodeDown Dependency=(null) Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15 RunTime=00:00:00 TimeLimit=00:03:00 TimeMin=N/A SubmitTime=2026-12-01T23:39:28 EligibleTime=2026-12-01T23:39:28 AccrueTime=2026-12-01T23:39:28 StartTime=2026-12-01T23:39:31 EndTime=2026-12-01T23:39:31 Deadline=N/A SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-01T23:39:31 Scheduler=Main Partition=debug AllocNode:Sid=localhost:31512 ReqNodeList=(null) ExcNodeList=(null) NodeList=c1 BatchHost=c1 NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* TRES=cpu=1,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=* MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0 Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null) Command=/srv/rk-hosts/login/node-down/runs/20261201T233927Z-smem-probe-cluster-c5e6/probe/job.sh WorkDir=/srv/rk-hosts/login/node-down/runs/20261201T233927Z-smem-probe-cluster-c5e6/probe StdErr=/srv/rk-hosts/login/node-down/runs/20261201T233927Z-smem-probe-cluster-c5e6/probe/slurm.out StdIn=/dev/null StdOut=/srv/rk-hosts/login/node-down/runs/20261201T233927Z-smem-probe-cluster-c5e6/probe/slurm.out Power= TresPerNode=gres:gpu:1 "
@@ -97,7 +98,7 @@ def test_every_slurm_variable_reaches_sbatch_as_one_word():
     ("slurm_extra_args: ['--mem 64G']", "field 'slurm_extra_args': '--mem 64G' is not one sbatch option: write each as"
                                         " one item, e.g. --mem=64G"),
     ("slurm_time_limit: soon", "field 'slurm_time_limit': String should match pattern"),
-    ("gpu_count: 1\n      launcher: pbs", "field 'launcher': Input should be 'session' or 'slurm'"),
+    ("gpu_count: 1\n      launcher: pbs", "field 'launcher': unknown launcher 'pbs'; use one of session, slurm"),
 ])
 def test_a_bad_slurm_variable_is_one_line_naming_its_line(tmp_path, line, error):
     path = tmp_path / "inventory.yml"

@@ -95,7 +95,7 @@ def test_bad_requests_are_refused_before_anything_runs(kit):
         build_image(kit, "nope", local_host(), target=target)
     with pytest.raises(ConfigError, match="takes no base from OTHER_IMAGE"):
         build_image(kit, "serve", local_host(), target=target, base_overrides={"OTHER_IMAGE": "a@sha256:" + "1" * 64})
-    remote = local_host().__class__(**{**local_host().__dict__, "name": "gpu1", "connection": "ssh"})
+    remote = local_host().__class__(**{**local_host().__dict__, "name": "gpu1", "connection": "ssh", "local": False})
     with pytest.raises(HostError, match="needs its SSH target"):
         build_image(kit, "serve", remote)
     assert target.calls == []

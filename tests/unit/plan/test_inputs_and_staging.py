@@ -10,7 +10,7 @@ import pytest
 
 from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit_file
-from reprokit.hosts.executor import LocalNativeExecutor
+from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.hosts.staging import container_mounts
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
@@ -22,6 +22,13 @@ from tests.conftest import REPO
 
 KITS = REPO / "kits"
 WHEEL = "flashinfer_python-0.6.3-py3-none-any.whl"
+
+
+def local_executor(host, runs_dir):
+    """This machine's executor, ready for a run R1's steps (as ``prepare`` leaves it, without its lock)."""
+    executor = executor_for(host, None, runs_dir, ConnectOptions())
+    executor.run_id = "R1"
+    return executor
 
 
 @pytest.fixture
@@ -59,11 +66,11 @@ def test_an_earlier_result_is_staged_into_the_step_and_named_by_its_host_path(tm
     kit = load_kit_file(KITS / "tile-sweep.yml")
     sweep = next(s for s in kit.steps if s.uses == "tile-sweep")
     planned = plan_step(sweep, kit, KITS, Fingerprint.from_json({"devices": [{"gpu_arch": "sm90"}]}, "test"), steps)
-    executor = LocalNativeExecutor(local_host(), tmp_path / "runs")
+    executor = local_executor(local_host(), tmp_path / "runs")
     out_dir = record / "steps" / "sweep"
     stage_inputs(planned, executor, steps, record, out_dir)
-    assert planned.skip_reason is None
-    staged = out_dir.resolve() / "inputs" / "predicted" / "result.json"
+    assert planned.skip_reason is None  # staged into the step's directory on the host, which comes back with the record
+    staged = tmp_path / "runs" / ".hosts" / "local" / "runs" / "R1" / "sweep" / "inputs" / "predicted" / "result.json"
     assert planned.params["predicted"] == str(staged)
     assert staged.read_text() == '{"status": "ok"}'
     assert [i.to_json() for i in planned.inputs] == [{"param": "predicted", "origin": "step static-smem: result.json",
@@ -103,7 +110,7 @@ def test_the_wheel_comes_from_the_control_machines_cache_and_stays_in_the_hosts(
     assert (wheel.param, wheel.origin, wheel.keep_on_host, wheel.size_bytes) == ("wheel", f"control cache: {WHEEL}", True, 11)
     assert wheel.source == control_cache / "wheels" / WHEEL
     # the local host is the control machine: its cache is used where it is, nothing copied into the record
-    staged = LocalNativeExecutor(local_host(), tmp_path / "runs").stage_inputs("static-smem", tmp_path / "out", files)
+    staged = local_executor(local_host(), tmp_path / "runs").stage_inputs("static-smem", tmp_path / "out", files)
     assert staged == [(wheel, str(wheel.source))]
     assert not (tmp_path / "out").exists()
 
@@ -115,7 +122,7 @@ def test_a_bare_model_name_is_taken_in_the_hosts_models_dir_and_checked_there(tm
     sm120 = Fingerprint.from_json({"devices": [{"index": 0, "gpu_arch": "sm120"}]}, "test")
     planned = plan_step(serve, kit, KITS, sm120, {}, host=host)
     assert planned.params["model"] == f"{tmp_path}/models/GLM-5-NVFP4"
-    executor = LocalNativeExecutor(host, tmp_path / "runs")
+    executor = local_executor(host, tmp_path / "runs")
     stage_inputs(planned, executor, {}, tmp_path, tmp_path / "out")
     assert planned.skip_reason == (  # the built-in host `local` has no inventory entry to set models_dir in
         f"not run: model {tmp_path}/models/GLM-5-NVFP4 is not on host 'local'; put it there, or pass where it is:"

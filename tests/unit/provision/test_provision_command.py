@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.config.inventory import load_inventory
 from reprokit.errors import ConfigError
+from reprokit.hosts.axes import load_inventory
 from reprokit.provision import PLAYBOOK, ProvisionResult, ansible_command, parse_recap, provision
 
 INVENTORY = """\

@@ -6,7 +6,9 @@ import hashlib
 import os
 from pathlib import Path
 
-from reprokit.hosts.staging import stage_local
+from reprokit.config.inventory import local_host
+from reprokit.hosts.access.local import LocalConnection
+from reprokit.hosts.staging import stage_on_host
 from reprokit.records.atomic import write_bytes_atomic, write_json_atomic
 from reprokit.records.digests import DIGESTS
 from reprokit.records.inputs import InputFile
@@ -30,7 +32,10 @@ def test_a_finished_local_record_hashes_each_byte_once(tmp_path: Path, hashed) -
     source = record.dir / "fingerprint" / "result.json"
     write_json_atomic(source, {"devices": []})
     item = InputFile("predicted", source, DIGESTS.sha256_of(source), source.stat().st_size, "step fingerprint", False)
-    stage_local(record.step_dir("sweep"), [item])  # a copy into the record, verified there: hashed once
+    host = LocalConnection.open_for(local_host(), None, None, runs_dir=tmp_path / "runs")
+    step_dir = f"{host.host.workdir}/runs/r1/sweep"
+    stage_on_host(host, step_dir, [item])  # onto the host (this machine), verified there by the host's sha256sum
+    host.pull_back(1 << 30, 1000).pull(step_dir, record.step_dir("sweep"))  # back with the step: hashed once
     write_json_atomic(record.dir / "verdict.json", {"verdict": "PASS"})
     record.hash_artifacts()  # the HTML report lists the artifacts before the manifest does
     record.finish("complete")

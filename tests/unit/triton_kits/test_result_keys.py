@@ -34,8 +34,8 @@ def test_declared_keys_are_the_keys_of_a_real_result(kind):
 
 
 def test_serve_declares_the_keys_of_its_workloads_result():
-    tree = ast.parse((REPO / "reprokit/workloads/serve.py").read_text())
-    run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
+    tree = ast.parse((REPO / "reprokit/workloads/serve.py").read_text())  # session(): one result for sglang and vLLM
+    run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "session")
     returned = [n.value for n in ast.walk(run) if isinstance(n, ast.Return) and isinstance(n.value, ast.Dict)][-1]
     assert STEP_KINDS["serve"].result_keys == tuple(k.value for k in returned.keys)
 

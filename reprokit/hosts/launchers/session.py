@@ -1,13 +1,14 @@
-"""The session launcher: one step running detached on an SSH host (launch, stream its log, its exit code, stop it,
-collect its files). The only module that knows how a session is started and ended (``setsid``, ``pgrep -s``,
+"""The session launcher: one step running detached on its host, over SSH or on this machine (launch, stream its
+log, its exit code, stop it, collect its files). The only module that knows how a session is started and ended (``setsid``, ``pgrep -s``,
 ``pkill -s``), how its processes are confined and swept (a cgroup, a mark in their environment) and what GNU
 ``timeout``'s exit codes mean; everything above speaks the ``Launcher`` protocol.
 
 The step runs under a wrapper (``setsid``, its own session, a remote ``timeout``), so a dropped connection
 never kills it: the control plane reconnects, or leaves the run ``detached`` for ``invoke collect``. When the
 step ends, whatever it left running is killed: its cgroup where the host allows one, every process that carries
-its mark (``setsid`` escapes the session, not the mark), what is left in its session. Its log streams back while it runs; its files
-come back through ``pullback.py``, which trusts no path the host sends.
+its mark (``setsid`` escapes the session, not the mark), what is left in its session. Its log streams back while
+it runs; its files come back through the connection's puller (``pullback.py``, ``access/local.py``), which trusts
+no path the host sends. The wrapper itself is a template, ``hosts/sh/session_step.sh``.
 """
 
 from __future__ import annotations
@@ -20,11 +21,12 @@ from pathlib import Path
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import shell
-from reprokit.hosts.launch import STOP, Detached, Handle, PullIncomplete, StepEnd, register
+from reprokit.hosts.access.base import Connection, Puller
+from reprokit.hosts.launch import STOP, Detached, Handle, PullIncomplete, StepEnd
 from reprokit.hosts.logstream import stream_log
-from reprokit.hosts.pullback import Listing, PullBack, PullStopped
-from reprokit.hosts.ssh import is_dropped_link
-from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost, Transport
+from reprokit.hosts.pull_listing import Listing, PullStopped
+from reprokit.hosts.shell_scripts import library, render
+from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 
 POLL_MIN_S, POLL_MAX_S = 0.02, 0.5  # poll fast while a step is short or chatty, back off while it is quiet
 KILL_AFTER_S = 10
@@ -35,49 +37,7 @@ NEVER_STARTED_AFTER_S = 60.0  # a wrapper writes its pid at once; a run.sh witho
 TIMEOUT_EXITS = (124, 137)  # GNU timeout: 124 when it ended the step at its limit, 137 (KILL) after --kill-after
 
 
-# The step's confinement, in the host's shell. Where the host lets this user have a cgroup (a systemd user manager's
-# scope, or a cgroup v2 directory the user may write) the step runs in one of its own, killed whole when it ends.
-# Everywhere, the step's processes carry REPROKIT_RUN=<run id>/<step> in their environment, and a sweep of /proc
-# kills every process of this user that still carries it (a cgroup escapes nothing; the mark escapes `env -i`).
-CONFINE_SH = r"""
-cgroup_parent() {  # $1 a mounts file, $2 a cgroup file: the cgroup v2 directory this user may nest one in
-  mnt=$(awk '$3 == "cgroup2" { print $2; exit }' "$1" 2>/dev/null)
-  rel=$(sed -n 's/^0:://p' "$2" 2>/dev/null)
-  [ -n "$mnt" ] && [ -n "$rel" ] || return 1
-  dir="$mnt${rel%/}"
-  [ -d "$dir" ] && [ -w "$dir" ] && [ -w "$dir/cgroup.procs" ] || return 1
-  echo "$dir"
-}
-confinement() {  # $1 a mounts file, $2 a cgroup file: systemd, cgroup DIR or proc (the sweep only)
-  if systemd-run --user --scope --quiet true >/dev/null 2>&1; then echo systemd
-  elif dir=$(cgroup_parent "$1" "$2"); then echo "cgroup $dir"
-  else echo proc; fi
-}
-kill_cgroup() {  # $1 a cgroup v2 directory: kill everything in it, wait until it is empty, remove it; print who is left
-  [ -d "$1" ] || return 0
-  [ -f "$1/cgroup.kill" ] && echo 1 > "$1/cgroup.kill" 2>/dev/null
-  i=0
-  while pids=$(cat "$1/cgroup.procs" 2>/dev/null) && [ -n "$pids" ] && [ $i -lt 50 ]; do
-    kill -KILL $pids 2>/dev/null; i=$((i + 1)); sleep 0.1
-  done
-  rmdir "$1" 2>/dev/null || cat "$1/cgroup.procs" 2>/dev/null
-  return 0
-}
-marked() {  # $1 an ERE of marks: the pids of this user's processes that carry one
-  grep -lsazE "^REPROKIT_RUN=$1\$" /proc/[0-9]*/environ 2>/dev/null | sed -n 's,^/proc/\([0-9]*\)/environ$,\1,p'
-}
-sweep() {  # $1 an ERE of marks: kill every marked process until none is left; print who is left
-  i=0
-  while pids=$(marked "$1") && [ -n "$pids" ] && [ $i -lt 50 ]; do
-    kill -KILL $pids 2>/dev/null; i=$((i + 1)); sleep 0.1
-  done
-  marked "$1"
-}
-reap() {  # $1 an ERE of marks, then step directories: kill their cgroups and sweep; print how many are left
-  marks=$1; shift
-  { for d in "$@"; do [ -f "$d/cgroup" ] && kill_cgroup "$(cat "$d/cgroup")"; done; sweep "$marks"; } | sort -u | wc -l
-}
-"""
+CONFINE_SH = library("confine.sh")  # the confinement's functions (hosts/sh/confine.sh), for the wrapper, reap, stop
 
 
 def mark_pattern(run_id: str, step: str | None = None) -> str:
@@ -88,43 +48,10 @@ def mark_pattern(run_id: str, step: str | None = None) -> str:
 
 
 def wrapper_script(command: str, timeout_s: float, cleanup: str = "") -> str:
-    """``run.sh``: the step under ``timeout``, confined and marked, its log and exit code in its directory.
-
-    ``sh run.sh`` is the wrapper; ``sh run.sh step [DIR]`` the step itself, which the wrapper starts in its
-    cgroup (a systemd scope, or DIR) and marks with its run and step (``CONFINE_SH``).
-    """
-    return (
-        "#!/bin/sh\n"
-        "# Written by reprokit: runs one step detached from the SSH session.\n"
-        'cd "$(dirname "$0")" || exit 1\n'
-        f"{CONFINE_SH.strip()}\n"
-        'mark="$(basename "$(dirname "$PWD")")/$(basename "$PWD")"\n'
-        'if [ "$1" = step ]; then\n'
-        '  if [ "$2" = systemd ]; then sed -n "s,^0::,$(awk \'$3 == "cgroup2" { print $2; exit }\' /proc/self/mounts),p"'
-        " /proc/self/cgroup > cgroup\n"
-        '  elif [ -n "$2" ] && echo $$ > "$2/cgroup.procs"; then echo "$2" > cgroup; fi\n'
-        '  export REPROKIT_RUN="$mark"\n'
-        f"  exec timeout --kill-after={KILL_AFTER_S} {int(timeout_s)} {command} > step.log 2>&1 < /dev/null\n"
-        "fi\n"
-        "echo $$ > pid\n"
-        "if [ -f .secrets.sh ]; then set -a; . ./.secrets.sh; set +a; rm -f .secrets.sh; fi\n"
-        # docker reads its --env-file from this descriptor: the file is gone before any container starts
-        "if [ -f .secrets.env ]; then exec 3< .secrets.env; rm -f .secrets.env; fi\n"
-        "set -- $(confinement /proc/self/mounts /proc/self/cgroup)\n"
-        'case "$1" in\n'
-        "  systemd) systemd-run --user --scope --quiet -- sh run.sh step systemd ;;\n"
-        '  cgroup) if mkdir "$2/reprokit-$$" 2>/dev/null; then sh run.sh step "$2/reprokit-$$"; else sh run.sh step; fi ;;\n'
-        "  *) sh run.sh step ;;\n"
-        "esac\n"
-        "rc=$?\n"
-        "exec 3<&-\n"
-        f"{cleanup + chr(10) if cleanup else ''}"
-        # a finished step leaves nothing behind: its cgroup, what carries its mark, what is left in this session
-        'reap "$(printf %s "$mark" | sed \'s/\\./\\\\./g\')" . > /dev/null\n'
-        'for p in $(pgrep -s $$); do [ "$p" = "$$" ] || kill -KILL "$p" 2>/dev/null; done\n'
-        # overwrite the placeholder in place: this needs no new disk space, so it works on a full disk too
-        "printf '%-7s\\n' \"$rc\" 1<> exit_code\n"
-    )
+    """``run.sh`` (``hosts/sh/session_step.sh``): the step under ``timeout``, confined and marked, its log and exit code
+    in its directory; ``cleanup`` ends what outlives the step (its container)."""
+    return render("session_step.sh", LIBRARY=library("confine.sh", "step_parts.sh"), KILL_AFTER_S=str(KILL_AFTER_S),
+                  TIMEOUT_S=str(int(timeout_s)), COMMAND=command, CLEANUP=cleanup)
 
 
 def reap_command(run_dir: str, run_id: str) -> str:
@@ -132,7 +59,7 @@ def reap_command(run_dir: str, run_id: str) -> str:
     return f"{CONFINE_SH.strip()}\nreap {shell.quote(mark_pattern(run_id))} {shell.quote(run_dir)}/*"
 
 
-def read_exit_code(transport: Transport, remote_dir: str) -> int | None:
+def read_exit_code(transport: Connection, remote_dir: str) -> int | None:
     """The exit code the wrapper wrote in ``remote_dir``, or None while the step runs (or never started)."""
     text = (transport.read_text(f"{remote_dir}/exit_code") or "").strip()
     return int(text) if text.lstrip("-").isdigit() else None
@@ -142,8 +69,8 @@ def read_exit_code(transport: Transport, remote_dir: str) -> int | None:
 class DetachedStep:
     """The step in ``remote_dir`` on the transport's host; ``cleanup`` ends what outlives its session."""
 
-    transport: Transport
-    pullback: PullBack
+    transport: Connection
+    pullback: Puller
     name: str
     remote_dir: str
     cleanup: str = ""
@@ -157,7 +84,7 @@ class DetachedStep:
             try:
                 return self._launch(command, timeout_s, params, secrets)
             except LINK_ERRORS as exc:
-                if attempt == 2 or not is_dropped_link(exc):
+                if attempt == 2 or not self.transport.dropped(exc):
                     if isinstance(exc, OSError):
                         raise self._launch_failed(exc) from None
                     raise
@@ -218,7 +145,7 @@ class DetachedStep:
                     if not self._session_alive() and self.exit_code() is None:
                         return -1  # the wrapper died without writing its exit code (e.g. killed by the host)
             except LINK_ERRORS as exc:
-                if not is_dropped_link(exc):
+                if not self.transport.dropped(exc):
                     raise
                 self.transport.say(f"      connection to {self.transport.host.name} lost during '{self.name}'"
                                    f" ({type(exc).__name__}); reconnecting")
@@ -272,15 +199,19 @@ def session_end(code: int | None) -> StepEnd | None:
     return StepEnd(exit_code=code, timed_out=code in TIMEOUT_EXITS)
 
 
-@register("session")
 @dataclass
 class SessionLauncher:
-    """The ``Launcher`` of an SSH host: each step a ``DetachedStep``, its handle the step directory (and pid)."""
+    """The ``Launcher`` of a host reached directly (SSH or this machine): each step a ``DetachedStep``, its handle the step directory (and pid)."""
 
-    transport: Transport
-    pullback: PullBack
+    transport: Connection
+    pullback: Puller
     kind: str = "session"
     steps: dict[str, DetachedStep] = field(default_factory=dict)  # remote dir -> the step launched from here
+    in_batch_job: bool = False  # a step runs in the session, not in a scheduler's job
+
+    def usable_nodes(self) -> list[str] | None:
+        """A session runs on its one host: no nodes to choose among."""
+        return None
 
     @staticmethod
     def lock_dir(host: Host) -> str:

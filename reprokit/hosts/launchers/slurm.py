@@ -19,11 +19,10 @@ from pathlib import Path
 from reprokit.config.inventory import Host, SlurmSettings
 from reprokit.errors import HostError
 from reprokit.hosts import shell
-from reprokit.hosts.detached import CONFINE_SH, mark_pattern, reap_command
-from reprokit.hosts.launch import Detached, Handle, PullIncomplete, StepEnd, register
-from reprokit.hosts.logstream import stream_log
-from reprokit.hosts.pullback import Listing, PullBack, PullStopped
-from reprokit.hosts.slurm_jobs import (
+from reprokit.hosts.access.base import Connection, Puller
+from reprokit.hosts.launch import Detached, Handle, PullIncomplete, StepEnd
+from reprokit.hosts.launchers.session import mark_pattern, reap_command
+from reprokit.hosts.launchers.slurm_jobs import (
     SACCT_FIELDS,
     SLURM_TIME,
     SQUEUE_FORMAT,
@@ -38,8 +37,10 @@ from reprokit.hosts.slurm_jobs import (
     queue_wait_end,
     sbatch_argv,
 )
-from reprokit.hosts.ssh import is_dropped_link
-from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost, Transport
+from reprokit.hosts.logstream import stream_log
+from reprokit.hosts.pull_listing import Listing, PullStopped
+from reprokit.hosts.shell_scripts import library, render
+from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 from reprokit.hosttext import shown
 
 POLL_MIN_S, POLL_MAX_S = 0.5, 5.0  # a job tool call per poll: gentler on the controller than a session's file reads
@@ -52,44 +53,31 @@ SUBMIT_CANCEL_WAIT_S = 60.0  # after an interrupted sbatch: how long its job is 
 
 
 def job_script(remote_dir: str, command: str, cleanup: str = "") -> str:
-    """``job.sh``: the step in its directory, its log and its exit code there (sbatch copies the script away).
+    """``job.sh`` (``hosts/sh/slurm_job.sh``): the step in its directory, its log and its exit code there (sbatch copies
+    the script away); the secrets and the exit code as the session's wrapper takes and writes them.
 
     The workload carries the run's mark (``REPROKIT_RUN``, as a session's step does): on a cluster without cgroup
-    process tracking (``proctrack/linuxproc``), a child that leads a session of its own escapes Slurm's kill, and the script sweeps what
-    carries the mark once the workload ended.
+    process tracking (``proctrack/linuxproc``), a child that leads a session of its own escapes Slurm's kill, and the
+    script sweeps what carries the mark once the workload ended.
     """
     run_id, step = remote_dir.rstrip("/").rsplit("/", 2)[-2:]
-    return (
-        "#!/bin/sh\n"
-        "# Written by reprokit: runs one step as a Slurm batch job.\n"
-        f"cd {shell.quote(remote_dir)} || exit 1\n"
-        f"{CONFINE_SH.strip()}\n"
-        f"printf '%-7s\\n' {EXIT_PLACEHOLDER} 1<> exit_code\n"  # a requeued job starts again from here
-        "if [ -f .secrets.sh ]; then set -a; . ./.secrets.sh; set +a; rm -f .secrets.sh; fi\n"
-        "if [ -f .secrets.env ]; then exec 3< .secrets.env; rm -f .secrets.env; fi\n"
-        # the mark on the workload only: the sweep's own tools must not carry it
-        f"(export REPROKIT_RUN={shell.quote(f'{run_id}/{step}')}; {command}) > step.log 2>&1 < /dev/null\n"
-        "rc=$?\n"
-        "exec 3<&-\n"
-        f"{cleanup + chr(10) if cleanup else ''}"
-        f"sweep {shell.quote(mark_pattern(run_id, step))} > /dev/null\n"
-        "printf '%-7s\\n' \"$rc\" 1<> exit_code\n"
-        "exit $rc\n"
-    )
+    return render("slurm_job.sh", LIBRARY=library("confine.sh", "step_parts.sh"), STEP_DIR=shell.quote(remote_dir),
+                  PLACEHOLDER=EXIT_PLACEHOLDER, MARK=shell.quote(f"{run_id}/{step}"),
+                  MARK_PATTERN=shell.quote(mark_pattern(run_id, step)), COMMAND=command, CLEANUP=cleanup)
 
 
 def slurm_settings(host: Host) -> SlurmSettings:
     return host.slurm or SlurmSettings()
 
 
-@register("slurm")
 @dataclass
 class SlurmLauncher:
     """The ``Launcher`` of a Slurm login node: ``sbatch``, ``squeue``/``sacct``/``scontrol``, ``scancel``."""
 
-    transport: Transport
-    pullback: PullBack
+    transport: Connection
+    pullback: Puller
     kind: str = "slurm"
+    in_batch_job: bool = True  # each step is a batch job: a runtime may start its container with the job's srun
     cancelled: set[str] = field(default_factory=set)  # jobs this process cancelled (any other cancel is someone else's)
     submitted: dict[str, float] = field(default_factory=dict)  # job id -> when it was submitted (monotonic)
     unanswered_since: dict[str, float] = field(default_factory=dict)  # job id -> since when Slurm is silent about it
@@ -279,7 +267,7 @@ class SlurmLauncher:
                         f"Slurm job {handle.id} ran {timeout_s:.0f} s + {OVERRUN_GRACE_S} s past its timeout; reprokit"
                         " cancelled it"), facts={"launcher": "slurm", "job_id": handle.id})
             except LINK_ERRORS as exc:
-                if not is_dropped_link(exc):
+                if not self.transport.dropped(exc):
                     raise
                 self.transport.say(f"      connection to {self.host.name} lost during '{name}' ({type(exc).__name__});"
                                    f" reconnecting (Slurm job {handle.id} goes on)")

@@ -1,9 +1,9 @@
-"""The SSH executor: workloads on a remote host over one transport, natively or in Docker.
+"""The one executor: workloads on any host (this machine, an SSH host, a Slurm login node), in any runtime.
 
-It composes the layers below it: the ``Transport`` (one connection, reconnects, ``sh``, files), the
-``Runtime`` (how the workload's command is built: ``runtimes.py``), the ``Launcher`` that starts, follows,
-stops and collects each step (a detached session, ``detached.py``, or a Slurm job, ``slurm.py``: the
-protocol in ``launch.py``) and the ``PullBack`` of the step's files. What is its own:
+It composes the three registries below it: the ``Connection`` (``access/``: run, put, read, pull; this machine
+or SSH), the ``Runtime`` (how the workload's command is built: ``runtimes/``), the ``Launcher`` that starts,
+follows, stops and collects each step (a detached session or a Slurm job: ``launchers/``, the protocol in
+``launch.py``) and the connection's ``Puller`` of the step's files. What is its own:
 the run's life cycle on the host (the lock, the shipped code, the run directory) and the bookkeeping of
 what the host still holds. The host's run directory is removed only once every file of every step is back
 and verified: after any failure or interrupt during a pull-back the host keeps its copy and ``invoke
@@ -27,12 +27,14 @@ from pathlib import Path
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError, ReprokitError
 from reprokit.hosts import shell, staging
+from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
 from reprokit.hosts.launch import STOP, Detached, Handle, Launcher, StepEnd, StepSpec
 from reprokit.hosts.lock import HostLock
-from reprokit.hosts.pullback import Listing, PullBack
-from reprokit.hosts.runtimes import Runtime, StepPlace
-from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost, Transport
+from reprokit.hosts.logstream import step_log, stream_log
+from reprokit.hosts.pull_listing import Listing
+from reprokit.hosts.runtimes.base import Runtime, StepPlace
+from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 from reprokit.records.atomic import write_json_atomic
 from reprokit.secrets import Redactor, env_file_text
 
@@ -60,12 +62,12 @@ def code_bundle() -> tuple[bytes, str]:
 
 
 @dataclass
-class RemoteExecutor:
-    """An ``Executor`` (``executor.py``) for a host reached over SSH."""
+class HostExecutor:
+    """The ``Executor`` (``executor.py``) of every host: one step lifecycle, whatever the access."""
 
-    transport: Transport
+    transport: Connection
     runtime: Runtime
-    pullback: PullBack
+    pullback: Puller
     launcher: Launcher
     lock: HostLock | None = None
     run_id: str | None = None
@@ -115,7 +117,7 @@ class RemoteExecutor:
         self.run_id = run_id
         self.secrets = dict(secrets or {})
         self.pullback.redactor = Redactor(list(self.secrets.values()))
-        if self.transport.conn is None:
+        if not self.transport.is_open:
             self.transport.connect()
         try:
             self._prepare(run_id)
@@ -125,7 +127,7 @@ class RemoteExecutor:
 
     def _prepare(self, run_id: str) -> None:
         sh = self.transport.sh
-        self.runtime.check(self.transport)
+        self.runtime.check(self.transport, self.launcher.in_batch_job)
         self.lock = self.host_lock(run_id)
         self.code_dir = f"{self.workdir}/code/{code_bundle()[1][:16]}"
         # one round trip for the directories and two questions: each command is a shell start on the host, and a
@@ -218,7 +220,7 @@ class RemoteExecutor:
     def stage_inputs(self, step_name: str, out_dir: Path, files: list) -> list:
         """Upload a step's input files before it starts (staging.py); the workload gets the returned paths."""
         assert self.run_id
-        return staging.stage_remote(self.transport, f"{self.run_dir(self.run_id)}/{step_name}", files)
+        return staging.stage_on_host(self.transport, f"{self.run_dir(self.run_id)}/{step_name}", files)
 
     def host_path_exists(self, path: str) -> bool:
         return self.transport.path_exists(path)
@@ -229,7 +231,8 @@ class RemoteExecutor:
         remote_dir = f"{self.run_dir(self.run_id)}/{step_name}"
         out_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(out_dir / "params.json", spec.params)
-        place = StepPlace(self.run_id, step_name, remote_dir, self.code_dir, self.models_present, bool(self.secrets))
+        place = StepPlace(self.run_id, step_name, remote_dir, self.code_dir, self.models_present, bool(self.secrets),
+                          self.transport.python_path())
         command = self.runtime.command(spec.module, spec.image, place)
         LOG.debug("host %s: step %s: %s", self.host.name, step_name, command)  # --verbose; secrets go by file, never here
         secrets_file = None
@@ -288,7 +291,28 @@ class RemoteExecutor:
                                " on the host")
             return False
 
-    # -- a run left on the host (``invoke collect``) ---------------------------------------------
+    # -- a run left on the host (``invoke collect``, ``--prune``) ----------------------------------
+    def attach(self, run_id: str) -> None:
+        """Reach the host of a run started earlier, its steps found by their handles; the lock taken over on ``finish``."""
+        self.connect()
+        self.run_id = run_id
+        self.lock = self.host_lock(run_id)
+
+    def stop(self, handle: Handle) -> None:
+        """End the step of ``handle`` on the host (``invoke cancel``); its files stay there for ``invoke collect``."""
+        self.launcher.stop(handle)
+
+    def read_log(self, handle: Handle, offset: int, pending: bytes,
+                 on_line: Callable[[str], None] | None) -> tuple[int, bytes]:
+        """The step's log from ``offset`` on the host, each whole line masked and handed to ``on_line``."""
+        return stream_log(self.transport, self.pullback.redactor, step_log(handle.remote_dir), offset, pending, on_line)
+
+    def prune(self, run_id: str) -> str:
+        """Remove the host's copy of run ``run_id``; the directory removed."""
+        run_dir = self.run_dir(run_id)
+        self.transport.remove_tree(run_dir)
+        return run_dir
+
     def poll(self, handle: Handle) -> StepEnd | None:
         """How the step of ``handle`` ended, or None while it is queued or runs."""
         return self.launcher.poll(handle)
@@ -301,4 +325,4 @@ class RemoteExecutor:
         return self.pullback.pull(handle.remote_dir, out_dir, on_bytes)
 
 
-__all__ = ["ConnectionLost", "Detached", "RemoteExecutor", "STOP", "code_bundle"]
+__all__ = ["ConnectionLost", "Detached", "HostExecutor", "STOP", "code_bundle"]
