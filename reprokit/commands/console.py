@@ -10,6 +10,7 @@ import re
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from rich.console import Console
 from rich.markdown import Markdown
@@ -31,6 +32,13 @@ class _Console(Console):
         """The reader went away (`| head`): end quietly with 141, as the plain-print paths do (rich says 1)."""
         os.dup2(os.open(os.devnull, os.O_WRONLY), self.file.fileno())
         raise SystemExit(ExitCode.READER_GONE)
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """A line of words is never folded by reprokit: the terminal folds it, and in a pipe or a log it stays one
+        line (a path, an image reference or a verdict a script greps for). Tables still fit the width."""
+        if "soft_wrap" not in kwargs and all(isinstance(each, str) for each in objects):
+            kwargs["soft_wrap"] = True
+        super().print(*objects, **kwargs)
 
 
 def _console(stderr: bool) -> Console:
