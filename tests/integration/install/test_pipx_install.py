@@ -126,8 +126,10 @@ def test_dev_install_puts_the_tool_in_the_given_pipx_home_and_leaves_the_checkou
 def test_the_wheel_ships_the_kits_roles_dockerfiles_and_tables_and_no_tests(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for folder in SHIPPED:
-        files = sorted(str(p.relative_to(REPO)) for p in (REPO / folder).rglob("*") if p.is_file())
-        assert files and {f"reprokit/shipped/{f}" for f in files} <= names, folder  # whatever the folder holds
+        tracked = subprocess.run(["git", "ls-files", "-z", "--", folder], cwd=REPO, capture_output=True, text=True,
+                                 check=True).stdout.split("\0")
+        files = sorted(f for f in tracked if f and not any(part.startswith(".") for part in Path(f).parts))
+        assert files and {f"reprokit/shipped/{f}" for f in files} <= names, folder  # whatever git holds there, no dotfile
     assert {"reprokit/shipped/ansible/site.yml", "reprokit/shipped/docker/workload.Dockerfile",
             "reprokit/shipped/docker/serve.Dockerfile", "reprokit/data/fit-table.json"} <= names
     tables = sorted(p.name for p in (REPO / "reprokit" / "data" / "tactics").glob("*.json"))
