@@ -111,7 +111,9 @@ def test_a_bad_slurm_variable_is_one_line_and_sbatch_refusals_name_the_host(tmp_
 def test_a_container_tool_the_cluster_lacks_is_refused_before_anything_runs(tmp_path, runtime, said):
     work = workdir(f"no-{runtime}")
     inv = inventory(tmp_path / "inv.yml", work, runtime=runtime)
-    proc = repro(tmp_path, inv, known_hosts(tmp_path / "known_hosts"), "--host", "cluster")
+    # an image reference given, so the run gets past the check made before any host is reached, to the cluster's
+    proc = repro(tmp_path, inv, known_hosts(tmp_path / "known_hosts"), "--host", "cluster", "--image",
+                 "workload=127.0.0.1:5000/reprokit-test/workload:absent")
     assert proc.returncode == ExitCode.HOST_ERROR
     assert proc.stderr.strip() == said
     assert not (tmp_path / "runs").exists() or list((tmp_path / "runs").iterdir()) == []
