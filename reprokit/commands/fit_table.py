@@ -6,14 +6,20 @@ process per (arch, dtype), with ``--out`` pointing away from the table in ``repr
 ``--new`` (also ``invoke fit-table --new``) reads the package index's list of releases and computes only the cells
 the table lacks (``reprokit.fix.release_index``); with ``--check`` it exits 1 and prints the diff of the data and
 the page when a cell changed, which is what the scheduled workflow (``.github/workflows/fit-table.yml``) runs.
+
+``--missing TODO.json`` computes nothing: it writes the cells the table lacks against the index, a JSON list of
+``[release, arch, dtype]`` in table order (a release's post-releases after it), which is the job list of a host
+that has cores but no index (``evidence/fit-table-cells/``: the sources travel as a ``source_bundle``).
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from reprokit.bisect import available_versions
@@ -42,6 +48,18 @@ def new_releases(index_url: str | None, arch: str, dtype: str, jobs: int | None,
     return 0
 
 
+def write_missing(todo_path: Path, index_url: str | None, table_path: Path = fit_table.DATA_FILE) -> int:
+    """``--missing``: the cells of the table's columns that the table lacks against the index, as a job list."""
+    index_url = index_url or os.environ.get("PIP_INDEX_URL") or release_index.DEFAULT_INDEX
+    versions, todo = release_index.missing_on_index(index_url, list(fit_table.TABLE_CELLS), table_path)
+    todo_path.write_text(json.dumps([list(cell) for cell in todo]) + "\n", encoding="utf-8")
+    columns = Counter(f"{arch} {dtype}" for _, arch, dtype in todo)
+    print(f"fit-table --missing: {len(versions)} releases on {index_url}, {len(todo)} cells missing"
+          + (f" ({', '.join(f'{column} {count}' for column, count in columns.items())})" if todo else "")
+          + f": {todo_path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reprokit.commands.fit_table", description=__doc__.split("\n\n")[0])
     parser.add_argument("--versions", help="comma-separated releases (default: every final release from 0.5.0 on the index)")
@@ -54,7 +72,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-url", help=f"the Simple API to list releases from (default $PIP_INDEX_URL or {release_index.DEFAULT_INDEX})")
     parser.add_argument("--docs", type=Path, default=fit_table.DOCS_PAGE, help="the page --new rewrites")
     parser.add_argument("--check", action="store_true", help="with --new: exit 1 with the diff when a cell changed")
+    parser.add_argument("--missing", type=Path, metavar="TODO_JSON",
+                        help="compute nothing: write the cells the table lacks against the index as a JSON job list")
     args = parser.parse_args(argv)
+    if args.missing:
+        return write_missing(args.missing, args.index_url, args.out)
     if args.new:
         dtype = "auto" if args.dtype == "nvfp4" and args.arch == ",".join(fit_table.TABLE_ARCHES) else args.dtype
         return new_releases(args.index_url, args.arch, dtype, args.jobs, args.check, args.out, args.docs)

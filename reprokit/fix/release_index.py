@@ -92,13 +92,22 @@ def missing(versions: list[str], table: dict[str, Any], specs: list[tuple[str, s
     return [(v, a, d) for a, d in specs for v in versions if fit_table.cell_key(v, a, d) not in table["cells"]]
 
 
+def missing_on_index(index_url: str, specs: list[tuple[str, str]], table_path: Path = fit_table.DATA_FILE,
+                     oldest: str = fit_table.OLDEST) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """The index's releases from ``oldest`` on, and the (version, arch, dtype) cells of them the table lacks.
+
+    The one count of "missing against the index": ``--new`` computes these cells, ``--missing`` writes them as the
+    job list of a host that cannot reach the index.
+    """
+    versions = [v for v in release_versions(project_files(index_url)) if Version(v) >= Version(oldest)]
+    return versions, missing(versions, fit_table.load(table_path), specs)
+
+
 def update(index_url: str, specs: list[tuple[str, str]], cache_dir: Path, jobs: int | None,
            table_path: Path = fit_table.DATA_FILE, docs_path: Path = fit_table.DOCS_PAGE,
            oldest: str = fit_table.OLDEST, log: Say = silent) -> dict[str, Any]:
     """Compute only the missing cells of the releases on the index, then rewrite the data and the page."""
-    versions = [v for v in release_versions(project_files(index_url)) if Version(v) >= Version(oldest)]
-    table = fit_table.load(table_path)
-    todo = missing(versions, table, specs)
+    versions, todo = missing_on_index(index_url, specs, table_path, oldest)
     log(f"fit-table --new: {len(versions)} releases on {index_url}; {len(todo)} cells missing")
     for version, arch, dtype in todo:
         fit_table.generate([version], [arch], [dtype], cache_dir, jobs, table_path, log=log)

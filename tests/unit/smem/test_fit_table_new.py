@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.commands.fit_table import new_releases
+from reprokit.commands.fit_table import main, new_releases
 from reprokit.errors import HostError
 from reprokit.fix import fit_table, release_index
 
@@ -98,3 +98,20 @@ def test_new_computes_only_the_missing_cells_and_check_fails_with_the_diff(index
 
     assert new_releases(index, "sm120", "nvfp4", None, True, table, page) == 0  # nothing new: no diff, exit 0
     assert "3 releases on the index, 0 cells computed" in capsys.readouterr().out
+
+
+def test_missing_writes_the_job_list_of_a_host_without_the_index(index: str, tmp_path: Path, capsys) -> None:
+    table, todo = tmp_path / "fit-table.json", tmp_path / "todo.json"
+    real = fit_table.load()["cells"]
+    have = [fit_table.cell_key("0.6.3", arch, dtype) for arch, dtype in fit_table.TABLE_CELLS]
+    have.append(fit_table.cell_key("0.6.18", "sm120", "nvfp4"))
+    fit_table.write({"schema": fit_table.SCHEMA, "cells": {key: real[key] for key in have}}, table)
+
+    assert main(["--missing", str(todo), "--index-url", index, "--out", str(table)]) == 0
+    expected = [[version, arch, dtype] for arch, dtype in fit_table.TABLE_CELLS for version in ("0.6.18", "0.6.99.post1")
+                if (version, arch) != ("0.6.18", "sm120")]
+    assert json.loads(todo.read_text()) == expected  # table order: a release's post-releases right after it
+    assert capsys.readouterr().out == (
+        f"fit-table --missing: 3 releases on {index}, 11 cells missing (sm120 nvfp4 1, sm121 nvfp4 2, sm90 nvfp4 2, "
+        f"sm90 fp8 2, sm90 bf16 2, sm100 nvfp4 2): {todo}\n")
+    assert set(fit_table.load(table)["cells"]) == set(have)  # nothing computed, the table untouched
