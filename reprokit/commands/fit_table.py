@@ -10,6 +10,7 @@ the page when a cell changed, which is what the scheduled workflow (``.github/wo
 ``--missing TODO.json`` computes nothing: it writes the cells the table lacks against the index, a JSON list of
 ``[release, arch, dtype]`` in table order (a release's post-releases after it), which is the job list of a host
 that has cores but no index (``evidence/fit-table-cells/``: the sources travel as a ``source_bundle``).
+``--merge CELLS_JSON...`` takes what such a host computed back into the table and rewrites the page.
 """
 
 from __future__ import annotations
@@ -60,6 +61,22 @@ def write_missing(todo_path: Path, index_url: str | None, table_path: Path = fit
     return 0
 
 
+def merge_cells(found: list[Path], index_url: str | None, table_path: Path = fit_table.DATA_FILE,
+                docs_path: Path = fit_table.DOCS_PAGE) -> int:
+    """``--merge``: cells computed elsewhere into the table, its generation line counted against the index, the page."""
+    index_url = index_url or os.environ.get("PIP_INDEX_URL") or release_index.DEFAULT_INDEX
+    taken = fit_table.merge(found, table_path)
+    _, todo = release_index.missing_on_index(index_url, list(fit_table.TABLE_CELLS), table_path)
+    table = fit_table.load(table_path)
+    table["generation"] = {"cells": len(table["cells"]), "missing_against_the_index": len(todo),
+                           "merged_from_elsewhere": len(taken)}
+    fit_table.write(table, table_path)
+    docs_path.write_text(fit_table.render_markdown(fit_table.load(table_path)), encoding="utf-8")
+    print(f"fit-table --merge: {len(taken)} cells taken, {len(table['cells'])} in the table, "
+          f"{len(todo)} missing against {index_url}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m reprokit.commands.fit_table", description=__doc__.split("\n\n")[0])
     parser.add_argument("--versions", help="comma-separated releases (default: every final release from 0.5.0 on the index)")
@@ -74,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="with --new: exit 1 with the diff when a cell changed")
     parser.add_argument("--missing", type=Path, metavar="TODO_JSON",
                         help="compute nothing: write the cells the table lacks against the index as a JSON job list")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="CELLS_JSON",
+                        help="add the cells of tables computed elsewhere (new or unreadable here), then rewrite the page")
     args = parser.parse_args(argv)
+    if args.merge:
+        return merge_cells(args.merge, args.index_url, args.out, args.docs)
     if args.missing:
         return write_missing(args.missing, args.index_url, args.out)
     if args.new:

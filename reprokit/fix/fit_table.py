@@ -166,6 +166,24 @@ def generate(versions: list[str], arches: list[str], dtypes: list[str], cache_di
     return table
 
 
+def merge(found: list[Path], path: Path = DATA_FILE) -> list[str]:
+    """Add the cells of ``found`` (tables written elsewhere, e.g. by a host without the index) to the table at ``path``.
+
+    A cell the table lacks, or has as unreadable, is taken; a readable cell already there is kept (the table is the
+    reference, and a cell's inputs are the wheel's own sha256). Returns the keys taken, in table order.
+    """
+    table = load(path)
+    taken: list[str] = []
+    for source in found:
+        for key, cell in load(source)["cells"].items():
+            if key not in table["cells"] or table["cells"][key]["status"] == "unreadable":
+                table["cells"][key] = cell
+                taken.append(key)
+    write(table, path)
+    order = list(load(path)["cells"])
+    return sorted(set(taken), key=order.index)
+
+
 def _brief(found: dict[str, Any]) -> str:
     if found["status"] != StepStatus.OK:
         return found.get("reason", "")[:160]

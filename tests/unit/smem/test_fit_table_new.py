@@ -115,3 +115,24 @@ def test_missing_writes_the_job_list_of_a_host_without_the_index(index: str, tmp
         f"fit-table --missing: 3 releases on {index}, 11 cells missing (sm120 nvfp4 1, sm121 nvfp4 2, sm90 nvfp4 2, "
         f"sm90 fp8 2, sm90 bf16 2, sm100 nvfp4 2): {todo}\n")
     assert set(fit_table.load(table)["cells"]) == set(have)  # nothing computed, the table untouched
+
+
+def test_merge_takes_cells_computed_elsewhere_and_counts_what_is_missing(index: str, tmp_path: Path, capsys) -> None:
+    table, page, elsewhere = tmp_path / "fit-table.json", tmp_path / "fit-table.md", tmp_path / "cells.json"
+    real = fit_table.load()["cells"]
+    here = {fit_table.cell_key("0.6.3", arch, dtype): real[fit_table.cell_key("0.6.3", arch, dtype)]
+            for arch, dtype in fit_table.TABLE_CELLS}
+    here["0.6.18/sm120/nvfp4"] = {**real["0.6.18/sm120/nvfp4"], "status": "unreadable", "reason": "nvcc killed"}
+    fit_table.write({"schema": fit_table.SCHEMA, "cells": here}, table)
+    computed = {key: real[key] for key in ("0.6.18/sm120/nvfp4", "0.6.18/sm121/nvfp4")}
+    computed["0.6.3/sm120/nvfp4"] = {**real["0.6.3/sm120/nvfp4"], "failing_tactics": {}}  # readable here: kept
+    fit_table.write({"schema": fit_table.SCHEMA, "cells": computed}, elsewhere)
+
+    assert main(["--merge", str(elsewhere), "--index-url", index, "--out", str(table), "--docs", str(page)]) == 0
+    assert capsys.readouterr().out == f"fit-table --merge: 2 cells taken, 8 in the table, 10 missing against {index}\n"
+    merged = fit_table.load(table)
+    assert merged["cells"]["0.6.18/sm120/nvfp4"] == real["0.6.18/sm120/nvfp4"]  # the unreadable one replaced
+    assert merged["cells"]["0.6.3/sm120/nvfp4"] == real["0.6.3/sm120/nvfp4"]
+    assert merged["generation"] == {"cells": 8, "missing_against_the_index": 10, "merged_from_elsewhere": 2}
+    assert page.read_text() == fit_table.render_markdown(merged)
+    assert "Last generation: cells 8, missing against the index 10, merged from elsewhere 2." in page.read_text()
