@@ -69,7 +69,7 @@ def merge_cells(found: list[Path], index_url: str | None, table_path: Path = fit
     _, todo = release_index.missing_on_index(index_url, list(fit_table.TABLE_CELLS), table_path)
     table = fit_table.load(table_path)
     table["generation"] = {"cells": len(table["cells"]), "missing_against_the_index": len(todo),
-                           "merged_from_elsewhere": len(taken)}
+                           "cells_merged": len(taken)}
     fit_table.write(table, table_path)
     docs_path.write_text(fit_table.render_markdown(fit_table.load(table_path)), encoding="utf-8")
     print(f"fit-table --merge: {len(taken)} cells taken, {len(table['cells'])} in the table, "

@@ -133,6 +133,6 @@ def test_merge_takes_cells_computed_elsewhere_and_counts_what_is_missing(index: 
     merged = fit_table.load(table)
     assert merged["cells"]["0.6.18/sm120/nvfp4"] == real["0.6.18/sm120/nvfp4"]  # the unreadable one replaced
     assert merged["cells"]["0.6.3/sm120/nvfp4"] == real["0.6.3/sm120/nvfp4"]
-    assert merged["generation"] == {"cells": 8, "missing_against_the_index": 10, "merged_from_elsewhere": 2}
+    assert merged["generation"] == {"cells": 8, "missing_against_the_index": 10, "cells_merged": 2}
     assert page.read_text() == fit_table.render_markdown(merged)
-    assert "Last generation: cells 8, missing against the index 10, merged from elsewhere 2." in page.read_text()
+    assert "Last generation: cells 8, missing against the index 10, cells merged 2." in page.read_text()
