@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
+
+import yaml
 
 from reprokit.fix import fit_table
+
+REPO = Path(__file__).resolve().parents[3]
 
 GEMM1, GEMM2 = "trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"
 
@@ -54,3 +59,12 @@ def test_the_committed_table_covers_every_release_and_arch() -> None:
         assert "INSTANTIATE_TMA_WARP_SPECIALIZED_MOE_GEMM takes 14 arguments" in cells[f"{version}/sm120/nvfp4"]["reason"]
     sm90 = [c for c in cells.values() if c["arch"] == "sm90" and c["dtype"] == "nvfp4" and c["status"] != "unreadable"]
     assert sm90 and {c["status"] for c in sm90} == {"no_kernels"}
+
+
+def test_the_vllm_kit_expects_the_failures_its_pinned_release_has_in_the_table() -> None:
+    kit = yaml.safe_load((REPO / "kits" / "ep8-crash-vllm.yml").read_text())
+    expected = next(e for e in kit["expect"] if e["name"] == "failures-are-the-big-tiles")
+    cell = fit_table.cell(kit["pins"]["flashinfer-python"], "sm120")
+    assert cell is not None and expected["path"] == "autotune_failure_tactics"
+    assert expected["equals"] == [t for tactics in cell["failing_tactics"].values() for t in tactics] == [32, 33]
+    assert {f["kernel_smem_bytes"] for f in cell["failing"]} == {102400}
