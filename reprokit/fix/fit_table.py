@@ -225,7 +225,9 @@ def render_markdown(table: dict[str, Any]) -> str:
              f"output type {OUTPUT_DTYPE}.", "",
              "`invoke fit-table --new` reads the package index's release list (Simple API) and computes only the cells",
              "the table lacks, post-releases included; the weekly workflow `.github/workflows/fit-table.yml` runs it with",
-             "`--check`, which fails with the diff when a release adds or changes a cell.", ""]
+             "`--check`, which fails with the diff when a release adds or changes a cell. For a many-core host without the",
+             "index, `python -m reprokit.commands.fit_table --missing TODO.json` writes the cells the table lacks, and",
+             "`--merge CELLS_JSON` takes back what it computed (`evidence/fit-table-cells/`).", ""]
     generation = table.get("generation")
     if generation:
         lines += ["Last generation: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in generation.items()
