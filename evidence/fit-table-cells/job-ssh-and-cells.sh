@@ -12,9 +12,9 @@
 # reprokit-cache/wheels/ (the FlashInfer wheel the kits stage onto the offline host), sources.tar.xz (the analysed
 # sources of the 43 releases, `source_bundle pack`), todo.json (`python -m reprokit.commands.fit_table --missing`).
 # Environment: SSH_BUDGET_S (default 200) caps (a); KITS and PROVISION go to the ssh script (default: smem-probe
-# tile-sweep ep8-crash, then provision --check); SKIP_SSH=1 or SKIP_CELLS=1 leave a part out; WORKERS (12),
-# NVCC_JOBS (2); FIT_CACHE (/tmp/fit-cache: the cells' cache and pool folder); CELLS_DURING_SSH=1 starts (b) at nice 19
-# before (a) instead of after it, so the pool has the cores the kits leave idle for (a)'s ~150 s as well.
+# tile-sweep ep8-crash, then provision --check); SKIP_SSH=1 or SKIP_CELLS=1 leave a part out; WORKERS (3/4 of the
+# cores: 12 of 16), NVCC_JOBS (2); FIT_CACHE (/tmp/fit-cache: the cells' cache and pool folder); CELLS_DURING_SSH=1
+# starts (b) at nice 19 before (a) instead of after it, so the pool has the cores the kits leave idle for (a)'s ~150 s.
 set -u
 ROOT=$PWD
 CARRY=$ROOT/.devcarry-final
@@ -46,7 +46,7 @@ cells() {  # the fit cells: unpack the sources into a cache of their own, then t
     echo "cells budget_s $budget, todo $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$CARRY/todo.json")" >>"$OUT/facts.txt"
     if [ "$budget" -gt 20 ]; then
         python3 "$ROOT/evidence/fit-table-cells/cells.py" --todo "$CARRY/todo.json" --out-dir "$REPROKIT_CACHE/cells" \
-            --workers "${WORKERS:-12}" --jobs "${NVCC_JOBS:-2}" --deadline-s "$budget" 2>"$OUT/cells/log.txt"
+            --workers "${WORKERS:-$(( $(nproc) * 3 / 4 ))}" --jobs "${NVCC_JOBS:-2}" --deadline-s "$budget" 2>"$OUT/cells/log.txt"
         cp "$REPROKIT_CACHE/cells/cells.json" "$OUT/cells/cells.json"
     fi
     mark cells_done_s
