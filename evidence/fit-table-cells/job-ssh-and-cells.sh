@@ -40,7 +40,7 @@ mark pip_s
 
 cells() {  # the fit cells: unpack the sources into a cache of their own, then the pool until the deadline
     export REPROKIT_CACHE=${FIT_CACHE:-/tmp/fit-cache}
-    # once per cache: tarfile re-extracting over its own hard links searches the whole archive for each (minutes)
+    # once per cache: tarfile re-extracting over its own hard links scans the whole archive for each one (minutes)
     local digest; digest=$(sha256sum "$CARRY/sources.tar.xz" | cut -d' ' -f1)
     if [ "$(cat "$REPROKIT_CACHE/.bundle-unpacked" 2>/dev/null)" != "$digest" ]; then
         python3 -m reprokit.workloads.static_smem.source_bundle unpack "$CARRY/sources.tar.xz" >>"$OUT/cells/unpack.txt" 2>&1 \
