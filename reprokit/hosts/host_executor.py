@@ -33,12 +33,15 @@ from reprokit.hosts.launch import STOP, Detached, Handle, Launcher, StepEnd, Ste
 from reprokit.hosts.lock import HostLock
 from reprokit.hosts.logstream import step_log, stream_log
 from reprokit.hosts.pull_listing import Listing
+from reprokit.hosts.retry import Retry
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 from reprokit.records.atomic import write_json_atomic
 from reprokit.secrets import Redactor, env_file_text
 
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
+# the clean-up after a run whose link dropped: once more after a reconnect (a lock left behind blocks the host)
+CLEAN_UP_RETRY = Retry(attempts=2, transient=(ReprokitError, *LINK_ERRORS))
 
 
 @functools.cache
@@ -170,15 +173,15 @@ class HostExecutor:
 
         A link that dropped (or an sshd that died) during the run is reopened once for this: a lock left behind
         blocks the host for every later run."""
+        def reopen(exc: BaseException, _: float) -> None:
+            if not self._reopened():
+                raise exc  # the link stays down: the clean-up's own error is the one to tell
+
         try:
-            for attempt in (1, 2):
-                try:
-                    return self._clean_up(keep_remote)
-                except (ReprokitError, *LINK_ERRORS) as exc:
-                    if attempt == 1 and self._reopened():
-                        continue
-                    self.transport.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay:"
-                                       f" `invoke unlock --host {self.host.name}`")
+            return CLEAN_UP_RETRY.run(lambda _: self._clean_up(keep_remote), reopen)
+        except (ReprokitError, *LINK_ERRORS) as exc:
+            self.transport.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay:"
+                               f" `invoke unlock --host {self.host.name}`")
             return None
         finally:
             self.transport.close()
