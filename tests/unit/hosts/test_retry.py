@@ -1,0 +1,144 @@
+"""The one retry policy (reprokit/hosts/retry.py), on a fake clock: attempts, the backoff and its cap, the
+deadline, a non-transient error raised at once, and the policies the loops use."""
+
+from __future__ import annotations
+
+import io
+import urllib.error
+import urllib.request
+from email.message import Message
+
+import paramiko
+import pytest
+
+from reprokit.errors import HostError
+from reprokit.hosts.host_executor import CLEAN_UP_RETRY
+from reprokit.hosts.retry import Retry
+from reprokit.hosts.ssh import connect_policy
+from reprokit.hosts.transport import reconnect_policy
+from reprokit.images.registry import resolve_digest
+
+
+class FakeClock:
+    """Time that moves only when slept: the waits are recorded, none is waited."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.t += seconds
+
+
+class Flaky:
+    """An attempt that fails with ``errors`` in turn, then returns the attempt's number."""
+
+    def __init__(self, *errors: BaseException) -> None:
+        self.errors = list(errors)
+        self.calls: list[int] = []
+
+    def __call__(self, n: int) -> int:
+        self.calls.append(n)
+        if self.errors:
+            raise self.errors.pop(0)
+        return n
+
+
+def test_succeeds_on_the_third_attempt_after_doubling_waits():
+    clock, attempt, told = FakeClock(), Flaky(ConnectionError("a"), ConnectionError("b")), []
+    policy = Retry(attempts=5, transient=(ConnectionError,), first_delay_s=1.0)
+    assert policy.run(attempt, lambda exc, delay_s: told.append((str(exc), delay_s)), clock) == 3
+    assert attempt.calls == [1, 2, 3]
+    assert clock.slept == [1.0, 2.0]
+    assert told == [("a", 1.0), ("b", 2.0)]
+
+
+def test_the_last_attempts_error_is_raised_and_no_wait_follows_it():
+    clock, attempt = FakeClock(), Flaky(*(ConnectionError(str(i)) for i in range(4)))
+    with pytest.raises(ConnectionError, match="^2$"):
+        Retry(attempts=3, transient=(ConnectionError,), first_delay_s=1.0).run(attempt, clock=clock)
+    assert attempt.calls == [1, 2, 3]
+    assert clock.slept == [1.0, 2.0]
+
+
+def test_the_wait_doubles_up_to_its_cap():
+    clock, attempt = FakeClock(), Flaky(*(EOFError() for _ in range(6)))
+    assert Retry(attempts=7, transient=(EOFError,), first_delay_s=1.0, max_delay_s=8.0).run(attempt, clock=clock) == 7
+    assert clock.slept == [1.0, 2.0, 4.0, 8.0, 8.0, 8.0]
+
+
+def test_a_non_transient_error_is_raised_at_once():
+    clock, attempt, told = FakeClock(), Flaky(PermissionError("no")), []
+    with pytest.raises(PermissionError):
+        Retry(attempts=5, transient=lambda exc: isinstance(exc, ConnectionError), first_delay_s=1.0).run(
+            attempt, lambda exc, delay_s: told.append(exc), clock)
+    assert attempt.calls == [1]
+    assert clock.slept == [] and told == []
+
+
+def test_no_attempt_starts_past_the_deadline():
+    clock, attempt = FakeClock(), Flaky(*(TimeoutError(str(i)) for i in range(9)))
+    policy = Retry(attempts=10, transient=(TimeoutError,), first_delay_s=1.0, deadline_s=10.0)
+    with pytest.raises(TimeoutError, match="^3$"):  # waits 1+2+4 = 7 s; the next (8 s) would end at 15 s
+        policy.run(attempt, clock=clock)
+    assert attempt.calls == [1, 2, 3, 4]
+    assert clock.slept == [1.0, 2.0, 4.0]
+
+
+def test_an_error_of_the_hook_ends_the_loop_with_it():
+    def give_up(exc: BaseException, _: float) -> None:
+        raise HostError("the link stays down")
+
+    clock, attempt = FakeClock(), Flaky(ConnectionError("drop"))
+    with pytest.raises(HostError, match="stays down"):
+        Retry(attempts=3, transient=(ConnectionError,)).run(attempt, give_up, clock)
+    assert attempt.calls == [1]
+
+
+def test_one_attempt_at_least():
+    with pytest.raises(ValueError, match="at least one attempt"):
+        Retry(attempts=0, transient=(OSError,))
+
+
+def test_connect_retries_a_dropped_link_never_a_refused_key_or_login():
+    policy = connect_policy()
+    assert (policy.attempts, [policy.delay_s(n) for n in (1, 2)]) == (3, [1.0, 2.0])
+    assert policy.is_transient(TimeoutError()) and policy.is_transient(ConnectionResetError())
+    assert policy.is_transient(paramiko.SSHException("Error reading SSH protocol banner"))
+    key = paramiko.ECDSAKey.generate()
+    assert not policy.is_transient(paramiko.BadHostKeyException("h", key, key))
+    assert not policy.is_transient(paramiko.AuthenticationException("denied"))
+
+
+def test_reconnect_backs_off_to_eight_seconds_and_clean_up_tries_twice():
+    policy = reconnect_policy(5)
+    assert [policy.delay_s(n) for n in range(1, 5)] == [1.0, 2.0, 4.0, 8.0]
+    assert policy.is_transient(HostError("cannot connect")) and not policy.is_transient(ValueError())
+    assert CLEAN_UP_RETRY.attempts == 2 and CLEAN_UP_RETRY.is_transient(EOFError())
+
+
+def challenge_401(url: str) -> urllib.error.HTTPError:
+    headers = Message()
+    headers["WWW-Authenticate"] = 'Bearer realm="http://127.0.0.1:9/token",service="r",scope="repository:x:pull"'
+    return urllib.error.HTTPError(url, 401, "Unauthorized", headers, io.BytesIO())
+
+
+def test_a_registry_that_refuses_its_own_anonymous_token_is_told_once():
+    asked: list[str] = []
+
+    def open_url(request: urllib.request.Request, timeout_s: float):
+        asked.append(request.full_url.split("?")[0].rsplit("/", 1)[-1])
+        if request.full_url.startswith("http://127.0.0.1:9/token"):
+            return io.BytesIO(b'{"token": "t"}')
+        raise challenge_401(request.full_url)
+
+    with pytest.raises(HostError) as raised:
+        resolve_digest("127.0.0.1:5000/x:1", open_url=open_url)
+    assert str(raised.value) == ("127.0.0.1:5000/x:1: the registry 127.0.0.1:5000 refused the anonymous token;"
+                                 " log in or check the name")
+    assert asked == ["1", "token", "1"]
+
