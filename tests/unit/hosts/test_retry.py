@@ -3,11 +3,6 @@ deadline, a non-transient error raised at once, and the policies the loops use."
 
 from __future__ import annotations
 
-import io
-import urllib.error
-import urllib.request
-from email.message import Message
-
 import paramiko
 import pytest
 
@@ -16,7 +11,6 @@ from reprokit.hosts.host_executor import CLEAN_UP_RETRY
 from reprokit.hosts.retry import Retry
 from reprokit.hosts.ssh import connect_policy
 from reprokit.hosts.transport import reconnect_policy
-from reprokit.images.registry import resolve_digest
 
 
 class FakeClock:
@@ -119,26 +113,3 @@ def test_reconnect_backs_off_to_eight_seconds_and_clean_up_tries_twice():
     assert [policy.delay_s(n) for n in range(1, 5)] == [1.0, 2.0, 4.0, 8.0]
     assert policy.is_transient(HostError("cannot connect")) and not policy.is_transient(ValueError())
     assert CLEAN_UP_RETRY.attempts == 2 and CLEAN_UP_RETRY.is_transient(EOFError())
-
-
-def challenge_401(url: str) -> urllib.error.HTTPError:
-    headers = Message()
-    headers["WWW-Authenticate"] = 'Bearer realm="http://127.0.0.1:9/token",service="r",scope="repository:x:pull"'
-    return urllib.error.HTTPError(url, 401, "Unauthorized", headers, io.BytesIO())
-
-
-def test_a_registry_that_refuses_its_own_anonymous_token_is_told_once():
-    asked: list[str] = []
-
-    def open_url(request: urllib.request.Request, timeout_s: float):
-        asked.append(request.full_url.split("?")[0].rsplit("/", 1)[-1])
-        if request.full_url.startswith("http://127.0.0.1:9/token"):
-            return io.BytesIO(b'{"token": "t"}')
-        raise challenge_401(request.full_url)
-
-    with pytest.raises(HostError) as raised:
-        resolve_digest("127.0.0.1:5000/x:1", open_url=open_url)
-    assert str(raised.value) == ("127.0.0.1:5000/x:1: the registry 127.0.0.1:5000 refused the anonymous token;"
-                                 " log in or check the name")
-    assert asked == ["1", "token", "1"]
-
