@@ -1,7 +1,7 @@
 """One retry policy for every loop that tries again: opening a connection, reconnecting, a dropped command, a
 pull-back resumed, a launch, the clean-up after a drop, a registry's token dance.
 
-A ``Retry`` says how many attempts (the first included), how long to wait before each next one (doubling from
+A ``Retry`` says how many attempts (the first included; None: as many as the deadline leaves room for), how long to wait before each next one (doubling from
 ``first_delay_s`` up to ``max_delay_s``), when to stop starting new ones (``deadline_s`` after the first), and
 which errors are worth another attempt: ``transient``, a tuple of error classes or a function of the error, so
 that the decision is the error's class wherever the class says it (a refused host key is never retried, a
@@ -47,14 +47,16 @@ Transient = tuple[type[BaseException], ...] | Callable[[BaseException], bool]
 class Retry:
     """How a loop tries again; ``run`` is the loop."""
 
-    attempts: int
+    attempts: int | None  # None: bounded by the deadline alone
     transient: Transient
     first_delay_s: float = 0.0
     max_delay_s: float = float("inf")
     deadline_s: float = float("inf")  # after the first attempt's start: a wait that would end past it ends the loop
 
     def __post_init__(self) -> None:
-        if self.attempts < 1:
+        if self.attempts is None and self.deadline_s == float("inf"):
+            raise ValueError("a retry policy needs a bound: a number of attempts or a deadline")
+        if self.attempts is not None and self.attempts < 1:
             raise ValueError(f"a retry policy needs at least one attempt, got {self.attempts}")
 
     def is_transient(self, exc: BaseException) -> bool:
@@ -80,7 +82,7 @@ class Retry:
             try:
                 return attempt(n)
             except Exception as exc:  # noqa: BLE001 - classified by the policy, raised unchanged otherwise
-                if n >= self.attempts or not self.is_transient(exc):
+                if (self.attempts is not None and n >= self.attempts) or not self.is_transient(exc):
                     raise
                 delay_s = self.delay_s(n)
                 if clock.now() + delay_s >= deadline:

@@ -93,9 +93,19 @@ def test_an_error_of_the_hook_ends_the_loop_with_it():
     assert attempt.calls == [1]
 
 
-def test_one_attempt_at_least():
+def test_attempts_up_to_the_deadline_alone():
+    clock, attempt = FakeClock(), Flaky(*(OSError(str(i)) for i in range(99)))
+    with pytest.raises(OSError, match="^29$"):  # every 2 s for 60 s: the 30th attempt starts at 58 s, the last
+        Retry(attempts=None, transient=(OSError,), first_delay_s=2.0, max_delay_s=2.0, deadline_s=60.0).run(
+            attempt, clock=clock)
+    assert len(attempt.calls) == 30 and clock.t == 58.0
+
+
+def test_a_policy_has_a_bound():
     with pytest.raises(ValueError, match="at least one attempt"):
         Retry(attempts=0, transient=(OSError,))
+    with pytest.raises(ValueError, match="needs a bound"):
+        Retry(attempts=None, transient=(OSError,))
 
 
 def test_connect_retries_a_dropped_link_never_a_refused_key_or_login():
