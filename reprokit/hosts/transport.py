@@ -34,6 +34,15 @@ class ConnectionLost(HostError):
     """The host stayed unreachable through every reconnect attempt."""
 
 
+class CommandUnanswered(TimeoutError):
+    """A command that got no answer within its timeout: it may have run, so it is never run again by ``sh``."""
+
+
+def link_dropped(exc: BaseException) -> bool:
+    """Whether ``sh`` reconnects and runs its command again: a broken link, not a command left unanswered."""
+    return isinstance(exc, LINK_ERRORS) and not isinstance(exc, CommandUnanswered)
+
+
 def reconnect_policy(attempts: int = RECONNECT_ATTEMPTS) -> Retry:
     """Reopening a dropped connection: 1 s doubling to 8 s between attempts, each attempt one try to connect.
 
@@ -113,13 +122,13 @@ class Transport:
                 return self.conn.run(command, hide=True, warn=True, in_stream=False,
                                      timeout=timeout_s if timeout_s is not None else self.io_timeout_s)
             except CommandTimedOut:  # not retried: the command may have run (a step's launch must not run twice)
-                raise TimeoutError(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
+                raise CommandUnanswered(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
 
         def reconnect(exc: BaseException, _: float) -> None:
             self.say(f"      connection to {self.host.name} dropped ({type(exc).__name__}); reconnecting")
             self.reconnect()
 
-        result = Retry(attempts=2 if retry else 1, transient=LINK_ERRORS).run(run_once, reconnect)
+        result = Retry(attempts=2 if retry else 1, transient=link_dropped).run(run_once, reconnect)
         if check and result.exited != 0:
             raise HostError(self.explain(f"`{command.split()[0]}` failed", result.stderr or result.stdout))
         return result.exited, result.stdout, result.stderr
@@ -181,4 +190,4 @@ class Transport:
         return float(out.strip()) if code == 0 and out.strip().lstrip("-").isdigit() else None
 
 
-__all__ = ["ConnectionLost", "IO_TIMEOUT_S", "LINK_ERRORS", "RECONNECT_ATTEMPTS", "Transport"]
+__all__ = ["CommandUnanswered", "ConnectionLost", "IO_TIMEOUT_S", "LINK_ERRORS", "RECONNECT_ATTEMPTS", "Transport"]

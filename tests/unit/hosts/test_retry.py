@@ -10,7 +10,7 @@ from reprokit.errors import HostError
 from reprokit.hosts.host_executor import CLEAN_UP_RETRY
 from reprokit.hosts.retry import Retry
 from reprokit.hosts.ssh import connect_policy
-from reprokit.hosts.transport import reconnect_policy
+from reprokit.hosts.transport import CommandUnanswered, link_dropped, reconnect_policy
 
 
 class FakeClock:
@@ -116,6 +116,12 @@ def test_connect_retries_a_dropped_link_never_a_refused_key_or_login():
     key = paramiko.ECDSAKey.generate()
     assert not policy.is_transient(paramiko.BadHostKeyException("h", key, key))
     assert not policy.is_transient(paramiko.AuthenticationException("denied"))
+
+
+def test_a_dropped_command_is_run_again_an_unanswered_one_never():
+    assert link_dropped(EOFError()) and link_dropped(TimeoutError("the link went silent"))
+    assert not link_dropped(CommandUnanswered("`setsid` got no answer within the I/O timeout"))
+    assert isinstance(CommandUnanswered("x"), TimeoutError)  # what callers catch
 
 
 def test_reconnect_backs_off_to_eight_seconds_and_clean_up_tries_twice():
