@@ -66,7 +66,7 @@ class Retry:
 
     def delay_s(self, attempt: int) -> float:
         """The wait after failed attempt ``attempt`` (1-based): doubling from the first delay, never above the cap."""
-        return min(self.first_delay_s * 2 ** (attempt - 1), self.max_delay_s)
+        return min(self.first_delay_s * 2.0 ** min(attempt - 1, 64), self.max_delay_s)  # 2**64: past any cap
 
     def run(self, attempt: Callable[[int], T], before_retry: Callable[[BaseException, float], None] | None = None,
             clock: Clock = MONOTONIC) -> T:
