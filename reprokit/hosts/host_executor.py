@@ -37,10 +37,10 @@ from reprokit.hosts.retry import Retry
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.shell_scripts import render
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
+from reprokit.output.secrets import Redactor, env_file_text
 from reprokit.records.atomic import write_json_atomic
-from reprokit.secrets import Redactor, env_file_text
 
-LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
+LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.output.verbosity)
 # the clean-up after a run whose link dropped: once more after a reconnect (a lock left behind blocks the host)
 CLEAN_UP_RETRY = Retry(attempts=2, transient=(ReprokitError, *LINK_ERRORS))
 

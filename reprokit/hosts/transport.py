@@ -22,7 +22,7 @@ from reprokit.hosts import shell
 from reprokit.hosts.explain import explain_failure
 from reprokit.hosts.retry import Retry
 from reprokit.hosts.ssh import SSHSettings, fabric_connection, open_connection, openssh_argv
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 
 RECONNECT_ATTEMPTS = 5
 IO_TIMEOUT_S = 30.0
