@@ -58,10 +58,30 @@ def _imports_triton(node: ast.stmt) -> bool:
     return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton"
 
 
+# The names a package's own re-export of Triton gives (vLLM's ``from vllm.triton_utils import tl, triton``), and
+# the import each stands for: the kernels use them as Triton's own.
+TRITON_REEXPORTS = {"triton": "import triton", "tl": "import triton.language as tl"}
+
+
+def _reexported_triton(node: ast.stmt) -> list[ast.stmt] | None:
+    """``from PACKAGE.triton_utils import tl, triton`` as the triton imports it re-exports, else None."""
+    if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+            and node.module.split(".")[0] != "triton" and node.names
+            and all(alias.name in TRITON_REEXPORTS and alias.asname is None for alias in node.names)):
+        return None
+    return [ast.parse(TRITON_REEXPORTS[alias.name]).body[0] for alias in node.names]
+
+
 def jit_source(source: str, origin: str) -> tuple[str, list[str]]:
     """The module text with only the triton imports and ``@triton.jit`` functions of ``source``, and their names."""
     tree = ast.parse(source)
-    kept = [n for n in tree.body if _imports_triton(n) or (isinstance(n, ast.FunctionDef) and _is_jit(n))]
+    kept: list[ast.stmt] = []
+    for node in tree.body:
+        reexported = _reexported_triton(node)
+        if reexported is not None:
+            kept += reexported
+        elif _imports_triton(node) or (isinstance(node, ast.FunctionDef) and _is_jit(node)):
+            kept.append(node)
     names = [n.name for n in kept if isinstance(n, ast.FunctionDef)]
     header = f'"""The @triton.jit functions of {origin}, extracted verbatim by reprokit."""\n\n'
     return header + ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n", names
