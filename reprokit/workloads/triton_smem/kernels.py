@@ -72,6 +72,20 @@ def _reexported_triton(node: ast.stmt) -> list[ast.stmt] | None:
     return [ast.parse(TRITON_REEXPORTS[alias.name]).body[0] for alias in node.names]
 
 
+# Keywords of ``@triton.jit(...)`` that act at launch, not at compile: ``launch_metadata`` names a host function
+# for the profiler (sglang's persistent matmul), which the extracted module does not keep.
+LAUNCH_ONLY_JIT_KEYWORDS = frozenset({"launch_metadata"})
+
+
+def _without_launch_hooks(node: ast.stmt) -> ast.stmt:
+    """A ``@triton.jit`` function with its decorators' launch-only keywords dropped (compiles the same)."""
+    if isinstance(node, ast.FunctionDef):
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call):
+                decorator.keywords = [k for k in decorator.keywords if k.arg not in LAUNCH_ONLY_JIT_KEYWORDS]
+    return node
+
+
 def jit_source(source: str, origin: str) -> tuple[str, list[str]]:
     """The module text with only the triton imports and ``@triton.jit`` functions of ``source``, and their names."""
     tree = ast.parse(source)
@@ -81,7 +95,7 @@ def jit_source(source: str, origin: str) -> tuple[str, list[str]]:
         if reexported is not None:
             kept += reexported
         elif _imports_triton(node) or (isinstance(node, ast.FunctionDef) and _is_jit(node)):
-            kept.append(node)
+            kept.append(_without_launch_hooks(node))
     names = [n.name for n in kept if isinstance(n, ast.FunctionDef)]
     header = f'"""The @triton.jit functions of {origin}, extracted verbatim by reprokit."""\n\n'
     return header + ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n", names
