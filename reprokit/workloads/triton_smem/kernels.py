@@ -86,6 +86,20 @@ def _without_launch_hooks(node: ast.stmt) -> ast.stmt:
     return node
 
 
+def _module_free_defaults(node: ast.FunctionDef) -> ast.FunctionDef:
+    """Defaults read from the file's other globals (vLLM's ``FP8_MIN = float8_info.min``) become ``None``.
+
+    Those globals are host code (torch, the platform), which the extracted module does not keep, so such a
+    default cannot be evaluated here; the kit gives the argument instead (``args``), as the launcher's value.
+    """
+    def free(expr: ast.expr) -> bool:
+        return any(isinstance(n, ast.Name) and n.id not in ("triton", "tl") for n in ast.walk(expr))
+
+    node.args.defaults = [ast.Constant(None) if free(d) else d for d in node.args.defaults]
+    node.args.kw_defaults = [None if d is None else ast.Constant(None) if free(d) else d for d in node.args.kw_defaults]
+    return node
+
+
 def jit_source(source: str, origin: str) -> tuple[str, list[str]]:
     """The module text with only the triton imports and ``@triton.jit`` functions of ``source``, and their names."""
     tree = ast.parse(source)
@@ -95,7 +109,8 @@ def jit_source(source: str, origin: str) -> tuple[str, list[str]]:
         if reexported is not None:
             kept += reexported
         elif _imports_triton(node) or (isinstance(node, ast.FunctionDef) and _is_jit(node)):
-            kept.append(_without_launch_hooks(node))
+            kept.append(_module_free_defaults(_without_launch_hooks(node)) if isinstance(node, ast.FunctionDef)
+                        else node)
     names = [n.name for n in kept if isinstance(n, ast.FunctionDef)]
     header = f'"""The @triton.jit functions of {origin}, extracted verbatim by reprokit."""\n\n'
     return header + ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n", names
