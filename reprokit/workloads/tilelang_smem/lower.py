@@ -57,7 +57,7 @@ def load_kernel(package_dir: Path, import_as: str, package_root: str, source: st
 
 
 # The element sizes of the static ``__shared__`` arrays TileLang's CUDA source declares (barriers, small vectors).
-STATIC_ELEMENT_BYTES = {"uint64_t": 8, "int64_t": 8, "double": 8, "float": 4, "int": 4, "uint": 4, "half_t": 2,
+STATIC_ELEMENT_BYTES = {"uint64_t": 8, "int64_t": 8, "float": 4, "int": 4, "uint": 4, "half_t": 2,
                         "bfloat16_t": 2, "half": 2, "uchar": 1, "char": 1, "bool": 1}
 STATIC_ARRAY = re.compile(r"^\s*__shared__\s+(?:__align__\(\d+\)\s+)?(\w+)\s+\w+\[(\d+)\];", re.MULTILINE)
 

@@ -65,6 +65,8 @@ def test_runs_lists_the_committed_evidence():
         ("20261206T064950Z-triton-unified-attention-fp32-local-01e9", "PASS", 5, 5, "triton-unified-attention-fp32", "none",
          "-"),
         ("20261206T065030Z-triton-lightning-attn-local-6938", "PASS", 5, 5, "triton-lightning-attn", "none", "-"),
+        # evidence/catalogue: FlashQLA's TileLang prepare_h lowered for sm_121a
+        ("20261206T071840Z-tilelang-prepare-h-local-55a8", "PASS", 5, 5, "tilelang-prepare-h", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -73,8 +75,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 18), ({"gpu": "h200"}, 13), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 18), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 25),
+    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 19), ({"gpu": "h200"}, 13), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 19), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 26),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -158,13 +160,13 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation
         assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 2
-    assert page.count('<a href="../../../') == 25  # the records that have a report.html, linked relatively
+    assert page.count('<a href="../../../') == 26  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 26
+    assert page.count("<tr><td") == 27
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 
