@@ -66,7 +66,7 @@ def test_runs_lists_the_committed_evidence():
          "-"),
         ("20261206T065030Z-triton-lightning-attn-local-6938", "PASS", 5, 5, "triton-lightning-attn", "none", "-"),
         # evidence/catalogue: FlashQLA's TileLang prepare_h lowered for sm_121a
-        ("20261206T071840Z-tilelang-prepare-h-local-55a8", "PASS", 5, 5, "tilelang-prepare-h", "none", "-"),
+        ("20261206T073120Z-tilelang-prepare-h-local-4e56", "PASS", 5, 5, "tilelang-prepare-h", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
