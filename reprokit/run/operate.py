@@ -25,9 +25,9 @@ from reprokit.hosts.factory import ConnectOptions, executor_for, fanned_out
 from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.output.say import Say, silent
-from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, RunStatus, StepAt
 from reprokit.records.run import RunRecord, load_manifest, pid_alive, utc_now
+from reprokit.records.writer_lock import record_lock
 from reprokit.run.collect import step_handle
 
 WATCHED = (RunStatus.RUNNING, RunStatus.DETACHED, RunStatus.INCOMPLETE, RunStatus.KILLED)  # a step may be on a host
