@@ -34,8 +34,8 @@ from reprokit.config.kit import apply_overrides, load_kit, select_steps
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions, executor_for, node_hosts
+from reprokit.hosts.host_lock import break_lock
 from reprokit.hosts.launch import STOP
-from reprokit.hosts.lock import break_lock
 from reprokit.output.hosttext import shown
 from reprokit.records.models import RunStatus, Word
 from reprokit.records.run import load_manifest, load_steps, resolve_run_dir, short_run_id

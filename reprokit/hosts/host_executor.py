@@ -29,8 +29,8 @@ from reprokit.errors import HostError, ReprokitError
 from reprokit.hosts import shell, staging
 from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
+from reprokit.hosts.host_lock import HostLock
 from reprokit.hosts.launch import STOP, Detached, Handle, Launcher, StepEnd, StepSpec
-from reprokit.hosts.lock import HostLock
 from reprokit.hosts.logstream import step_log, stream_log
 from reprokit.hosts.pull_listing import Listing
 from reprokit.hosts.runtimes.base import Runtime, StepPlace

@@ -19,7 +19,7 @@ from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode, HostError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import executor_for
-from reprokit.hosts.lock import HostLock, break_lock
+from reprokit.hosts.host_lock import HostLock, break_lock
 from reprokit.records.run import load_manifest, verify_record
 from reprokit.run.collect import collect_run
 from reprokit.run.kit_run import run_kit
