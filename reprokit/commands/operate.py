@@ -16,7 +16,7 @@ from reprokit.errors import ExitCode
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.output.hosttext import shown
-from reprokit.records.run import resolve_run_dir
+from reprokit.records.run_dir import resolve_run_dir
 from reprokit.run.operate import cancel_run, describe, follow_log, runs_in_flight
 
 RUN_DIR_HELP = "the run: runs/<id> or its id"

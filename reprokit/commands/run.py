@@ -38,7 +38,7 @@ from reprokit.hosts.host_lock import break_lock
 from reprokit.hosts.launch import STOP
 from reprokit.output.hosttext import shown
 from reprokit.records.models import RunStatus, Word
-from reprokit.records.run import load_manifest, load_steps, resolve_run_dir, short_run_id
+from reprokit.records.run_dir import load_manifest, load_steps, resolve_run_dir, short_run_id
 from reprokit.report.headline import headline
 from reprokit.report.judge import plain
 from reprokit.report.markdown import shorten

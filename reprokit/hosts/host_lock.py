@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from reprokit.errors import HostError
-from reprokit.records.run import pid_alive, utc_now
+from reprokit.records.run_dir import pid_alive, utc_now
 
 OWNERLESS_STALE_S = 60.0  # writing owner.json takes milliseconds; a lock without one for this long is left over
 

@@ -21,7 +21,7 @@ from reprokit.output.say import Say, silent
 from reprokit.output.secrets import collect_secrets
 from reprokit.phases.reporter import RunReporter
 from reprokit.records.atomic import sha256_file
-from reprokit.records.run import RunRecord, new_run_id
+from reprokit.records.run_dir import RunRecord, new_run_id
 from reprokit.records.writer_lock import hold_record
 from reprokit.step_kinds import STEP_KINDS
 

@@ -32,7 +32,7 @@ from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest, RunStatus, StepEntry
-from reprokit.records.run import MANIFEST, RunRecord, utc_now
+from reprokit.records.run_dir import MANIFEST, RunRecord, utc_now
 from reprokit.records.writer_lock import record_lock
 from reprokit.step_kinds import STEP_KINDS
 

@@ -26,7 +26,7 @@ from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.output.say import Say, silent
 from reprokit.records.models import Manifest, RunStatus, StepAt
-from reprokit.records.run import RunRecord, load_manifest, pid_alive, utc_now
+from reprokit.records.run_dir import RunRecord, load_manifest, pid_alive, utc_now
 from reprokit.records.writer_lock import record_lock
 from reprokit.run.collect import step_handle
 
