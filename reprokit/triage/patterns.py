@@ -10,7 +10,7 @@ from reprokit.triage.kinds import LogPattern
 from reprokit.triage.patterns_behaviour import BEHAVIOUR_PATTERNS, OTHER_AUTOTUNER_PATTERNS
 from reprokit.triage.patterns_deaths import DEATH_REPORT_PATTERNS
 from reprokit.triage.patterns_stacks import STACK_PATTERNS, UNCLAIMED_PATTERNS
-from reprokit.workloads.facts import errors
+from reprokit.workloads.facts import upstream_errors
 
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics
 _RUNNER = "<flashinfer.fused_moe.core.get_cutlass_fused_moe_module.<locals>.MoERunner object at 0x7f3a5c1e2d10>"
@@ -29,7 +29,7 @@ _TILE_DISPATCH_FRAME = (
 _AUTOTUNER = "flashinfer/autotuner.py AutoTuner"
 
 
-def _shared(message: errors.ErrorMessage, example: str, source: str, **options) -> LogPattern:
+def _shared(message: upstream_errors.ErrorMessage, example: str, source: str, **options) -> LogPattern:
     """A launcher or dispatcher message the sweep reads too: its name, regex and fields are the facts module's."""
     return LogPattern(message.name, message.regex, message.fields, example, source, **options)
 
@@ -402,7 +402,7 @@ PATTERNS: tuple[LogPattern, ...] = (
     ),
     *OTHER_AUTOTUNER_PATTERNS,
     _shared(
-        errors.TRITON_OUT_OF_RESOURCES,
+        upstream_errors.TRITON_OUT_OF_RESOURCES,
         "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 106496, Hardware "
         "limit: 101376. "
         "Reducing block sizes or `num_stages` may help.",
@@ -415,47 +415,47 @@ PATTERNS: tuple[LogPattern, ...] = (
     ),
     # --- inside an exception's text: what the MoE GEMM launcher and dispatcher said
     _shared(
-        errors.MOE_GEMM_INIT_FAILED, _SM120_FAILURE,
+        upstream_errors.MOE_GEMM_INIT_FAILED, _SM120_FAILURE,
         "flashinfer csrc/nv_internal/.../moe_gemm/launchers/moe_gemm_tma_ws_launcher.inl (TLLM_CHECK_WITH_INFO)",
         family="exception_text",
     ),
     _shared(
-        errors.MOE_GEMM_RUN_FAILED,
+        upstream_errors.MOE_GEMM_RUN_FAILED,
         "[TensorRT-LLM][ERROR] Assertion failed: Failed to run cutlass TMA WS grouped gemm. Error: Error Internal "
         "(cutlass_kernel_file_gemm_grouped_sm120_M128_group3.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
     _shared(
-        errors.MOE_GEMM_WILL_FAIL,
+        upstream_errors.MOE_GEMM_WILL_FAIL,
         "[TensorRT-LLM][ERROR] Assertion failed: Grouped GEMM kernel will fail for params. Error: Error Not Supported "
         "(cutlass_kernel_file_gemm_grouped_sm120_M256_group1.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
     _shared(
-        errors.MOE_GEMM_WORKSPACE,
+        upstream_errors.MOE_GEMM_WORKSPACE,
         "[TensorRT-LLM][ERROR] Assertion failed: Workspace is size 4194304 but only 2097152 were allocated "
         "(cutlass_kernel_file_gemm_grouped_sm120_M128_group3.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
     _shared(
-        errors.MOE_UNSUPPORTED_TILE_CONFIG,
+        upstream_errors.MOE_UNSUPPORTED_TILE_CONFIG,
         "Unsupported tile shape config 128128256 for MoE gemm. (moe_gemm_template_dispatch_tma_ws.h:512)",
         "moe_gemm_template_dispatch_tma_ws.h dispatchMoeGemmSelectTileShapeTmaWarpSpecialized DEFAULT_CASE; "
         "config = m*1000000 + n*1000 + k, k in bytes (CutlassTileConfigSM120)", family="exception_text",
     ),
     _shared(
-        errors.MOE_UNSUPPORTED_TILE_CLUSTER,
+        upstream_errors.MOE_UNSUPPORTED_TILE_CLUSTER,
         "Unsupported tile (128, 256, 128) and cluster (2, 1, 1) shape combination for arch 120.",
         "moe_gemm_template_dispatch_tma_ws.h dispatchMoeGemmSelectClusterShapeTmaWarpSpecialized (tile in elements)",
         family="exception_text",
     ),
     _shared(
-        errors.MOE_UNSUPPORTED_CLUSTER_CONFIG,
+        upstream_errors.MOE_UNSUPPORTED_CLUSTER_CONFIG,
         "Unsupported cluster shape config 3 for MoE gemm. (moe_gemm_template_dispatch_tma_ws.h:307)",
         "moe_gemm_template_dispatch_tma_ws.h", family="exception_text",
     ),
     _shared(
-        errors.MOE_GEMM_CONFIG_UNDEFINED,
+        upstream_errors.MOE_GEMM_CONFIG_UNDEFINED,
         "GEMM config undefined. (moe_gemm_template_dispatch_tma_ws.h:512)",
         "moe_gemm_template_dispatch_tma_ws.h DEFAULT_CASE", family="exception_text",
     ),
@@ -469,7 +469,7 @@ PATTERNS: tuple[LogPattern, ...] = (
         family="exception_text",
     ),
     _shared(
-        errors.MOE_DISPATCH_FRAME, errors.MOE_DISPATCH_FRAME.example,
+        upstream_errors.MOE_DISPATCH_FRAME, upstream_errors.MOE_DISPATCH_FRAME.example,
         "moe_gemm_template_dispatch_tma_ws.h; the tile is cute Shape<M, N, K> in elements", family="exception_text",
     ),
     LogPattern(
