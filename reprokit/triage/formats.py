@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 
-from reprokit.triage.kinds import Family, LineFormat, LogPattern, Severity
 from reprokit.triage.patterns import PATTERNS
+from reprokit.triage.table_types import Family, LineFormat, LogPattern, Severity
 
 __all__ = ["PATTERNS", "Family", "LineFormat", "LogPattern", "Severity"]
 

@@ -6,10 +6,10 @@ table is read (families, severities, the regex subset shared with ``grep -E``).
 
 from __future__ import annotations
 
-from reprokit.triage.kinds import LogPattern
 from reprokit.triage.patterns_behaviour import BEHAVIOUR_PATTERNS, OTHER_AUTOTUNER_PATTERNS
 from reprokit.triage.patterns_deaths import DEATH_REPORT_PATTERNS
 from reprokit.triage.patterns_stacks import STACK_PATTERNS, UNCLAIMED_PATTERNS
+from reprokit.triage.table_types import LogPattern
 from reprokit.workloads.facts import upstream_errors
 
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics

@@ -7,7 +7,7 @@ choices Inductor ignores or the tactics TensorRT's builder skips.
 
 from __future__ import annotations
 
-from reprokit.triage.kinds import LogPattern
+from reprokit.triage.table_types import LogPattern
 
 BEHAVIOUR_PATTERNS: tuple[LogPattern, ...] = (
     LogPattern(

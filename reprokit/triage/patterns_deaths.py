@@ -7,7 +7,7 @@ reporter lives on (a Ray caller, vLLM's executor or core client, an API server),
 
 from __future__ import annotations
 
-from reprokit.triage.kinds import LogPattern
+from reprokit.triage.table_types import LogPattern
 
 DEATH_REPORT_PATTERNS: tuple[LogPattern, ...] = (
     LogPattern(
