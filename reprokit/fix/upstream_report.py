@@ -16,7 +16,7 @@ from typing import Any
 
 from reprokit.errors import ConfigError, ReprokitError
 from reprokit.fix import crash_report, upstream_guards
-from reprokit.fix.plan import fix_plan
+from reprokit.fix.knobs import fix_plan
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest
 from reprokit.records.run_dir import load_manifest
