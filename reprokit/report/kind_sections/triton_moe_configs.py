@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from reprokit.draw.tables import Block, drawn_blocks
-from reprokit.report.kinds.base import ReportStep, Section
+from reprokit.report.kind_sections.base import ReportStep, Section
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.triton_moe_configs import (
     KIND,  # noqa: F401 - the kind these sections draw

@@ -6,8 +6,8 @@ from typing import Any, NamedTuple
 
 from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
 from reprokit.draw.tables import html_table, md_table
-from reprokit.report.kinds.base import ReportStep, Section
-from reprokit.report.kinds.triage import parse_log_time
+from reprokit.report.kind_sections.base import ReportStep, Section
+from reprokit.report.kind_sections.triage import parse_log_time
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.serve import (
     KIND,  # noqa: F401 - the kind these sections draw

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from reprokit.draw.tables import html_bytes, html_table, md_table
-from reprokit.report.kinds.base import ReportStep, Section
+from reprokit.report.kind_sections.base import ReportStep, Section
 from reprokit.step_kinds.smem_probe import (
     KIND,  # noqa: F401 - the kind these sections draw
     Device,

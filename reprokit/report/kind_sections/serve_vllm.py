@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reprokit.report.kinds.base import Section
-from reprokit.report.kinds.serve import html, markdown
+from reprokit.report.kind_sections.base import Section
+from reprokit.report.kind_sections.serve import html, markdown
 from reprokit.step_kinds.serve_vllm import KIND  # noqa: F401 - the kind these sections draw
 
 SECTIONS = (Section("findings", markdown=markdown, html=html),)

@@ -7,7 +7,7 @@ import math
 
 from reprokit.draw.svg import Linear, Log, Svg, decade_ticks, esc, is_number, legend, nice_ticks
 from reprokit.draw.tables import figure, html_table
-from reprokit.report.kinds.base import ReportStep, Section
+from reprokit.report.kind_sections.base import ReportStep, Section
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.tile_sweep import (
     KIND,  # noqa: F401 - the kind these sections draw

@@ -7,7 +7,7 @@ import math
 
 from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
 from reprokit.draw.tables import figure, grouped_bytes, html_bytes, html_table, md_table
-from reprokit.report.kinds.base import ReportStep, Section
+from reprokit.report.kind_sections.base import ReportStep, Section
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.static_smem import (
     KIND,  # noqa: F401 - the kind these sections draw

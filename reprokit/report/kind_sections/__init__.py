@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 from collections.abc import Iterable
 
-from reprokit.report.kinds.base import Section
+from reprokit.report.kind_sections.base import Section
 from reprokit.step_kinds import STEP_KINDS, StepKind
 
 NOT_SECTIONS = {"base"}
