@@ -10,7 +10,7 @@ from reprokit.triage.api import triage_files
 from reprokit.triage.patterns import PATTERNS
 from reprokit.workloads.facts import upstream_errors
 from reprokit.workloads.facts.serve_phases import DEAD, MARKS, phase_of_line
-from reprokit.workloads.sweep import classify
+from reprokit.workloads.tile_sweep import classify
 
 SHARED = [value for value in vars(upstream_errors).values() if isinstance(value, upstream_errors.ErrorMessage)]
 STICKY_LINES = ["RuntimeError: CUDA error: an illegal memory access was encountered",

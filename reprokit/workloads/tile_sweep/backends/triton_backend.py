@@ -24,11 +24,11 @@ from typing import Any
 
 from reprokit.workloads.contract import count_progress, progress
 from reprokit.workloads.facts.arch import SMEM_OPTIN_BYTES_BY_ARCH, capability_of
-from reprokit.workloads.sweep import classify, roofline
-from reprokit.workloads.sweep.context import SweepContext
-from reprokit.workloads.sweep.shapes import GemmProblem
-from reprokit.workloads.sweep.targets import CROSS_TARGET_ARCHES
-from reprokit.workloads.sweep.tiles import TileConfig
+from reprokit.workloads.tile_sweep import classify, roofline
+from reprokit.workloads.tile_sweep.context import SweepContext
+from reprokit.workloads.tile_sweep.shapes import GemmProblem
+from reprokit.workloads.tile_sweep.targets import CROSS_TARGET_ARCHES
+from reprokit.workloads.tile_sweep.tiles import TileConfig
 
 NAME = "triton"
 REL_ERROR_TOLERANCE = 1e-2  # bf16 output rounding alone gives ~1e-3
@@ -56,7 +56,7 @@ def _config_dict(config: TileConfig) -> dict[str, int]:
 
 
 def _ints(problem: GemmProblem, config: TileConfig) -> dict[str, int]:
-    from reprokit.workloads.sweep.backends import triton_kernel  # noqa: PLC0415
+    from reprokit.workloads.tile_sweep.backends import triton_kernel  # noqa: PLC0415
 
     return triton_kernel.int_args(problem.n, problem.k, math.ceil(problem.tokens_per_expert / config.block_m))
 
@@ -69,7 +69,7 @@ def compile_predictions(
     Problems that share Triton's specialization share a kernel; when they do
     not, the report of each distinct kernel is kept under ``variants``.
     """
-    from reprokit.workloads.sweep.backends import triton_kernel  # noqa: PLC0415
+    from reprokit.workloads.tile_sweep.backends import triton_kernel  # noqa: PLC0415
 
     arches = ([native_arch] if native_arch else []) + [a for a in CROSS_TARGET_ARCHES if a != native_arch]
     tasks: list[tuple[str, str, tuple, dict, dict]] = []
@@ -97,7 +97,7 @@ def compile_predictions(
 
 
 def _run_compile_tasks(tasks: list[tuple]) -> list[dict[str, Any]]:
-    from reprokit.workloads.sweep.backends import triton_kernel  # noqa: PLC0415
+    from reprokit.workloads.tile_sweep.backends import triton_kernel  # noqa: PLC0415
 
     workers = min(len(tasks), os.cpu_count() or 1, 16)
     if workers > 1:
@@ -170,7 +170,7 @@ def driver_grants(cubin: bytes, kernel_name: str, shared_bytes: int, device_inde
 
 
 def _observe_driver(config: TileConfig, problem: GemmProblem, native_arch: str, device_index: int) -> dict[str, Any]:
-    from reprokit.workloads.sweep.backends import triton_kernel  # noqa: PLC0415
+    from reprokit.workloads.tile_sweep.backends import triton_kernel  # noqa: PLC0415
 
     try:
         kernel = triton_kernel.compile_kernel(_config_dict(config), _ints(problem, config), capability_of(native_arch))
@@ -201,7 +201,7 @@ class _ProblemData:
 
 
 def _launcher(data: _ProblemData, problem: GemmProblem, config: TileConfig):
-    from reprokit.workloads.sweep.backends import triton_kernel  # noqa: PLC0415
+    from reprokit.workloads.tile_sweep.backends import triton_kernel  # noqa: PLC0415
 
     num_m = math.ceil(problem.tokens_per_expert / config.block_m)
     num_n = math.ceil(problem.n / config.block_n)
@@ -336,7 +336,7 @@ def _launch_overhead(ctx: SweepContext) -> dict[str, Any] | None:
 
     The L2 flush before each one keeps the GPU busy while the host launches, so
     the host's launch latency stays outside the events (as in every timed row)."""
-    from reprokit.workloads.sweep.backends import triton_kernel  # noqa: PLC0415
+    from reprokit.workloads.tile_sweep.backends import triton_kernel  # noqa: PLC0415
 
     torch = ctx.torch
     x = torch.empty(16, device="cuda")

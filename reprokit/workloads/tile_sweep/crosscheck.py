@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.workloads.facts.tiles import FP4_BITS, tile_name
-from reprokit.workloads.sweep.classify import ERROR_INTERNAL_INIT, OUT_OF_RESOURCES
+from reprokit.workloads.tile_sweep.classify import ERROR_INTERNAL_INIT, OUT_OF_RESOURCES
 
 _TILE_KEYS = ("tile", "cta_tile", "tile_shape", "cta_shape", "name", "config")
 _FITS_KEYS = ("fits", "fit", "fits_optin", "predicted_fit")

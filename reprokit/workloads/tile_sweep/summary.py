@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.workloads.sweep.shapes import GemmProblem
+from reprokit.workloads.tile_sweep.shapes import GemmProblem
 
 DECODE_TARGET_FRACTION_OF_COPY = 0.85  # the bar for memory-bound decode problems
 

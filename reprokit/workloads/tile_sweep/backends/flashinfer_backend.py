@@ -21,9 +21,9 @@ from typing import Any
 
 from reprokit.workloads.contract import count_progress, progress
 from reprokit.workloads.facts.tiles import FP4_BITS
-from reprokit.workloads.sweep import classify, roofline
-from reprokit.workloads.sweep.context import SweepContext
-from reprokit.workloads.sweep.shapes import GemmProblem, parse_parallelism
+from reprokit.workloads.tile_sweep import classify, roofline
+from reprokit.workloads.tile_sweep.context import SweepContext
+from reprokit.workloads.tile_sweep.shapes import GemmProblem, parse_parallelism
 
 NAME = "flashinfer"
 SUPPORTED_MAJORS = (10, 12)  # SM100/SM103 and SM120/SM121

@@ -1,6 +1,6 @@
 """Tile sweep workload: the MoE GEMM shapes of a model, through every tile configuration, on the host's GPU.
 
-``python -m reprokit.workloads.sweep --params P.json --out-dir DIR`` writes
+``python -m reprokit.workloads.tile_sweep --params P.json --out-dir DIR`` writes
 ``DIR/result.json`` (the contract's) and ``DIR/table.txt``. Parameters:
 
 - ``model_config`` (required): the numbers of ``kits/models/<model>.yml``;

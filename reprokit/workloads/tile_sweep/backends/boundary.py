@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from reprokit.workloads.contract import WorkloadError, progress
-from reprokit.workloads.sweep.context import SweepContext
+from reprokit.workloads.tile_sweep.context import SweepContext
 
 NAME = "boundary"
 

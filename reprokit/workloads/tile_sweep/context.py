@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reprokit.workloads.sweep.shapes import GemmProblem
-from reprokit.workloads.sweep.tiles import TileConfig
+from reprokit.workloads.tile_sweep.shapes import GemmProblem
+from reprokit.workloads.tile_sweep.tiles import TileConfig
 
 
 @dataclass

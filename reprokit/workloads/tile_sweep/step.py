@@ -18,11 +18,11 @@ from typing import Any
 
 from reprokit.workloads.contract import Exit, WorkloadError, progress
 from reprokit.workloads.facts.arch import SMEM_OPTIN_BYTES_BY_ARCH, arch_of
-from reprokit.workloads.sweep import backends, classify, crosscheck, roofline, summary, table
-from reprokit.workloads.sweep.context import SweepContext
-from reprokit.workloads.sweep.shapes import DEFAULT_TOKENS_PER_EXPERT, derive_problems
-from reprokit.workloads.sweep.targets import CROSS_TARGET_ARCHES
-from reprokit.workloads.sweep.tiles import DEFAULT_GRID, TileConfig, parse_tile_configs
+from reprokit.workloads.tile_sweep import backends, classify, crosscheck, roofline, summary, table
+from reprokit.workloads.tile_sweep.context import SweepContext
+from reprokit.workloads.tile_sweep.shapes import DEFAULT_TOKENS_PER_EXPERT, derive_problems
+from reprokit.workloads.tile_sweep.targets import CROSS_TARGET_ARCHES
+from reprokit.workloads.tile_sweep.tiles import DEFAULT_GRID, TileConfig, parse_tile_configs
 
 DEFAULT_PARALLELISM = ("tp8", "ep8")
 DEFAULT_TIME_BUDGET_S = 480.0
@@ -153,7 +153,7 @@ def _run_backend(name: str, ctx: SweepContext) -> dict[str, Any]:
 
 def _predict_only(ctx: SweepContext) -> list[dict]:
     """No GPU: still compile every config for the cross targets and say what would fit there."""
-    from reprokit.workloads.sweep.backends import triton_backend  # noqa: PLC0415
+    from reprokit.workloads.tile_sweep.backends import triton_backend  # noqa: PLC0415
 
     compiled = triton_backend.compile_predictions(ctx.configs, ctx.problems, None)
     limits = {arch: SMEM_OPTIN_BYTES_BY_ARCH[arch] for arch in CROSS_TARGET_ARCHES}
