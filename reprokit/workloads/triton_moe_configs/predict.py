@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reprokit.workloads.triton_moe.configs import TRITON_DEFAULT_OPTIONS
+from reprokit.workloads.triton_moe_configs.configs import TRITON_DEFAULT_OPTIONS
 
 # Bytes per element of A and of B as the kernel loads them, per sglang dtype string (None: bf16/fp16).
 ELEMENT_BYTES = {None: (2, 2), "fp8_w8a8": (1, 1), "int8_w8a8": (1, 1), "int8_w8a16": (2, 1)}

@@ -16,8 +16,8 @@ from typing import Any
 from reprokit.workloads.contract import Exit, WorkloadError, count_progress, progress, write_json_atomic
 from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.tile_sweep.targets import SMEM_OPTIN_BYTES_BY_ARCH
-from reprokit.workloads.triton_moe import configs as upstream
-from reprokit.workloads.triton_moe import predict
+from reprokit.workloads.triton_moe_configs import configs as upstream
+from reprokit.workloads.triton_moe_configs import predict
 from reprokit.workloads.triton_smem import compile as triton_compile
 from reprokit.workloads.triton_smem import kernels
 
