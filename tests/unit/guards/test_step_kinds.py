@@ -82,6 +82,18 @@ def test_each_module_of_the_package_is_its_registered_kind(module):
     assert STEP_KINDS[kind.name] is kind
 
 
+# a host kind that runs another kind's workload with other declarations (docs/architecture.md, "step kinds")
+REUSES = {"serve-vllm-cpu": "serve-vllm"}
+
+
+def test_a_host_kinds_name_leads_to_its_workload():
+    """``tile-sweep`` runs ``reprokit.workloads.tile_sweep``: the kind's name, or the name of the kind it reuses."""
+    astray = {name: kind.module for name, kind in STEP_KINDS.items() if kind.where == "host"
+              and kind.module != "reprokit.workloads." + REUSES.get(name, name).replace("-", "_")}
+    assert astray == {}
+    assert {name: STEP_KINDS[name].module for name in REUSES} == {name: STEP_KINDS[REUSES[name]].module for name in REUSES}
+
+
 def test_the_registry_holds_the_modules_kinds_and_no_other():
     assert sorted(STEP_KINDS) == sorted(module.replace("_", "-") for module in KIND_MODULES)
 
