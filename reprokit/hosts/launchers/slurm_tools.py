@@ -1,4 +1,4 @@
-"""Slurm's side of a batch step, as data: the ``sbatch`` command line, what the job tools print, what a state means.
+"""Slurm's job tools as data: the ``sbatch`` command line, what squeue, sacct and scontrol print, what a state means.
 
 No I/O here, so each piece is tested on what Slurm 22.05 (Debian 12) really prints. The tools are the ones every
 release since 20.x has: ``squeue -o`` (not ``--only-job-state``, 24.11+), ``sacct -P`` where there is accounting,
