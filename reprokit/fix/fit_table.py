@@ -180,22 +180,6 @@ def _sorted(table: dict[str, Any]) -> dict[str, Any]:
     return {**table, "cells": {k: table["cells"][k] for k in sorted(table["cells"], key=order)}}
 
 
-def _cell_text(found: dict[str, Any]) -> str:
-    if found["status"] == "unreadable":
-        return "unreadable"
-    if found["status"] == "no_kernels":
-        return "no kernels"
-    failing = sorted(t for tactics in found["failing_tactics"].values() for t in tactics)
-    rejected = found["dispatch_rejected_tactics"]
-    text = f"{len(failing)}/{found['tactics']} fail"
-    if failing:
-        worst = max(found["failing"], key=lambda f: f["kernel_smem_bytes"])
-        text += f" ({', '.join(map(str, failing))}; {worst['kernel_smem_bytes']} B)"
-    if rejected:
-        text += f"; {len(rejected)} rejected by the dispatcher"
-    return text
-
-
 def render_markdown(table: dict[str, Any]) -> str:
     """docs/fit-table.md: per (arch, dtype) one table of releases, failing tactics, tiles, bytes and rejections."""
     cells = table["cells"]

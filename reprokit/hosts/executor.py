@@ -23,7 +23,6 @@ from reprokit.hosts.launch import Handle, StepSpec
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.output.verbosity)
 
 PACKAGE_ROOT = Path(reprokit.__file__).resolve().parent.parent
-KILL_GRACE_S = 5.0
 
 
 @dataclass

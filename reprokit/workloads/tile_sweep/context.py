@@ -25,9 +25,6 @@ class SweepContext:
     flush: Any = None  # a tensor of 2x L2 bytes, zeroed before each timed launch
     lost_context: str | None = None  # set after a sticky CUDA error: no GPU work may follow
 
-    def time_left_s(self) -> float:
-        return self.deadline - time.monotonic()
-
     def out_of_time(self) -> bool:
         return time.monotonic() >= self.deadline
 

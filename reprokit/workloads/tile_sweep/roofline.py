@@ -18,11 +18,6 @@ READ_BYTES = 2 << 30
 DENSE_GEMM_DIM = 8192  # 8192^3 bf16 matmul: ~1.1 TFLOP a launch
 
 
-def attainable_time_s(flops: float, bytes_moved: float, peak_tflops: float, copy_gbps: float) -> float:
-    """The roofline's lower bound on the time: the slower of compute at peak and traffic at copy bandwidth."""
-    return max(flops / (peak_tflops * 1e12), bytes_moved / (copy_gbps * 1e9))
-
-
 def score(flops: float, bytes_moved: float, time_s: float, peak_tflops: float, copy_gbps: float) -> dict[str, Any]:
     """TFLOP/s, GB/s, which ceiling binds, and the fraction of the roofline a measured time reaches."""
     bound_compute_s = flops / (peak_tflops * 1e12)

@@ -28,7 +28,6 @@ KERNEL_SOURCE = PACKAGE_DIR + "fused_moe_triton_kernels.py"
 FILE_RE = re.compile(
     r"^E=(?P<E>\d+),N=(?P<N>\d+),device_name=(?P<device>[^,]+?)(?:,dtype=(?P<dtype>[a-z0-9_]+))?"
     r"(?:,block_shape=\[(?P<bn>\d+), ?(?P<bk>\d+)\])?(?P<pcq>,per_channel_quant=True)?(?P<down>_down)?\.json$")
-CONFIG_KEYS = ("BLOCK_SIZE_M", "BLOCK_SIZE_N", "BLOCK_SIZE_K", "GROUP_SIZE_M", "num_warps", "num_stages")
 # What sglang's launcher passes when a configuration leaves them out (Triton's own defaults).
 TRITON_DEFAULT_OPTIONS = {"num_warps": 4, "num_stages": 3}
 
