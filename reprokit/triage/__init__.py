@@ -8,7 +8,7 @@ Public API (what ``tasks.py`` and the kit step ``triage`` call)::
     print(render_table(report))
 
 Modules: ``formats`` and ``patterns`` (every recognised string, with a real example; record
-types in ``kinds``), ``reader`` (bytes to lines), ``parser`` (lines to events), ``versions``
+types in ``table_types``), ``reader`` (bytes to lines), ``parser`` (lines to events), ``versions``
 (what the log says about the stack), ``exception_text``, ``tactics`` (per-release tables),
 ``summary``, ``verdict``, ``api``, ``render``, ``corpus`` (real logs and their expected readings), ``reconcile``
 (the failed tactics beside the static prediction of the same release); ``patterns_stacks`` (TGI, Triton's model
