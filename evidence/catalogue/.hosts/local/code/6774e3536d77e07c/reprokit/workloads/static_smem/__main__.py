@@ -1,9 +1,0 @@
-"""``python -m reprokit.workloads.static_smem --params P.json --out-dir DIR``."""
-
-import sys
-
-from reprokit.workloads.contract import main
-from reprokit.workloads.static_smem.workload import run
-
-if __name__ == "__main__":
-    sys.exit(main("static-smem", run))

@@ -1,2 +1,0 @@
-#pragma once
-#include <cublas_v2.h>
