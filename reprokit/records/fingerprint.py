@@ -17,7 +17,7 @@ from pydantic import StrictBool, StrictInt, StrictStr
 from pydantic.dataclasses import dataclass
 
 from reprokit.errors import ConfigError
-from reprokit.records.typed import Record, plain
+from reprokit.records.typed import Record
 
 _BOOKKEEPING = ("keys", "other")
 
@@ -47,7 +47,7 @@ class _Kept(Record):
     def to_json(self) -> dict[str, Any]:
         names = self.keys if self.keys is not None else [name for name in self.__pydantic_fields__
                                                          if name not in _BOOKKEEPING and getattr(self, name) is not None]
-        return {name: self.other[name] if name in self.other else plain(getattr(self, name)) for name in names}
+        return {name: self.other[name] if name in self.other else self.json_of(name) for name in names}
 
 
 @dataclass(kw_only=True)

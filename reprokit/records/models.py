@@ -21,7 +21,7 @@ from pydantic.dataclasses import dataclass
 
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.inputs import StagedInput
-from reprokit.records.typed import KNOWN_ONLY, Omittable, Record, in_file, not_a_field, plain
+from reprokit.records.typed import KNOWN_ONLY, Omittable, Record, in_file, not_a_field
 from reprokit.workloads.facts.exits import StepStatus
 
 __all__ = ["Artifact", "Judgement", "KitRef", "LeftOnHost", "Manifest", "Owner", "RunStatus", "StagedInput", "StepAt", "StepEntry", "StepStatus",
@@ -225,7 +225,7 @@ class StepEntry(Record):
         reason is written even when null, and so is a workload's exit code (null when it timed out)."""
         workload = self.log is not None
         always = ("name", "uses", "status", "reason", "exit_code") if workload else ("name", "uses", "status", "reason")
-        return {key: plain(getattr(self, key)) for key in (_WORKLOAD_KEYS if workload else _CONTROL_KEYS)
+        return {key: self.json_of(key) for key in (_WORKLOAD_KEYS if workload else _CONTROL_KEYS)
                 if key in always or getattr(self, key) is not None}
 
 

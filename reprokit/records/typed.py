@@ -69,11 +69,16 @@ class Record:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name, key, omittable in _written(type(self)):
+        for name, key, omittable, holds_models in _written(type(self)):
             value = getattr(self, name)
             if value is not None or not omittable:
-                out[key] = plain(value)
+                out[key] = plain(value) if holds_models else value
         return out
+
+    def json_of(self, name: str) -> Any:
+        """The field ``name`` as JSON data (a model in it as its ``to_json``)."""
+        value = getattr(self, name)
+        return plain(value) if name in _holding_models(type(self)) else value
 
 
 def plain(value: Any) -> Any:
@@ -93,11 +98,25 @@ def _adapter(model: type) -> pydantic.TypeAdapter:
 
 
 @functools.cache
-def _written(model: type) -> list[tuple[str, str, bool]]:
-    """Each written field of ``model``: its attribute, its JSON key, whether it is left out when None."""
+def _written(model: type) -> list[tuple[str, str, bool, bool]]:
+    """Each written field of ``model``: its attribute, its JSON key, whether it is left out when None, whether it
+    holds models (the others, JSON already, are written as they are)."""
     fields = {info.alias or name: (name, info) for name, info in model.__pydantic_fields__.items() if not info.exclude}
-    order = model.WRITTEN or tuple(fields)
-    return [(fields[key][0], key, _LEFT_OUT in fields[key][1].metadata) for key in order]
+    hints = _hints(model)
+    return [(fields[key][0], key, _LEFT_OUT in fields[key][1].metadata, holds_models(hints[key]))
+            for key in model.WRITTEN or tuple(fields)]
+
+
+@functools.cache
+def _holding_models(model: type) -> frozenset[str]:
+    return frozenset(name for name, _, _, holds in _written(model) if holds)
+
+
+def holds_models(hint: Any) -> bool:
+    """Whether a field annotated ``hint`` holds a model, itself or in a list or an object."""
+    hint = _strip(hint)
+    return dataclasses.is_dataclass(hint) or any(holds_models(arg) for arg in typing.get_args(hint)
+                                                 if arg is not Ellipsis and typing.get_origin(hint) is not Annotated)
 
 
 @functools.cache
