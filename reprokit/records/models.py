@@ -15,13 +15,12 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import pydantic
-import pydantic_core
 from pydantic import StrictBool, StrictFloat, StrictInt, StrictStr
 from pydantic.dataclasses import dataclass
 
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.inputs import StagedInput
-from reprokit.records.typed import KNOWN_ONLY, Omittable, Record, in_file, not_a_field
+from reprokit.records.typed import KNOWN_ONLY, Omittable, Record, file_keys, in_file
 from reprokit.workloads.facts.exits import StepStatus
 
 __all__ = ["Artifact", "Judgement", "KitRef", "LeftOnHost", "Manifest", "Owner", "RunStatus", "StagedInput", "StepAt", "StepEntry", "StepStatus",
@@ -77,14 +76,6 @@ def _is_hex_digest(value: Any) -> bool:
 _JUDGED = in_file(lambda word: word in Word.judged(), f"one of {'|'.join(Word.judged())}")  # verdict.json's words
 
 
-def _required_in_file(data: Any, keys: tuple[str, ...]) -> Any:
-    """A file's object (a dict; code builds by arguments) has ``keys``, which code may leave to their defaults."""
-    missing = [key for key in keys if isinstance(data, dict) and key not in data]
-    if missing:
-        raise pydantic_core.PydanticCustomError("missing", "missing", {"field": missing[0]})
-    return data
-
-
 @dataclass
 class Artifact(Record):
     """A file of the record: its sha256 and size, as verified by ``invoke check-record``."""
@@ -134,8 +125,8 @@ class Judgement(Record):
 
     @pydantic.model_validator(mode="before")
     @classmethod
-    def _complete(cls, data: Any) -> Any:
-        return _required_in_file(data, ("observed",))  # before the fields' own checks: its absence is the damage
+    def _complete(cls, data: Any, info: pydantic.ValidationInfo) -> Any:
+        return file_keys(data, info, required=("observed",))  # before the fields' own checks: its absence is the damage
 
 
 @dataclass(config=KNOWN_ONLY)
@@ -150,8 +141,8 @@ class Verdict(Record):
 
     @pydantic.model_validator(mode="before")
     @classmethod
-    def _complete(cls, data: Any) -> Any:
-        return _required_in_file(data, ("expectations",))
+    def _complete(cls, data: Any, info: pydantic.ValidationInfo) -> Any:
+        return file_keys(data, info, required=("expectations",))
 
     def summarised(self) -> VerdictSummary:
         return VerdictSummary(self.verdict, self.summary)
@@ -210,11 +201,8 @@ class StepEntry(Record):
 
     @pydantic.model_validator(mode="before")
     @classmethod
-    def _no_result_in_file(cls, data: Any) -> Any:
-        """A file's entry (a dict; code builds by arguments) never holds the result: it lives in result.json."""
-        if isinstance(data, dict) and "result" in data:
-            raise not_a_field("result")
-        return data
+    def _no_result_in_file(cls, data: Any, info: pydantic.ValidationInfo) -> Any:
+        return file_keys(data, info, refused=("result",))  # it lives in result.json
 
     @property
     def has_result(self) -> bool:
@@ -267,8 +255,8 @@ class Manifest(Record):
 
     @pydantic.model_validator(mode="before")
     @classmethod
-    def _complete(cls, data: Any) -> Any:
-        return _required_in_file(data, ("steps", "artifacts"))
+    def _complete(cls, data: Any, info: pydantic.ValidationInfo) -> Any:
+        return file_keys(data, info, required=("steps", "artifacts"))
 
     @property
     def kit_name(self) -> str | None:

@@ -48,9 +48,17 @@ def in_file(allowed: typing.Callable[[Any], bool], expected: str) -> pydantic.Be
     return pydantic.BeforeValidator(check)
 
 
-def not_a_field(name: str) -> PydanticCustomError:
-    """A key a model refuses in a file (a before-validator's error: the path names ``name``)."""
-    return PydanticCustomError("extra_forbidden", "not a field", {"field": name})
+def file_keys(data: Any, info: pydantic.ValidationInfo, required: tuple[str, ...] = (), refused: tuple[str, ...] = ()) -> Any:
+    """A file's object (a model's before-validator) has the keys ``required``, which code may leave to their
+    defaults, and none of ``refused``, which code keeps in memory only; the error's path names the key."""
+    if info.context == FROM_FILE and isinstance(data, dict):
+        for key in required:
+            if key not in data:
+                raise PydanticCustomError("missing", "missing", {"field": key})
+        for key in refused:
+            if key in data:
+                raise PydanticCustomError("extra_forbidden", "not a field", {"field": key})
+    return data
 
 
 class Record:
