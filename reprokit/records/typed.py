@@ -123,8 +123,7 @@ def _holding_models(model: type) -> frozenset[str]:
 def holds_models(hint: Any) -> bool:
     """Whether a field annotated ``hint`` holds a model, itself or in a list or an object."""
     hint = _strip(hint)
-    return dataclasses.is_dataclass(hint) or any(holds_models(arg) for arg in typing.get_args(hint)
-                                                 if arg is not Ellipsis and typing.get_origin(hint) is not Annotated)
+    return dataclasses.is_dataclass(hint) or any(holds_models(arg) for arg in typing.get_args(hint) if arg is not Ellipsis)
 
 
 @functools.cache
