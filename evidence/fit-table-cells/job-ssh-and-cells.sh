@@ -47,6 +47,7 @@ cells() {  # the fit cells: unpack the sources into a cache of their own, then t
             && echo "$digest" >"$REPROKIT_CACHE/.bundle-unpacked"
     fi
     mark unpack_done_s
+    rm -rf "$REPROKIT_CACHE/cells"  # a warm machine's earlier pool: its tables would be counted again
     local budget=$(( $(left) - 15 ))  # 15 s to write cells.json and copy it out
     echo "cells budget_s $budget, todo $(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$CARRY/todo.json")" >>"$OUT/facts.txt"
     if [ "$budget" -gt 20 ]; then
