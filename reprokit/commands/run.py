@@ -284,7 +284,7 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
     executor = executor_for(host, inventory, Path(runs_dir), options, say)
     executor.connect()
     try:
-        break_lock(executor.host_lock(run_id=""), say, force=force)
+        break_lock(executor.host_lock(run_id=""), say, force=force, end_run=executor.end_left_run)
     finally:
         executor.close_connection()
     if as_json:

@@ -104,6 +104,10 @@ class HostExecutor:
         """The host's lock (one place for its path: the run, ``invoke collect`` and ``invoke unlock`` use it)."""
         return HostLock(self.transport, self.host.name, self.launcher.lock_dir(self.host), run_id)
 
+    def end_left_run(self, run_id: str) -> int:
+        """End what a run whose control process is gone left on the host (``invoke unlock``); how much is left."""
+        return self.launcher.end_run(self.run_dir(run_id))
+
     def pending(self) -> dict[str, Handle]:
         """The steps whose files are still on the host, and how to find each again."""
         return dict(self.unpulled)

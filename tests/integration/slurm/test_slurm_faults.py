@@ -183,3 +183,20 @@ def test_a_killed_control_process_leaves_the_job_and_collect_finishes_it(tmp_pat
                                                                                                "COMPLETED")
     assert load_manifest(run_dir).status == "complete" and verify_record(run_dir) == []
     assert not (work / "runs" / manifest.run_id).exists()  # the login node's copy goes once all is back
+
+
+def test_unlock_after_a_killed_run_cancels_its_pending_job(tmp_path):
+    inv, work = slow_cluster(tmp_path, "unlock-pending", slurm_partition="parked")
+    proc = start(tmp_path, inv)
+    try:
+        job = wait_for_job(f"{work}/", state="PENDING", timeout_s=90, step="fingerprint")
+    finally:
+        proc.kill()
+        proc.communicate()
+    run_id = load_manifest(next((tmp_path / "runs").iterdir())).run_id
+    done = run_invoke("unlock", "--host", "cluster", "--inventory", str(inv), "--known-hosts",
+                      str(tmp_path / "known_hosts"), timeout=120)
+    assert done.returncode == ExitCode.PASS, done.stderr
+    assert done.stderr.strip().splitlines() == [f"cancelled Slurm job {job['id']} (PENDING) of run {run_id} on host 'cluster'",
+                                                f"removed the lock of run {run_id} on host 'cluster'"]
+    assert squeue(str(work)) == [] and not (work / "locks" / "cluster").exists()  # before: the job stayed queued
