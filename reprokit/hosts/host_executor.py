@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.config.inventory import Host
-from reprokit.errors import HostError, ReprokitError
+from reprokit.errors import ConfigError, HostError, ReprokitError
 from reprokit.hosts import shell, staging
 from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
@@ -35,10 +35,13 @@ from reprokit.hosts.logstream import step_log, stream_log
 from reprokit.hosts.pull_listing import Listing
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
+from reprokit.hosttext import shown
 from reprokit.records.atomic import write_json_atomic
 from reprokit.secrets import Redactor, env_file_text
 
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
+PYTHON_MIN = (3, 8)  # what the host-side reader (hostside.py: the standard library, sent on stdin) is written for
+PYTHON_CHECK = f"import sys; sys.exit(0 if sys.version_info >= {PYTHON_MIN} else 'Python ' + sys.version.split()[0])"
 
 
 @functools.cache
@@ -139,7 +142,10 @@ class HostExecutor:
         _, out, _ = sh(f"mkdir -p -- {shell.path(self.workdir, 'runs')} {shell.path(self.workdir, 'code')}"
                        f" {shell.quote(posixpath.dirname(self.lock.lock_dir))} && {staging.cache_dirs_command(self.host)}"
                        f" && {{ if test -e {shell.quote(self.host.models_dir)}; then echo models; fi;"
-                       f" if test -f {shell.path(self.code_dir, '.complete')}; then echo code; fi; }}")
+                       f" if test -f {shell.path(self.code_dir, '.complete')}; then echo code; fi;"
+                       f" if {self._python_check()} >/dev/null 2>&1; then echo python; fi; }}")
+        if "python" not in out.split():
+            self._refuse_python()
         self.models_present = "models" in out.split()
         self.lock.acquire()
         try:
@@ -149,6 +155,18 @@ class HostExecutor:
         except BaseException:
             self.lock.release()
             raise
+
+    def _python_check(self) -> str:
+        return f"{shell.quote(self.host.python)} -c {shell.quote(PYTHON_CHECK)}"
+
+    def _refuse_python(self) -> None:
+        """The host's Python lists and reads every step's files (``hostside.py``): without it no step could come
+        back, not even through ``invoke collect``, so the run is refused before the lock and the record."""
+        _, out, err = self.transport.sh(self._python_check(), check=False)
+        said = (err.strip() or out.strip() or "no output").splitlines()[-1]
+        raise ConfigError(f"{self.host.source}: host '{self.host.name}': its Python {shown(self.host.python)} cannot"
+                          f" run there ({shown(said[:300])}); set ansible_python_interpreter of {self.host.name} to a"
+                          f" Python {PYTHON_MIN[0]}.{PYTHON_MIN[1]} or later on that host (e.g. /usr/bin/python3)")
 
     def _ship_code(self) -> None:
         data, digest = code_bundle()
