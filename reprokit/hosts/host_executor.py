@@ -36,10 +36,11 @@ from reprokit.hosts.pull_listing import Listing
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 from reprokit.hosttext import shown
-from reprokit.records.atomic import write_json_atomic
+from reprokit.records.atomic import write_bytes_atomic, write_json_atomic
 from reprokit.secrets import Redactor, env_file_text
 
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
+HOST_PARAMS = "params.host.json"  # a step's params.json as the host left it, where it differs from the one sent
 PYTHON_MIN = (3, 8)  # what the host-side reader (hostside.py: the standard library, sent on stdin) is written for
 PYTHON_CHECK = f"import sys; sys.exit(0 if sys.version_info >= {PYTHON_MIN} else 'Python ' + sys.version.split()[0])"
 
@@ -277,7 +278,7 @@ class HostExecutor:
         except ConnectionLost as exc:
             raise Detached(f"{exc}; step '{step_name}' goes on on the host", step_name, remote_dir, handle) from None
         duration = time.monotonic() - started
-        listing = self.launcher.collect(handle, out_dir)
+        listing = self.keeping_sent_params(out_dir, lambda: self.launcher.collect(handle, out_dir))
         del self.unpulled[step_name]
         if listing.not_pulled:
             self.kept_reasons.append(f"{len(listing.not_pulled)} entries of step '{step_name}' could not be pulled"
@@ -306,7 +307,7 @@ class HostExecutor:
     def _collect_quietly(self, handle: Handle, out_dir: Path) -> bool:
         """Bring back what a stopped step wrote; False (and the host keeps it for ``invoke collect``) on any failure."""
         try:
-            self.launcher.collect(handle, out_dir)
+            self.keeping_sent_params(out_dir, lambda: self.launcher.collect(handle, out_dir))
             return True
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - best effort while stopping
             self.transport.say(f"      could not bring back {handle.remote_dir} ({type(exc).__name__}: {exc}); it stays"
@@ -344,7 +345,21 @@ class HostExecutor:
         return self.transport.read_text(f"{handle.remote_dir}/exit_code") is not None
 
     def pull(self, handle: Handle, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
-        return self.pullback.pull(handle.remote_dir, out_dir, on_bytes)
+        return self.keeping_sent_params(out_dir, lambda: self.pullback.pull(handle.remote_dir, out_dir, on_bytes))
+
+    def keeping_sent_params(self, out_dir: Path, pull: Callable[[], Listing]) -> Listing:
+        """Pull a step's files; the ``params.json`` this machine sent stays the record's. The host's step may write
+        its own over it: that copy is kept as ``params.host.json`` (its bytes are evidence too) and it is said."""
+        sent_path = out_dir / "params.json"
+        sent = sent_path.read_bytes() if sent_path.is_file() else None
+        try:
+            return pull()
+        finally:  # a pull-back stopped half-way may have written the host's copy already
+            if sent is not None and sent_path.is_file() and sent_path.read_bytes() != sent:
+                sent_path.replace(out_dir / HOST_PARAMS)
+                write_bytes_atomic(sent_path, sent)
+                self.transport.say(f"      the host changed the params.json of step '{out_dir.name}' that this machine"
+                                   f" sent; the record keeps the sent one, the host's is kept as {HOST_PARAMS}")
 
 
 __all__ = ["ConnectionLost", "Detached", "HostExecutor", "STOP", "code_bundle"]
