@@ -92,10 +92,20 @@ def test_scancel_by_another_user_is_said_as_a_cancel_outside_reprokit(tmp_path):
                             " owner in another shell, or the scheduler)")
 
 
+SERVER = ('setsid sh -c \'echo $$ > "$0"; exec sleep 600\' "$(dirname "$PWD")/../../server.pid" < /dev/null'
+          ' > /dev/null 2>&1 & ')  # a server started by the workload, leading a session of its own (as vLLM's engine)
+
+
 def test_a_node_set_down_mid_job_is_a_node_failure(tmp_path):
-    inv, work = slow_cluster(tmp_path, "node-down", sleep_s=300)
+    """Also: a server the workload started in a session of its own outlives the NODE_FAIL'd job's kill on this
+    cluster (proctrack/linuxproc: no cgroup), and the run's mark sweep at its end ends it."""
+    work = workdir("node-down")
+    python = fake_python(work, f"{SERVER}sleep 300; {RESULT_OK}")
+    inv = inventory(tmp_path / "inv.yml", work, ansible_python_interpreter=str(python))
     proc = start(tmp_path, inv)
     job = wait_for_job(f"{work}/", timeout_s=90)
+    while not (work / "server.pid").exists():
+        time.sleep(0.1)
     try:
         subprocess.run(["scontrol", "update", f"nodename={job['nodes']}", "state=down", "reason=reprokit-test"], check=True)
         code, out, err = finish(proc)
@@ -106,6 +116,9 @@ def test_a_node_set_down_mid_job_is_a_node_failure(tmp_path):
     assert (probe.status, probe.launch["state"], probe.launch["nodes"]) == ("error", "NODE_FAIL", job["nodes"])
     assert probe.reason == (f"Slurm job {job['id']} ended NODE_FAIL: its node {job['nodes']} failed or was set DOWN"
                             " while it ran")
+    server = Path(f"/proc/{int((work / 'server.pid').read_text())}/stat")
+    assert not server.exists() or server.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # ended by the mark sweep
+    assert load_manifest(out["run_dir"]).host_left is None
 
 
 def test_a_requeued_job_runs_again_and_the_record_counts_the_restart(tmp_path):
