@@ -1,4 +1,4 @@
-"""Masking speed (reprokit/secrets.py ``Redactor.file``) on ordinary and adversarial data, before and after #40.
+"""Masking speed (reprokit/output/secrets.py ``Redactor.file``) on ordinary and adversarial data, before and after #40.
 
 The masker runs on every file of a record while the host's lock is held, so its speed on data a workload (or an
 attacker) chooses bounds how long a host stays locked. Three files of --mib MiB each: a server log with no secret,
@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from reprokit.secrets import CHUNK_BYTES, MASK, MIN_SECRET_CHARS, WRAP_CHARS, Redactor, _replacing, variants  # noqa: E402
+from reprokit.output.secrets import CHUNK_BYTES, MASK, MIN_SECRET_CHARS, WRAP_CHARS, Redactor, _replacing, variants  # noqa: E402
 
 SECRET = "hf_Planted/0123+456789=abcdefXYZ"
 

@@ -18,7 +18,7 @@ from reprokit.config.layers import KitPath, kit_path
 from reprokit.config.validation import validate
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.workloads.facts.arch import GPU_ARCHES
 

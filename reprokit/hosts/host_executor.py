@@ -35,11 +35,11 @@ from reprokit.hosts.logstream import step_log, stream_log
 from reprokit.hosts.pull_listing import Listing
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
+from reprokit.output.secrets import Redactor, env_file_text
 from reprokit.records.atomic import write_bytes_atomic, write_json_atomic
-from reprokit.secrets import Redactor, env_file_text
 
-LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
+LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.output.verbosity)
 HOST_PARAMS = "params.host.json"  # a step's params.json as the host left it, where it differs from the one sent
 PYTHON_MIN = (3, 8)  # what the host-side reader (hostside.py: the standard library, sent on stdin) is written for
 PYTHON_CHECK = f"import sys; sys.exit(0 if sys.version_info >= {PYTHON_MIN} else 'Python ' + sys.version.split()[0])"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from reprokit.collect import collect_run
 from reprokit.records.run import load_manifest, verify_record
+from reprokit.run.collect import collect_run
 from tests.integration.hostile.conftest import KIT, RESULT_OK, Rig
 
 OVERWRITE = "printf '{\"evil\": 1}\\n' > params.json; "

@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from reprokit.secrets import Redactor
+from reprokit.output.secrets import Redactor
 
 SECRET = "hf_Planted/0123+456789=abcdefXYZ"
 
