@@ -3,7 +3,7 @@
 The masker runs on every file of a record while the host's lock is held, so its speed on data a workload (or an
 attacker) chooses bounds how long a host stays locked. Three files of --mib MiB each: a server log with no secret,
 data made of a secret's pieces (its variants cut three bytes short, one per line: every piece matches the start of a
-variant, none is whole), and a log full of the secret itself. Each is masked by the former masker (one regex of
+variant, none is whole), a log full of the secret itself, and the pieces with a whole secret every 64 KiB. Each is masked by the former masker (one regex of
 every variant with an optional line break between any two characters, kept below as it was, for the ratio) and
 by the current one, in this one run, on this machine; the outputs of both are checked to mask the same secrets.
 
@@ -94,8 +94,11 @@ def datasets(size: int) -> dict[str, bytes]:
     pieces = b"".join(v[:-3] + b"\n" for v in sorted(folded | exact) if len(v) > MIN_SECRET_CHARS)
     line = b"INFO 12-06 06:00:00 [engine.py:312] Avg prompt throughput: 1234.5 tokens/s, running: 8 reqs\n"
     full = b"token=" + SECRET.encode() + b" in a line of a log that leaked it\n"
-    return {name: (unit * (size // len(unit) + 1))[:size]
+    made = {name: (unit * (size // len(unit) + 1))[:size]
             for name, unit in (("ordinary log", line), ("a secret's pieces", pieces), ("the secret itself", full))}
+    every = 1 << 16  # a whole secret every 64 KiB among the pieces: the substitution must run, on the pieces too
+    made["pieces + secrets"] = b"".join(made["a secret's pieces"][i:i + every] + full for i in range(0, size, every))
+    return made
 
 
 def timed(redactor, path: Path, data: bytes) -> tuple[float, bytes]:

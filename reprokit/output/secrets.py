@@ -60,14 +60,16 @@ def variants(value: str) -> tuple[set[bytes], set[bytes]]:
 BREAK_BYTES = b"\r\n"  # what a secret may be split by: deleted before the search, kept in the text between secrets
 BREAK_RUN = re.compile(rb"[\r\n]*")
 BREAK_ONE = re.compile(rb"[\r\n]")
+DENSE_BYTES = 4096  # secrets closer than this, on average, are masked by one regex substitution first
 
 
 class Redactor:
     """Masks each secret as it is, in any case, in hex, URL-encoded and base64 (3 alignments), even split by newlines.
 
-    Linear in the data whatever it holds: line breaks are deleted (``bytes.translate``), each variant is found by
-    ``bytes.find`` (CPython's two-way search, no backtracking) in the text and in its lower case, and each match
-    is mapped back to the original bytes by counting the breaks before it. The former single regex of every
+    Linear in the data whatever it holds: whether a read holds a secret is one ``bytes.find`` per variant in the
+    text with its line breaks deleted (``bytes.translate``) and in its lower case; where it does, the whole variants
+    go by one regex substitution of literals when they are many, and the rest (those a break splits) are found
+    the same way and mapped back to the original bytes by counting the breaks before them. The former single regex of every
     variant with a break allowed between any two characters backtracked on data made of a secret's pieces
     (about 3 MB/s: ``benchmarks/masking_bench.py``).
     """
@@ -83,6 +85,10 @@ class Redactor:
         # a break inside a variant is deleted before the search: a variant is searched without its breaks
         self._folded = sorted({n.translate(None, BREAK_BYTES).lower() for n in folded} - {b""}, key=len, reverse=True)
         self._exact = sorted({n.translate(None, BREAK_BYTES) for n in exact} - {b""}, key=len, reverse=True)
+        # the whole variants, no break inside: one C-level substitution masks them (most secrets in a file are whole)
+        literal = [b"(?i:" + re.escape(n) + b")" for n in sorted(folded, key=len, reverse=True)]
+        literal += [re.escape(n) for n in sorted(exact, key=len, reverse=True)]
+        self._whole = re.compile(b"|".join(literal)) if literal else None
         longest = max((len(n) for n in folded | exact), default=1)
         self._overlap_bytes = longest * (1 + MAX_BREAK_BYTES)  # a match may straddle two reads, breaks included
 
@@ -126,7 +132,18 @@ class Redactor:
                 for start, end in merged]
 
     def bytes(self, data: bytes) -> bytes:
+        """``data`` masked: the whole variants at once, then those a line break splits (``spans``)."""
+        if self._whole is None:
+            return data
+        if self._many_whole(data):  # listing each match in Python would cost more than sre's substitution
+            data = self._whole.sub(MASK.encode(), data)
         return _masked(data, self.spans(data))
+
+    def _many_whole(self, data: bytes) -> bool:
+        """More than one whole variant per 4 KiB (counted by ``bytes.count``, C-level)."""
+        lowered = data.lower()
+        found = sum(data.count(n) for n in self._exact) + sum(lowered.count(n) for n in self._folded)
+        return found > len(data) // DENSE_BYTES
 
     def holds(self, text: str) -> bool:
         """Whether ``text`` (a file name, a path, a message) holds a secret in any form this masker knows.
@@ -137,23 +154,38 @@ class Redactor:
         return self(text) != text
 
     def _chunks(self, fh, chunk_bytes: int):
-        """(piece, the secrets' spans in it) of the file, each piece ending where no secret can straddle it (a secret
-        may span two reads)."""
+        """(piece, whether it holds a secret) of the file, each piece ending where no secret can straddle it (a secret
+        may span two reads): only the tail of each read is searched for where to cut."""
         carry = b""
         while chunk := fh.read(chunk_bytes):
             data = carry + chunk
-            spans = self.spans(data)
             cut = max(0, len(data) - self._overlap_bytes)
-            kept = []
-            for start, end in spans:
-                if start >= cut:
+            tail_from = max(0, cut - self._overlap_bytes)
+            for start, end in self._all_spans(data[tail_from:]):
+                if tail_from + start >= cut:
                     break
-                kept.append((start, end))
-                cut = max(cut, end)
-            yield data[:cut], kept
+                cut = max(cut, tail_from + end)
+            piece = data[:cut]
+            yield piece, self.holds_bytes(piece)
             carry = data[cut:]
         if carry:
-            yield carry, self.spans(carry)
+            yield carry, self.holds_bytes(carry)
+
+    def _all_spans(self, data: bytes) -> list[tuple[int, int]]:
+        """Every secret in ``data``, whole or split, in order (for where a read may be cut: a short piece)."""
+        whole = [m.span() for m in self._whole.finditer(data)] if self._whole else []
+        split = self.spans(data)
+        return sorted(whole + split)
+
+    def holds_bytes(self, data: bytes) -> bool:
+        """Whether ``data`` holds a secret, whole or split: one ``bytes.find`` per variant, no match listed."""
+        if not self.active:
+            return False
+        stripped = data.translate(None, BREAK_BYTES)
+        if any(needle in stripped for needle in self._exact):
+            return True
+        lowered = stripped.lower()
+        return any(needle in lowered for needle in self._folded)
 
     def file(self, path: Path, chunk_bytes: int = CHUNK_BYTES) -> bool:
         """Redact a file in place, streaming in bounded memory; True when something was masked.
@@ -169,11 +201,11 @@ class Redactor:
 
     def _plain_file(self, path: Path, chunk_bytes: int) -> bool:
         with open(path, "rb") as fh:
-            if not any(spans for _, spans in self._chunks(fh, chunk_bytes)):
+            if not any(held for _, held in self._chunks(fh, chunk_bytes)):
                 return False
         with _replacing(path) as dst, open(path, "rb") as src:
-            for piece, spans in self._chunks(src, chunk_bytes):
-                dst.write(_masked(piece, spans))
+            for piece, held in self._chunks(src, chunk_bytes):
+                dst.write(self.bytes(piece) if held else piece)
         return True
 
     def _gzip_file(self, path: Path, chunk_bytes: int) -> bool:
@@ -185,12 +217,12 @@ class Redactor:
             if fh.read(2) != GZIP_MAGIC:
                 return False
         with open(path, "rb") as fh:
-            if not any(spans for _, spans in self._chunks(_Gunzipped(fh), chunk_bytes)):
+            if not any(held for _, held in self._chunks(_Gunzipped(fh), chunk_bytes)):
                 return False
         with _replacing(path) as dst, open(path, "rb") as src, \
                 gzip.GzipFile(filename="", mode="wb", fileobj=dst, mtime=0) as packed:
-            for piece, spans in self._chunks(_Gunzipped(src), chunk_bytes):
-                packed.write(_masked(piece, spans))
+            for piece, held in self._chunks(_Gunzipped(src), chunk_bytes):
+                packed.write(self.bytes(piece) if held else piece)
         return True
 
 
