@@ -1,7 +1,7 @@
 """Masking speed (reprokit/output/secrets.py ``Redactor.file``) on ordinary and adversarial data, before and after #40.
 
 The masker runs on every file of a record while the host's lock is held, so its speed on data a workload (or an
-attacker) chooses bounds how long a host stays locked. Three files of --mib MiB each: a server log with no secret,
+attacker) chooses bounds how long a host stays locked. Four files of --mib MiB each: a server log with no secret,
 data made of a secret's pieces (its variants cut three bytes short, one per line: every piece matches the start of a
 variant, none is whole), a log full of the secret itself, and the pieces with a whole secret every 64 KiB. Each is masked by the former masker (one regex of
 every variant with an optional line break between any two characters, kept below as it was, for the ratio) and
