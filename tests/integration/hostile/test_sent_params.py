@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.run.collect import collect_run
 from tests.integration.hostile.conftest import KIT, RESULT_OK, Rig
 
