@@ -12,12 +12,15 @@ random, lands at a random moment of the run:
 With --slurm (the default where the test Slurm cluster is up, tests/services/up.d/40-slurm.sh), the cluster's login
 node is one more host: its runs are Slurm jobs, each with at most one of
   query_failure       squeue, sacct and scontrol all fail as a busy controller does, 3-10 s, while the job runs
-  query_hang          the three tools say nothing for 35 s (past the 30 s I/O timeout) while the job runs
+  query_hang          the three tools say nothing past the I/O timeout, each call, while the job runs (the
+                      Slurm runs set reprokit.io_timeout_s to --slurm-io-timeout-s, 10 s by default: a site
+                      setting, so that a hang costs about 30 s here instead of the default 30 s timeout's 90 s)
   sbatch_noise        sbatch prints a maintenance notice after the job id
   node_down           the job's node is set DOWN while it runs (NODE_FAIL; the nodes are resumed after)
 injected through this benchmark's own wrappers of the job tools (a second sshd of the login node whose sessions'
 PATH starts with them: no other run of the shared cluster meets them). After each Slurm run the queue is searched
-for jobs of the run (must be none).
+for jobs of the run (must be none). --slurm-workers N runs N Slurm hosts at once (cluster1..N: one login node, each
+its own workdir, lock and fault injector); a node set DOWN fails the other workers' jobs on it too (NODE_FAIL).
 A run left detached, incomplete or killed is collected (after the disk is freed, as an operator would). Then each
 record is checked (`check-record`), the host is searched for processes of the run (its mark in /proc, the escaped
 pid) and for its lock. Faults are bounded in count (--max-faults) and time (each within --fault-window-s of its
@@ -155,7 +158,7 @@ class Rig:
         self.faults_left = args.max_faults
         self.log = open(base / "runs.jsonl", "w")
         self.hosts: list[str] = HOSTS
-        self.slurm = None  # (injector, workdir, known_hosts, inventory, python) of the Slurm host, with --slurm
+        self.slurm: dict = {}  # Slurm host -> (injector, workdir, known_hosts, inventory, python), with --slurm
         for h in HOSTS:
             in_host(h, "mount", "-t", "tmpfs", "-o", f"{FULL_TMPFS},uid={uid()},gid={uid()}", "tmpfs", str(self.full[h]))
 
@@ -243,11 +246,12 @@ def find_record(rig: Rig, host: str, before: set[str]) -> Path | None:
     return new[0] if len(new) == 1 else None
 
 
-def collect(rig: Rig, host: str, run_dir: Path, inventory: Path, at_once: int, known: Path | None = None) -> None:
+def collect(rig: Rig, host: str, run_dir: Path, inventory: Path, at_once: int, known: Path | None = None,
+            env: dict | None = None) -> None:
     """``at_once`` collects of the record; each outcome counted: completed, waited then refused, refused, failed."""
     for _attempt in range(3):
         procs = [rig.invoke("collect", run_dir.name, "--runs-dir", str(rig.runs), "--inventory", str(inventory),
-                            "--known-hosts", str(known or rig.known), "--wait", "120") for _ in range(at_once)]
+                            "--known-hosts", str(known or rig.known), "--wait", "120", env=env) for _ in range(at_once)]
         results = [wait(p, rig.args.run_timeout_s) for p in procs]
         for code, err in results:
             last = (err.strip().splitlines() or [""])[-1]
@@ -345,24 +349,27 @@ def one_run(rig: Rig, host: str, index: int, rng: random.Random) -> None:
         print(json.dumps(entry), flush=True)
 
 
-def slurm_rig(rig: Rig):
-    """The Slurm host: its workdir, the fault injector (its own sshd of the login node) and the inventory through it."""
+def slurm_rig(rig: Rig, name: str):
+    """A Slurm host: its workdir, the fault injector (its own sshd of the login node) and the inventory through it."""
     from tests.integration.slurm.conftest import FaultyLogin, fake_python, inventory, workdir  # noqa: PLC0415
 
-    faulty = FaultyLogin(Path("/srv/rk-hosts/login/.faults-chaos"))
+    faulty = FaultyLogin(Path(f"/srv/rk-hosts/login/.faults-chaos-{name}"))
     faulty.start()
-    work = workdir("chaos-slurm")
-    known = faulty.known_hosts(rig.inputs / "known_hosts_cluster")
+    work = workdir(f"chaos-slurm-{name}")
+    known = faulty.known_hosts(rig.inputs / f"known_hosts_{name}")
     python = fake_python(work, "true")
-    inv = inventory(rig.inputs / "inv-cluster.yml", work, ansible_python_interpreter=str(python), ansible_port=faulty.port)
+    inv = inventory(rig.inputs / f"inv-{name}.yml", work, ansible_python_interpreter=str(python), ansible_port=faulty.port)
+    inv.write_text(inv.read_text().replace(f"    {CLUSTER}:\n", f"    {name}:\n"))
     return faulty, work, known, inv, python
 
 
-def slurm_run(rig: Rig, index: int, rng: random.Random) -> None:
+def slurm_run(rig: Rig, name: str, index: int, rng: random.Random) -> None:
     """One run on the Slurm cluster with at most one Slurm fault; its record, queue and lock checked after."""
     from tests.integration.slurm.conftest import resume_nodes, squeue  # noqa: PLC0415
 
-    faulty, work, known, inv, python = rig.slurm
+    faulty, work, known, inv, python = rig.slurm[name]
+    env = {"INVOKE_REPROKIT_IO_TIMEOUT_S": str(rig.args.slurm_io_timeout_s)}
+    hang_s = int(rig.args.slurm_io_timeout_s) + 5
     fault = rng.choice(SLURM_FAULTS) if rng.random() < rig.args.fault_rate and rig.take_fault() else "none"
     python.write_text('#!/bin/sh\ncase "$*" in\n  *smem_probe*)\n'
                       f'sleep {rng.uniform(2.0, 6.0):.2f}; head -c 100000 /dev/urandom > data.bin; {RESULT}'
@@ -370,8 +377,8 @@ def slurm_run(rig: Rig, index: int, rng: random.Random) -> None:
     if fault == "sbatch_noise":
         faulty.after("sbatch", "echo 'NOTICE: scheduled maintenance on Sunday 06:00 UTC'\n")
     before = {p.name for p in rig.runs.iterdir()}
-    proc = rig.invoke("repro", "smem-probe", "--host", CLUSTER, "--inventory", str(inv), "--known-hosts", str(known),
-                      "--runs-dir", str(rig.runs), "--quiet")
+    proc = rig.invoke("repro", "smem-probe", "--host", name, "--inventory", str(inv), "--known-hosts", str(known),
+                      "--runs-dir", str(rig.runs), "--quiet", env=env)
     try:
         if fault in ("query_failure", "query_hang", "node_down"):
             job = _running_job(work, proc)
@@ -385,9 +392,9 @@ def slurm_run(rig: Rig, index: int, rng: random.Random) -> None:
                     if fault == "query_failure":
                         faulty.fail(tool, rng.uniform(3.0, 10.0))
                     else:
-                        faulty.hang(tool, 35)
+                        faulty.hang(tool, hang_s)
                 if fault == "query_hang":
-                    time.sleep(75)
+                    time.sleep(2 * hang_s + 5)
                     faulty.heal()
         elif fault != "none":
             rig.count("faults", fault)
@@ -396,14 +403,14 @@ def slurm_run(rig: Rig, index: int, rng: random.Random) -> None:
         faulty.heal()
         if fault == "node_down":
             resume_nodes()
-    run_dir = find_record(rig, CLUSTER, before)
-    entry = {"i": index, "host": CLUSTER, "fault": fault, "exit": code, "said": (err.strip().splitlines() or [""])[-1][:300]}
+    run_dir = find_record(rig, name, before)
+    entry = {"i": index, "host": name, "fault": fault, "exit": code, "said": (err.strip().splitlines() or [""])[-1][:300]}
     if run_dir is None:
         rig.count("records", f"none (exit {code})")
     else:
         entry["run"] = run_dir.name
         if load_manifest(run_dir).status in COLLECTABLE:
-            collect(rig, CLUSTER, run_dir, inv, 1, known)
+            collect(rig, name, run_dir, inv, 1, known, env)
         manifest = load_manifest(run_dir)
         entry["final"] = manifest.status
         rig.count("records", manifest.status)
@@ -414,8 +421,8 @@ def slurm_run(rig: Rig, index: int, rng: random.Random) -> None:
         rig.count("processes left", "on hosts", len(marked(run_dir.name)))
     jobs = squeue(str(work))
     rig.count("slurm jobs left", "in the queue", len(jobs))
-    if (work / "locks" / CLUSTER).exists():
-        rig.count("locks left", CLUSTER)
+    if (work / "locks" / name).exists():
+        rig.count("locks left", name)
     with rig.lock:
         rig.log.write(json.dumps(entry) + "\n")
         rig.log.flush()
@@ -439,7 +446,7 @@ def worker(rig: Rig, host: str, next_index, deadline: float, seed: int) -> None:
     rng = random.Random(f"{seed}-{host}")
     while time.monotonic() < deadline and (index := next_index()) is not None:
         try:
-            (slurm_run(rig, index, rng) if host == CLUSTER else one_run(rig, host, index, rng))
+            (slurm_run(rig, host, index, rng) if host in rig.slurm else one_run(rig, host, index, rng))
         except Exception as exc:  # noqa: BLE001 - a harness failure is counted, and the chaos goes on
             rig.count("harness errors", f"{type(exc).__name__}: {exc}"[:200])
 
@@ -477,6 +484,9 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=8)
     parser.add_argument("--seed", type=int, default=28)
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--slurm-workers", type=int, default=1, help="Slurm hosts run at once (one login node)")
+    parser.add_argument("--slurm-io-timeout-s", type=float, default=10.0,
+                        help="reprokit.io_timeout_s of the Slurm runs (a query hang lasts it plus 5 s per call)")
     parser.add_argument("--slurm", action=argparse.BooleanOptionalAction, default=None,
                         help="one more host: the test Slurm cluster, with Slurm faults (default: where it is up)")
     args = parser.parse_args()
@@ -488,8 +498,9 @@ def main() -> None:
     if args.slurm is None:
         from tests.integration.slurm.conftest import REASON as SLURM_REASON  # noqa: PLC0415
         args.slurm = SLURM_REASON is None
-    rig.slurm = slurm_rig(rig) if args.slurm else None
-    hosts = hosts + [CLUSTER] if args.slurm else hosts
+    names = [f"{CLUSTER}{n}" for n in range(1, args.slurm_workers + 1)] if args.slurm else []
+    rig.slurm = {name: slurm_rig(rig, name) for name in names}
+    hosts = hosts + names
     rig.hosts = hosts
     print(f"chaos: {args.runs} runs, records and log in {base}", flush=True)
     counter = iter(range(args.runs))
@@ -510,8 +521,8 @@ def main() -> None:
     try:
         report(rig, started, done)
     finally:
-        if rig.slurm:
-            rig.slurm[0].stop()
+        for faulty, *_ in rig.slurm.values():
+            faulty.stop()
         for h in HOSTS:
             in_host(h, "umount", "-l", str(rig.full[h]))
 

@@ -70,6 +70,20 @@ def pull_limits(max_pull_bytes: str | int | None) -> dict[str, int]:
     return {"max_pull_bytes": int(digits) * scale}
 
 
+def io_timeout(value: str | float | None) -> dict[str, float]:
+    """``reprokit.io_timeout_s`` (``INVOKE_REPROKIT_IO_TIMEOUT_S``): how long a silent host or Slurm tool is given per
+    read before its link counts as dead. A site whose controller is slow to answer raises it; a test rig lowers it."""
+    if value is None:
+        return {}
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = 0.0
+    if not 1.0 <= seconds <= 3600.0:
+        raise ConfigError(f"reprokit.io_timeout_s {value!r}: give a number of seconds from 1 to 3600, such as 30")
+    return {"io_timeout_s": seconds}
+
+
 def connect_options(paths: dict, accept_new_host_key: bool, image: list[str] | None = None, keep_remote: bool = False,
                     max_pull_bytes: str | None = None) -> ConnectOptions:
     """The flags of a task that reaches a host, as ``ConnectOptions``; a bad flag is a one-line error (exit 2)."""
@@ -79,6 +93,7 @@ def connect_options(paths: dict, accept_new_host_key: bool, image: list[str] | N
         if not str(files).strip().isdigit() or int(files) <= 0:
             raise ConfigError(f"reprokit.max_pull_files {files!r}: give a positive number of files such as 100000")
         limits["max_pull_files"] = int(files)
+    limits.update(io_timeout(paths.get("io_timeout_s")))
     return ConnectOptions(known_hosts=Path(paths["known_hosts"]), accept_new_host_key=accept_new_host_key,
                           images=parse_images(image), keep_remote=keep_remote, ssh_config=paths["ssh_config"], **limits)
 
@@ -269,7 +284,7 @@ def unlock(host_name: str, inventory_path: str, runs_dir: str, options: ConnectO
     executor = executor_for(host, inventory, Path(runs_dir), options, say)
     executor.connect()
     try:
-        break_lock(executor.host_lock(run_id=""), say, force=force)
+        break_lock(executor.host_lock(run_id=""), say, force=force, end_run=executor.end_left_run)
     finally:
         executor.close_connection()
     if as_json:

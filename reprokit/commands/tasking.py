@@ -49,6 +49,7 @@ CONFIG_DEFAULTS = {
     "ssh_config": None,  # None: ~/.ssh/config when it exists
     "max_pull_bytes": None,  # what one run may bring back from its host (e.g. 200G); None: 64 GiB
     "max_pull_files": None,  # how many files one run may bring back from its host; None: 100 000
+    "io_timeout_s": None,  # how long one read from a host may stay silent before the link counts as dead; None: 30
 }
 
 

@@ -356,6 +356,8 @@ def read_inventory(path: Path | str | None, axes: HostAxes) -> Inventory:
 def _load_with_ansible(path: Path, axes: HostAxes) -> Inventory:
     # A YAML file is parsed here first: its syntax errors get reprokit's exact file:line, and its lines the errors below.
     doc = load_yaml(path) if path.is_file() and path.suffix.lower() in (".yml", ".yaml") else None
+    if doc is not None:
+        _check_host_names(doc)
     read = ansible_inventory.read(path)
     inventory = Inventory(path=path)
     inventory.hosts[LOCAL_HOST] = local_host()
@@ -378,6 +380,14 @@ def _load_with_ansible(path: Path, axes: HostAxes) -> Inventory:
             raise ConfigError(f"{path}: '{group}' is both a group and a host name; rename one")
         inventory.groups[group] = ([LOCAL_HOST] if group == "all" else []) + members
     return inventory
+
+
+def _check_host_names(doc: LoadedYaml) -> None:
+    """Every host a YAML inventory names (under any ``hosts:``), checked where it is written, before Ansible reads
+    it: a name Ansible cannot take apart (an ESC in it) fails there with an internal unpack error and no line."""
+    for loc in sorted(doc.lines, key=lambda loc: doc.lines[loc]):
+        if len(loc) >= 2 and loc[-2] == "hosts" and isinstance(loc[-1], str):
+            check_name("host", loc[-1], doc.where(loc))
 
 
 def _host_line(doc: LoadedYaml, name: str) -> str:

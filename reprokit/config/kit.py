@@ -18,6 +18,7 @@ from reprokit.config.layers import KitPath, kit_path
 from reprokit.config.validation import validate
 from reprokit.config.yamlfile import load_yaml
 from reprokit.errors import ConfigError
+from reprokit.output.hosttext import shown
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.workloads.facts.arch import GPU_ARCHES
 
@@ -216,7 +217,7 @@ def load_kit_file(path: Path | str) -> Kit:
         raise ConfigError(f"{path}:1: a kit must be a mapping with kit, description, pins, steps")
     kit = validate(Kit, doc)
     if kit.kit != path.stem:
-        raise ConfigError(f"{doc.where(('kit',))}: kit name '{kit.kit}' must match the file name '{path.stem}'")
+        raise ConfigError(f"{doc.where(('kit',))}: kit name '{kit.kit}' must match the file name '{shown(path.stem)}'")
     _check_references(kit, doc)
     return kit
 
@@ -233,7 +234,8 @@ def find_kit(name: str, kits_dir: KitPath | Path | str | None = None) -> tuple[P
     if not re.fullmatch(NAME_RE, name) or name not in found:
         hint = difflib.get_close_matches(name, list(found), n=1)
         did_you_mean = f" (did you mean '{hint[0]}'?)" if hint else ""
-        raise ConfigError(f"{kits}: unknown kit '{name}'{did_you_mean}; known kits: {', '.join(found) or '(none)'}")
+        raise ConfigError(f"{kits}: unknown kit '{shown(name)}'{did_you_mean}; known kits:"
+                          f" {', '.join(found) or '(none)'}")  # the operator's own text: still one visible line
     return found[name]
 
 

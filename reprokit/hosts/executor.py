@@ -63,6 +63,9 @@ class Executor(Protocol):
     def host_lock(self, run_id: str) -> HostLock:
         """The host's lock, wherever it lives."""
 
+    def end_left_run(self, run_id: str) -> int:
+        """End what a run whose control process is gone left on the host (``invoke unlock``); how much is left."""
+
     def close_connection(self) -> None:
         """Close the host's connection (after ``connect`` alone: an unlock)."""
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reprokit.config.inventory import Host
-from reprokit.errors import HostError, ReprokitError
+from reprokit.errors import ConfigError, HostError, ReprokitError
 from reprokit.hosts import host_files, shell
 from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
@@ -37,10 +37,14 @@ from reprokit.hosts.retry import Retry
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.shell_scripts import render
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
+from reprokit.output.hosttext import shown
 from reprokit.output.secrets import Redactor, env_file_text
-from reprokit.records.atomic import write_json_atomic
+from reprokit.records.atomic import write_bytes_atomic, write_json_atomic
 
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.output.verbosity)
+HOST_PARAMS = "params.host.json"  # a step's params.json as the host left it, where it differs from the one sent
+PYTHON_MIN = (3, 8)  # what the host-side reader (hostside.py: the standard library, sent on stdin) is written for
+PYTHON_CHECK = f"import sys; sys.exit(0 if sys.version_info >= {PYTHON_MIN} else 'Python ' + sys.version.split()[0])"
 # the clean-up after a run whose link dropped: once more after a reconnect (a lock left behind blocks the host)
 CLEAN_UP_RETRY = Retry(attempts=2, transient=(ReprokitError, *LINK_ERRORS))
 
@@ -108,6 +112,10 @@ class HostExecutor:
         """The host's lock (one place for its path: the run, ``invoke collect`` and ``invoke unlock`` use it)."""
         return HostLock(self.transport, self.host.name, self.launcher.lock_dir(self.host), run_id)
 
+    def end_left_run(self, run_id: str) -> int:
+        """End what a run whose control process is gone left on the host (``invoke unlock``); how much is left."""
+        return self.launcher.end_run(self.run_dir(run_id))
+
     def pending(self) -> dict[str, Handle]:
         """The steps whose files are still on the host, and how to find each again."""
         return dict(self.unpulled)
@@ -139,7 +147,10 @@ class HostExecutor:
         _, out, _ = sh(f"mkdir -p -- {shell.path(self.workdir, 'runs')} {shell.path(self.workdir, 'code')}"
                        f" {shell.quote(posixpath.dirname(self.lock.lock_dir))} && {host_files.cache_dirs_command(self.host)}"
                        f" && {{ if test -e {shell.quote(self.host.models_dir)}; then echo models; fi;"
-                       f" if test -f {shell.path(self.code_dir, '.complete')}; then echo code; fi; }}")
+                       f" if test -f {shell.path(self.code_dir, '.complete')}; then echo code; fi;"
+                       f" if {self._python_check()} >/dev/null 2>&1; then echo python; fi; }}")
+        if "python" not in out.split():
+            self._refuse_python()
         self.models_present = "models" in out.split()
         self.lock.acquire()
         try:
@@ -149,6 +160,18 @@ class HostExecutor:
         except BaseException:
             self.lock.release()
             raise
+
+    def _python_check(self) -> str:
+        return f"{shell.quote(self.host.python)} -c {shell.quote(PYTHON_CHECK)}"
+
+    def _refuse_python(self) -> None:
+        """The host's Python lists and reads every step's files (``hostside.py``): without it no step could come
+        back, not even through ``invoke collect``, so the run is refused before the lock and the record."""
+        _, out, err = self.transport.sh(self._python_check(), check=False)
+        said = (err.strip() or out.strip() or "no output").splitlines()[-1]
+        raise ConfigError(f"{self.host.source}: host '{self.host.name}': its Python {shown(self.host.python)} cannot"
+                          f" run there ({shown(said[:300])}); set ansible_python_interpreter of {self.host.name} to a"
+                          f" Python {PYTHON_MIN[0]}.{PYTHON_MIN[1]} or later on that host (e.g. /usr/bin/python3)")
 
     def _ship_code(self) -> None:
         data, digest = code_bundle()
@@ -257,7 +280,7 @@ class HostExecutor:
         except ConnectionLost as exc:
             raise Detached(f"{exc}; step '{step_name}' goes on on the host", step_name, remote_dir, handle) from None
         duration = time.monotonic() - started
-        listing = self.launcher.collect(handle, out_dir)
+        listing = self.keeping_sent_params(out_dir, lambda: self.launcher.collect(handle, out_dir))
         del self.unpulled[step_name]
         if listing.not_pulled:
             self.kept_reasons.append(f"{len(listing.not_pulled)} entries of step '{step_name}' could not be pulled"
@@ -286,7 +309,7 @@ class HostExecutor:
     def _collect_quietly(self, handle: Handle, out_dir: Path) -> bool:
         """Bring back what a stopped step wrote; False (and the host keeps it for ``invoke collect``) on any failure."""
         try:
-            self.launcher.collect(handle, out_dir)
+            self.keeping_sent_params(out_dir, lambda: self.launcher.collect(handle, out_dir))
             return True
         except (Exception, KeyboardInterrupt) as exc:  # noqa: BLE001 - best effort while stopping
             self.transport.say(f"      could not bring back {handle.remote_dir} ({type(exc).__name__}: {exc}); it stays"
@@ -324,7 +347,21 @@ class HostExecutor:
         return self.transport.read_text(f"{handle.remote_dir}/exit_code") is not None
 
     def pull(self, handle: Handle, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
-        return self.pullback.pull(handle.remote_dir, out_dir, on_bytes)
+        return self.keeping_sent_params(out_dir, lambda: self.pullback.pull(handle.remote_dir, out_dir, on_bytes))
+
+    def keeping_sent_params(self, out_dir: Path, pull: Callable[[], Listing]) -> Listing:
+        """Pull a step's files; the ``params.json`` this machine sent stays the record's. The host's step may write
+        its own over it: that copy is kept as ``params.host.json`` (its bytes are evidence too) and it is said."""
+        sent_path = out_dir / "params.json"
+        sent = sent_path.read_bytes() if sent_path.is_file() else None
+        try:
+            return pull()
+        finally:  # a pull-back stopped half-way may have written the host's copy already
+            if sent is not None and sent_path.is_file() and sent_path.read_bytes() != sent:
+                sent_path.replace(out_dir / HOST_PARAMS)
+                write_bytes_atomic(sent_path, sent)
+                self.transport.say(f"      the host changed the params.json of step '{out_dir.name}' that this machine"
+                                   f" sent; the record keeps the sent one, the host's is kept as {HOST_PARAMS}")
 
 
 __all__ = ["ConnectionLost", "Detached", "HostExecutor", "STOP", "code_bundle"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from reprokit.errors import HostError
 from reprokit.records.run_dir import pid_alive, utc_now
 
 OWNERLESS_STALE_S = 60.0  # writing owner.json takes milliseconds; a lock without one for this long is left over
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")  # owner.json is the host's text: a run id names no other path
 
 
 class LockFS(Protocol):
@@ -102,8 +104,11 @@ def describe_held(host_name: str, owner: dict[str, Any] | None) -> str:
     return f"host '{host_name}' is busy: {who} holds its lock; wait for it to finish, or run on another host"
 
 
-def break_lock(lock: HostLock, say: Callable[[str], None], force: bool = False) -> None:
-    """Remove a lock whose owner is gone. A live owner's lock here is refused; another machine's needs ``force``."""
+def break_lock(lock: HostLock, say: Callable[[str], None], force: bool = False,
+               end_run: Callable[[str], int] | None = None) -> None:
+    """Remove a lock whose owner is gone. A live owner's lock here is refused; another machine's needs ``force``.
+    ``end_run`` first ends what the owner's run left on the host (a queued Slurm job would start later, unowned);
+    while something of it is left, the lock stays."""
     owner = lock.owner()
     if owner is None:
         age_s = lock.ownerless_age_s()
@@ -123,5 +128,11 @@ def break_lock(lock: HostLock, say: Callable[[str], None], force: bool = False) 
         raise HostError(f"host '{lock.host_name}' is locked by run {owner.get('run_id')} of another control machine"
                         f" ({owner.get('control_host')}, pid {owner.get('pid')}, since {owner.get('since')}); whether it"
                         " still runs cannot be seen from here: check there, then `invoke unlock --force`")
+    run_id = str(owner.get("run_id") or "")
+    if end_run is not None and RUN_ID.fullmatch(run_id):
+        left = end_run(run_id)
+        if left:
+            raise HostError(f"{left} job(s) or process(es) of run {run_id} are still on host '{lock.host_name}';"
+                            " its lock stays: end them there, then `invoke unlock` again")
     lock.fs.remove_tree(lock.lock_dir)
     say(f"removed the lock of run {owner.get('run_id')} on host '{lock.host_name}'")

@@ -121,6 +121,10 @@ class Launcher(Protocol):
     def reap(self, run_dir: str) -> int:
         """Kill whatever the run's steps left running on the host; how many of its processes are still there."""
 
+    def end_run(self, run_dir: str) -> int:
+        """End all a run left whose control process is gone (``invoke unlock``): its steps, queued or running, and
+        what they started; how many of them are still there."""
+
     def usable_nodes(self) -> list[str] | None:
         """The nodes a run may fan out over (``--nodes``), or None when the launcher has no nodes to choose."""
 

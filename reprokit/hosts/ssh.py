@@ -275,15 +275,36 @@ def describe_failure(host: Hop, exc: BaseException, known_hosts: Path) -> HostEr
         )
     if isinstance(exc, paramiko.AuthenticationException):
         return HostError(f"{where}: SSH authentication failed for user '{host.user}' ({exc}); check ansible_user and ansible_ssh_private_key_file")
-    return HostError(f"{where}: cannot connect ({connect_problem(exc)}); {connect_hint(host, exc)}")
+    return HostError(f"{where}: cannot connect ({connect_problem(exc, host)}); {connect_hint(host, exc)}")
 
 
-def connect_problem(exc: BaseException) -> str:
+def never_spoke_ssh(exc: BaseException) -> bool:
+    """A port that took the connection and never spoke SSH in time: silent, a banner that never ends, lines that are
+    not one (a tarpit). Paramiko says it as a banner error over a timeout or, when its connect timeout ran out first,
+    as "No existing session" from the authentication that followed: the same fault, whichever timer won."""
+    text = str(exc)
+    if not isinstance(exc, paramiko.SSHException):
+        return False
+    timed_out = isinstance(exc.__context__, (socket.timeout, TimeoutError))
+    return "No existing session" in text or ("protocol banner" in text and timed_out)
+
+
+def no_ssh_server(exc: BaseException) -> bool:
+    """Something answered on the port, but not SSH (or not in time)."""
+    text = str(exc)
+    return isinstance(exc, paramiko.SSHException) and (never_spoke_ssh(exc) or "protocol banner" in text
+                                                        or "Indecipherable protocol version" in text)
+
+
+def connect_problem(exc: BaseException, host: Hop | None = None) -> str:
     """What went wrong, in words: Paramiko's exception class names mean nothing to the person at the terminal."""
     text = str(exc).strip() or "connection failed"
     if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError):
         return "nothing answered on that port: refused or unreachable"
-    if isinstance(exc, paramiko.SSHException) and "protocol banner" in text:
+    if never_spoke_ssh(exc) and host is not None:
+        return (f"port {host.port} took the connection, but no SSH server answered on it within"
+                f" {host.connect_timeout_s:g} s (connect_timeout_s)")
+    if no_ssh_server(exc):
         return "something answered, but not an SSH server"
     if isinstance(exc, (socket.timeout, TimeoutError)):
         return "no answer in time"
@@ -294,7 +315,7 @@ def connect_hint(host: Hop, exc: BaseException) -> str:
     """The next thing to try, as a command: the same connection by hand shows what OpenSSH makes of it."""
     user = f"{host.user}@" if host.user else ""
     by_hand = f"`ssh -p {host.port} {user}{host.address}`"
-    if isinstance(exc, paramiko.SSHException) and "protocol banner" in str(exc):
+    if no_ssh_server(exc):
         return f"check the port (ansible_port) in the inventory; try {by_hand}"
     return f"check the address and port (ansible_host, ansible_port) in the inventory; try {by_hand}"
 
@@ -311,7 +332,7 @@ def open_connection(conn: Connection, retries: int = CONNECT_RETRIES, say=None) 
 
     def before_retry(exc: BaseException, delay_s: float) -> None:
         if say:
-            say(f"      connection to {host.name} failed ({connect_problem(exc)}); retrying in {delay_s:.0f} s")
+            say(f"      connection to {host.name} failed ({connect_problem(exc, host)}); retrying in {delay_s:.0f} s")
         try:
             conn.close()
         except Exception:  # noqa: BLE001 - closing what did not open

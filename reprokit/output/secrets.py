@@ -12,6 +12,7 @@ masked text. Its compressed bytes are then masked like any file's (a name in the
 from __future__ import annotations
 
 import base64
+import bisect
 import contextlib
 import gzip
 import os
@@ -27,7 +28,6 @@ from reprokit.errors import ConfigError
 MASK = "***"
 MIN_SECRET_CHARS = 4  # shorter values would mask ordinary text
 CHUNK_BYTES = 1 << 20
-BREAK = rb"(?:\r?\n)?"  # a line break a secret may be split by
 MAX_BREAK_BYTES = 2
 WRAP_CHARS = 76  # base64(1)'s and MIME's line length
 GZIP_MAGIC = b"\x1f\x8b"
@@ -57,26 +57,22 @@ def variants(value: str) -> tuple[set[bytes], set[bytes]]:
     return folded, _base64_cores(raw)
 
 
-def _spread(needle: bytes) -> bytes:
-    """A regex of ``needle`` that also matches it split across lines (a wrapped base64, a log cut in two)."""
-    return BREAK.join(re.escape(needle[i:i + 1]) for i in range(len(needle)))
-
-
-def _anchors(needle: bytes) -> set[bytes]:
-    """Disjoint pieces of ``needle``: its head and tail, and its middle when it is long enough to be wrapped twice
-    (base64 wraps at 76 characters); split by that many line breaks, one piece is still whole.
-
-    A regex of every variant, breaks allowed anywhere, reads 5 MiB/s; these literal searches read far faster, and
-    the pattern runs only on a piece of data that holds an anchor.
-    """
-    size = max(1, min(6, len(needle) // 3))
-    middle = (len(needle) - size) // 2
-    pieces = {needle[:size], needle[-size:]}
-    return pieces | {needle[middle:middle + size]} if len(needle) > WRAP_CHARS else pieces
+BREAK_BYTES = b"\r\n"  # what a secret may be split by: deleted before the search, kept in the text between secrets
+BREAK_RUN = re.compile(rb"[\r\n]*")
+BREAK_ONE = re.compile(rb"[\r\n]")
+DENSE_BYTES = 4096  # secrets closer than this, on average, are masked by one regex substitution first
 
 
 class Redactor:
-    """Masks each secret as it is, in any case, in hex, URL-encoded and base64 (3 alignments), even split by newlines."""
+    """Masks each secret as it is, in any case, in hex, URL-encoded and base64 (3 alignments), even split by newlines.
+
+    Linear in the data whatever it holds: whether a read holds a secret is one ``bytes.find`` per variant in the
+    text with its line breaks deleted (``bytes.translate``) and in its lower case; where it does, the whole variants
+    go by one regex substitution of literals when they are many, and the rest (those a break splits) are found
+    the same way and mapped back to the original bytes by counting the breaks before them. The former single regex of every
+    variant with a break allowed between any two characters backtracked on data made of a secret's pieces
+    (about 3 MB/s: ``benchmarks/masking_bench.py``).
+    """
 
     def __init__(self, values: list[str] | None = None):
         self.values = sorted({v for v in values or [] if len(v) >= MIN_SECRET_CHARS}, key=len, reverse=True)
@@ -86,31 +82,68 @@ class Redactor:
             more_folded, more_exact = variants(value)
             folded |= more_folded
             exact |= more_exact
-        needles = [b"(?i:" + _spread(n) + b")" for n in sorted(folded, key=len, reverse=True)]
-        needles += [_spread(n) for n in sorted(exact, key=len, reverse=True)]  # longest first: a longer variant wins
-        self._pattern = re.compile(b"|".join(needles)) if needles else None
-        # one literal pattern each: sre's literal search is ~3x faster than ``bytes in bytes`` here
-        self._folded_anchors = [re.compile(re.escape(a)) for a in sorted({a for n in folded for a in _anchors(n.lower())})]
-        self._exact_anchors = [re.compile(re.escape(a)) for a in sorted({a for n in exact for a in _anchors(n)})]
+        # a break inside a variant is deleted before the search: a variant is searched without its breaks
+        self._folded = sorted({n.translate(None, BREAK_BYTES).lower() for n in folded} - {b""}, key=len, reverse=True)
+        self._exact = sorted({n.translate(None, BREAK_BYTES) for n in exact} - {b""}, key=len, reverse=True)
+        # the whole variants, no break inside: one C-level substitution masks them (most secrets in a file are whole)
+        literal = [b"(?i:" + re.escape(n) + b")" for n in sorted(folded, key=len, reverse=True)]
+        literal += [re.escape(n) for n in sorted(exact, key=len, reverse=True)]
+        self._whole = re.compile(b"|".join(literal)) if literal else None
         longest = max((len(n) for n in folded | exact), default=1)
         self._overlap_bytes = longest * (1 + MAX_BREAK_BYTES)  # a match may straddle two reads, breaks included
 
+    @property
+    def active(self) -> bool:
+        return bool(self._folded or self._exact)
+
     def __call__(self, text: str) -> str:
-        if self._pattern is None:
+        if not self.active:
             return text
         return self.bytes(text.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape")
 
-    def may_hold(self, data: bytes) -> bool:
-        """Whether ``data`` can hold a secret: a fast literal search for its anchors before the full pattern runs."""
-        if self._pattern is None:
-            return False
-        if any(anchor.search(data) for anchor in self._exact_anchors):
-            return True
-        lowered = data.lower()
-        return any(anchor.search(lowered) for anchor in self._folded_anchors)
+    def spans(self, data: bytes) -> list[tuple[int, int]]:
+        """The (start, end) of every secret in ``data``, merged where they overlap, in order."""
+        if not self.active:
+            return []
+        stripped = data.translate(None, BREAK_BYTES)
+        found: list[tuple[int, int]] = []
+        for haystack, needles in ((stripped, self._exact), (stripped.lower(), self._folded)):
+            for needle in needles:
+                at = haystack.find(needle)
+                while at >= 0:
+                    found.append((at, at + len(needle)))
+                    at = haystack.find(needle, at + len(needle))
+        if not found:
+            return []
+        merged: list[list[int]] = []
+        for start, end in sorted(found):
+            if merged and start < merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        if len(stripped) == len(data):
+            return [(start, end) for start, end in merged]
+        if len(data) - len(stripped) > 64 * len(merged):  # few secrets among many lines: count the breaks between them
+            to_data = _BreakMap(data)
+            return [(to_data.at(start), to_data.at(end - 1) + 1) for start, end in merged]
+        # many secrets: each break's place in the stripped text, once; a position moves by the breaks at or before it
+        shifts = [m.start() - i for i, m in enumerate(BREAK_ONE.finditer(data))]
+        return [(start + bisect.bisect_right(shifts, start), end - 1 + bisect.bisect_right(shifts, end - 1) + 1)
+                for start, end in merged]
 
     def bytes(self, data: bytes) -> bytes:
-        return self._pattern.sub(MASK.encode(), data) if self._pattern and self.may_hold(data) else data
+        """``data`` masked: the whole variants at once, then those a line break splits (``spans``)."""
+        if self._whole is None:
+            return data
+        if self._many_whole(data):  # listing each match in Python would cost more than sre's substitution
+            data = self._whole.sub(MASK.encode(), data)
+        return _masked(data, self.spans(data))
+
+    def _many_whole(self, data: bytes) -> bool:
+        """More than one whole variant per 4 KiB (counted by ``bytes.count``, C-level)."""
+        lowered = data.lower()
+        found = sum(data.count(n) for n in self._exact) + sum(lowered.count(n) for n in self._folded)
+        return found > len(data) // DENSE_BYTES
 
     def holds(self, text: str) -> bool:
         """Whether ``text`` (a file name, a path, a message) holds a secret in any form this masker knows.
@@ -121,21 +154,38 @@ class Redactor:
         return self(text) != text
 
     def _chunks(self, fh, chunk_bytes: int):
-        """(piece, may hold a secret) of the file, each piece ending where no secret can straddle it (a secret may span
-        two reads); the anchors are searched once per read."""
+        """(piece, whether it holds a secret) of the file, each piece ending where no secret can straddle it (a secret
+        may span two reads): only the tail of each read is searched for where to cut."""
         carry = b""
         while chunk := fh.read(chunk_bytes):
             data = carry + chunk
-            held = self.may_hold(data)
             cut = max(0, len(data) - self._overlap_bytes)
-            for match in self._pattern.finditer(data) if held else ():
-                if match.start() >= cut:
+            tail_from = max(0, cut - self._overlap_bytes)
+            for start, end in self._all_spans(data[tail_from:]):
+                if tail_from + start >= cut:
                     break
-                cut = max(cut, match.end())
-            yield data[:cut], held
+                cut = max(cut, tail_from + end)
+            piece = data[:cut]
+            yield piece, self.holds_bytes(piece)
             carry = data[cut:]
         if carry:
-            yield carry, self.may_hold(carry)
+            yield carry, self.holds_bytes(carry)
+
+    def _all_spans(self, data: bytes) -> list[tuple[int, int]]:
+        """Every secret in ``data``, whole or split, in order (for where a read may be cut: a short piece)."""
+        whole = [m.span() for m in self._whole.finditer(data)] if self._whole else []
+        split = self.spans(data)
+        return sorted(whole + split)
+
+    def holds_bytes(self, data: bytes) -> bool:
+        """Whether ``data`` holds a secret, whole or split: one ``bytes.find`` per variant, no match listed."""
+        if not self.active:
+            return False
+        stripped = data.translate(None, BREAK_BYTES)
+        if any(needle in stripped for needle in self._exact):
+            return True
+        lowered = stripped.lower()
+        return any(needle in lowered for needle in self._folded)
 
     def file(self, path: Path, chunk_bytes: int = CHUNK_BYTES) -> bool:
         """Redact a file in place, streaming in bounded memory; True when something was masked.
@@ -144,18 +194,18 @@ class Redactor:
         easily as in a log. The file is rewritten (atomically) only when it holds a secret. A gzip file is
         checked decompressed first (``_gzip_file``), then as the bytes it is.
         """
-        if self._pattern is None:
+        if not self.active:
             return False
         unzipped = self._gzip_file(path, chunk_bytes)
         return self._plain_file(path, chunk_bytes) or unzipped
 
     def _plain_file(self, path: Path, chunk_bytes: int) -> bool:
         with open(path, "rb") as fh:
-            if not any(held and self._pattern.search(piece) for piece, held in self._chunks(fh, chunk_bytes)):
+            if not any(held for _, held in self._chunks(fh, chunk_bytes)):
                 return False
         with _replacing(path) as dst, open(path, "rb") as src:
             for piece, held in self._chunks(src, chunk_bytes):
-                dst.write(self._pattern.sub(MASK.encode(), piece) if held else piece)
+                dst.write(self.bytes(piece) if held else piece)
         return True
 
     def _gzip_file(self, path: Path, chunk_bytes: int) -> bool:
@@ -167,14 +217,47 @@ class Redactor:
             if fh.read(2) != GZIP_MAGIC:
                 return False
         with open(path, "rb") as fh:
-            if not any(held and self._pattern.search(piece) for piece, held in self._chunks(_Gunzipped(fh), chunk_bytes)):
+            if not any(held for _, held in self._chunks(_Gunzipped(fh), chunk_bytes)):
                 return False
         with _replacing(path) as dst, open(path, "rb") as src, \
                 gzip.GzipFile(filename="", mode="wb", fileobj=dst, mtime=0) as packed:
             for piece, held in self._chunks(_Gunzipped(src), chunk_bytes):
-                packed.write(self._pattern.sub(MASK.encode(), piece) if held else piece)
+                packed.write(self.bytes(piece) if held else piece)
         return True
 
+
+def _masked(data: bytes, spans: list[tuple[int, int]]) -> bytes:
+    """``data`` with each span replaced by the mask."""
+    if not spans:
+        return data
+    out, at = [], 0
+    for start, end in spans:
+        out += [data[at:start], MASK.encode()]
+        at = end
+    out.append(data[at:])
+    return b"".join(out)
+
+
+class _BreakMap:
+    """From a position in ``data`` with its line breaks deleted back to the position in ``data``: the breaks before
+    it are counted with ``bytes.count`` from a cursor that only moves forward, so all the spans of one read cost
+    one pass over it."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.at_data, self.at_stripped = 0, 0  # a position in data, and the same in the stripped text
+
+    def _breaks(self, start: int, end: int) -> int:
+        return self.data.count(b"\n", start, end) + self.data.count(b"\r", start, end)
+
+    def at(self, stripped: int) -> int:
+        """The position in ``data`` of the stripped text's byte ``stripped`` (positions asked in increasing order)."""
+        while self.at_stripped < stripped:
+            step = stripped - self.at_stripped
+            self.at_stripped += step - self._breaks(self.at_data, self.at_data + step)
+            self.at_data += step
+        self.at_data = BREAK_RUN.match(self.data, self.at_data).end()  # a break is never the byte asked for
+        return self.at_data
 
 class _Gunzipped:
     """The decompressed text of a gzip file, member after member, in reads of bounded size.

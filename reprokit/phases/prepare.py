@@ -6,6 +6,7 @@ an unusable host leaves nothing behind.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,8 +21,8 @@ from reprokit.images.build import built_images
 from reprokit.output.say import Say, silent
 from reprokit.output.secrets import collect_secrets
 from reprokit.phases.reporter import RunReporter
-from reprokit.records.atomic import sha256_file
-from reprokit.records.run_dir import RunRecord, new_run_id
+from reprokit.records.atomic import write_bytes_atomic
+from reprokit.records.run_dir import KIT_COPY_DIR, RunRecord, new_run_id
 from reprokit.records.writer_lock import hold_record
 from reprokit.step_kinds import STEP_KINDS
 
@@ -43,13 +44,15 @@ def prepare(kit: Kit, kit_path: Path, host: Host, runs_dir: Path, inventory: Inv
     executor, options = host_executor(kit, host, runs_dir, inventory, options, reporter.say)
     secrets = kit_secrets(kit, reporter)
     run_id = new_run_id(kit.kit, host.name)
+    kit_bytes = kit_path.read_bytes()  # read once: the copy the record keeps is the file whose sha256 it names
     executor.connect()  # host keys, auth, reachability: fail before anything is written
     executor.prepare(run_id, secrets)  # the host's lock, the workload code
     try:
         record = RunRecord.create(
             runs_dir,
             run_id,
-            kit={"name": kit.kit, "path": str(kit_path), "sha256": sha256_file(kit_path), "description": kit.description.strip()},
+            kit={"name": kit.kit, "path": str(kit_path), "sha256": hashlib.sha256(kit_bytes).hexdigest(),
+                 "description": kit.description.strip()},
             pins=dict(kit.pins),
             host=host.describe(),
             images={name: image_entry(img.dockerfile, options.images.get(name), host) for name, img in kit.images.items()},
@@ -59,6 +62,7 @@ def prepare(kit: Kit, kit_path: Path, host: Host, runs_dir: Path, inventory: Inv
             verdict=None,
         )
         release_record = hold_record(record.dir)  # one writer per record: a collect of it waits for this run
+        write_bytes_atomic(record.dir / KIT_COPY_DIR / kit_path.name, kit_bytes)
     except BaseException:
         executor.finish()
         raise

@@ -40,6 +40,7 @@ from reprokit.records.provenance import source_provenance
 
 MANIFEST = "manifest.json"
 VERDICT = "verdict.json"
+KIT_COPY_DIR = "kit"  # the kit file as the run read it, kept in the record: `collect` judges with it (runs since #40)
 MANIFEST_SCHEMA_VERSION = 1
 MANIFEST_FIELDS = frozenset(f.name for f in dataclasses.fields(Manifest))
 

@@ -32,7 +32,7 @@ from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest, RunStatus, StepEntry
-from reprokit.records.run_dir import MANIFEST, RunRecord, utc_now
+from reprokit.records.run_dir import KIT_COPY_DIR, MANIFEST, RunRecord, utc_now
 from reprokit.records.writer_lock import record_lock
 from reprokit.step_kinds import STEP_KINDS
 
@@ -77,8 +77,7 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     host = fanned_out(inventory, manifest.host or {"name": manifest.host_name})
     if manifest.kit is None or manifest.kit.path is None:
         raise ConfigError(f"{run_dir / MANIFEST}: kit.path: the record does not say which kit file ran; run the kit again")
-    check_kit_unchanged(run_dir, manifest)
-    kit = load_kit_file(manifest.kit.path)
+    kit = load_kit_file(kit_as_ran(run_dir, manifest))
     executor = executor_for(host, inventory, run_dir.parent, options, say)
     pending = pending_steps(manifest)
     handles = {name: step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
@@ -175,6 +174,17 @@ def check_remote_dir(run_dir: Path, handle: Handle, expected: str) -> None:
     if handle.remote_dir.rstrip("/") != expected.rstrip("/"):
         raise ConfigError(f"{run_dir / MANIFEST}: the step's remote_dir {shown(handle.remote_dir)!r} is not the run's"
                           f" directory {expected!r} on the host; the record was edited: restore it")
+
+
+def kit_as_ran(run_dir: Path, manifest: Manifest) -> Path:
+    """The kit file to judge the run with: the record's own copy (``kit/NAME.yml``, runs since #40) while its sha256
+    is the manifest's, whatever became of the kit since; for an older record, the kit file itself, unchanged."""
+    assert manifest.kit is not None and manifest.kit.path is not None
+    copy = run_dir / KIT_COPY_DIR / Path(manifest.kit.path).name
+    if manifest.kit.sha256 is not None and copy.is_file() and sha256_file(copy) == manifest.kit.sha256:
+        return copy
+    check_kit_unchanged(run_dir, manifest)
+    return Path(manifest.kit.path)
 
 
 def check_kit_unchanged(run_dir: Path, manifest: Manifest) -> None:

@@ -268,6 +268,10 @@ class SessionLauncher:
         left = out.strip().splitlines()[-1:] or ["0"]
         return int(left[0]) if left[0].isdigit() else 0
 
+    def end_run(self, run_dir: str) -> int:
+        """A session's step is its marked processes: the sweep of ``reap`` ends them."""
+        return self.reap(run_dir)
+
 
 __all__ = ["CONFINE_SH", "Detached", "DetachedStep", "PullIncomplete", "STOP", "SessionLauncher", "mark_pattern",
            "read_exit_code", "reap_command", "wrapper_script"]

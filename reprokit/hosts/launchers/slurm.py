@@ -342,6 +342,35 @@ class SlurmLauncher:
         marked = int(out.strip()) if out.strip().isdigit() else 0
         return len(live) + marked
 
+    def end_run(self, run_dir: str) -> int:
+        """Cancel the jobs Slurm lists for the run, PENDING ones included (a queued job starts later with no one to
+        collect it or free its GPUs), wait until Slurm has ended them, then sweep the run's mark as ``reap`` does."""
+        run_id = run_dir.rstrip("/").rsplit("/", 1)[-1]
+        code, out, err = self._ask("squeue -h -u \"$(id -un)\" -o '%i|%T|%Z'")
+        if code != 0:
+            raise HostError(f"host '{self.host.name}': Slurm does not answer whether jobs of run {run_id} are queued"
+                            f" ({shown(err.strip())}); nothing was removed: try again once `squeue` answers")
+        jobs = {job_id: state for job_id, state, where in (line.split("|", 2) for line in out.splitlines()
+                                                           if line.count("|") >= 2)
+                if where.startswith(run_dir.rstrip("/") + "/") and job_id.isdigit()}
+        if jobs:
+            self.cancelled.update(jobs)
+            self.transport.sh(f"scancel {' '.join(jobs)}", check=False)
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        live = dict(jobs)
+        while live and time.monotonic() < deadline:
+            time.sleep(0.5)
+            code, out, _ = self._ask("squeue -h -u \"$(id -un)\" -o '%i'")
+            if code == 0:
+                live = {job_id: state for job_id, state in live.items() if job_id in out.split()}
+        for job_id, state in jobs.items():
+            if job_id not in live:
+                self.transport.say(f"cancelled Slurm job {job_id} ({shown(state)}) of run {run_id} on host"
+                                   f" '{self.host.name}'")
+        _, out, _ = self.transport.sh(reap_command(run_dir, run_id), check=False)
+        marked = int(out.strip()) if out.strip().isdigit() else 0
+        return len(live) + marked
+
     def collect(self, handle: Handle, out_dir: Path) -> Listing:
         name = handle.remote_dir.rstrip("/").rsplit("/", 1)[-1]
         try:

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from reprokit.errors import ConfigError
 from reprokit.records.run_dir import load_manifest
@@ -92,12 +93,29 @@ def test_a_record_whose_pid_was_reused_is_killed_and_collected(rig, tmp_path):
         newcomer.wait()
 
 
-def test_collect_refuses_a_kit_edited_since_the_run_naming_both_hashes(rig, tmp_path):
+def test_collect_judges_with_the_kit_the_record_kept_when_the_kit_was_edited(rig, tmp_path):
     kits = tmp_path / "kits"
     kits.mkdir()
     kit = kits / "smem-probe.yml"
     shutil.copy(KIT, kit)
     run_dir = killed_run(rig, tmp_path, kit)
+    assert (run_dir / "kit" / "smem-probe.yml").read_bytes() == KIT.read_bytes()  # kept when the run began
+    kit.write_text("kit: smem-probe\nnot a kit any more: true\n")  # edited (here: broken) after the kill
+    collected = collect_run(run_dir, rig.inventory(BIG), rig.options(), kits, wait_s=60)
+    manifest = load_manifest(run_dir)  # before: refused until the kit was restored
+    assert collected.run_dir == run_dir and manifest.status == "complete"
+    judged = json.loads((run_dir / "verdict.json").read_text())["expectations"]
+    assert [e["name"] for e in judged] == [e["name"] for e in yaml.safe_load(KIT.read_text())["expect"]]
+    assert manifest.artifacts["kit/smem-probe.yml"].sha256 == manifest.kit.sha256
+
+
+def test_collect_of_a_record_without_its_kit_refuses_an_edited_kit_naming_both_hashes(rig, tmp_path):
+    kits = tmp_path / "kits"
+    kits.mkdir()
+    kit = kits / "smem-probe.yml"
+    shutil.copy(KIT, kit)
+    run_dir = killed_run(rig, tmp_path, kit)
+    shutil.rmtree(run_dir / "kit")  # as a record written before the record kept its kit
     ran = hashlib.sha256(kit.read_bytes()).hexdigest()
     kit.write_text(kit.read_text().replace("expect:", "# loosened after the kill\nexpect:", 1))
     now = hashlib.sha256(kit.read_bytes()).hexdigest()

@@ -220,6 +220,17 @@ def test_a_host_name_that_would_leave_runs_is_refused_at_its_line(tmp_path):
                               " '.', '_' and '-' (no '/', spaces or '..'), starting with a letter or digit")
 
 
+@pytest.mark.parametrize("name", ["h\x1b[31mx", "h\x1b]0;title\x07", "h\nx", "h\u202ex"])
+def test_a_control_character_in_a_host_name_is_one_line_at_its_line(tmp_path, name):
+    path = tmp_path / "inv.yml"
+    path.write_text(f'all:\n  hosts:\n    ok-host:\n    {json.dumps(name)}:\n      ansible_host: 10.0.0.1\n')
+    with pytest.raises(ConfigError) as bad:  # before: ansible-inventory's "not enough values to unpack", no line
+        load_inventory(path)
+    assert str(bad.value) == (f"{path}:4: host name {name!r} cannot name a run directory; use letters, digits,"
+                              " '.', '_' and '-' (no '/', spaces or '..'), starting with a letter or digit")
+    assert "\x1b" not in str(bad.value) and "\n" not in str(bad.value)
+
+
 @pytest.mark.parametrize("kind, message", [
     ("/dev/zero", "not a regular file (a directory, FIFO or device?); give a private key file"),
     ("fifo", "not a regular file (a directory, FIFO or device?); give a private key file"),

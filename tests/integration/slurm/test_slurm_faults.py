@@ -92,10 +92,20 @@ def test_scancel_by_another_user_is_said_as_a_cancel_outside_reprokit(tmp_path):
                             " owner in another shell, or the scheduler)")
 
 
+SERVER = ('setsid sh -c \'echo $$ > "$0"; exec sleep 600\' "$(dirname "$PWD")/../../server.pid" < /dev/null'
+          ' > /dev/null 2>&1 & ')  # a server started by the workload, leading a session of its own (as vLLM's engine)
+
+
 def test_a_node_set_down_mid_job_is_a_node_failure(tmp_path):
-    inv, work = slow_cluster(tmp_path, "node-down", sleep_s=300)
+    """Also: a server the workload started in a session of its own outlives the NODE_FAIL'd job's kill on this
+    cluster (proctrack/linuxproc: no cgroup), and the run's mark sweep at its end ends it."""
+    work = workdir("node-down")
+    python = fake_python(work, f"{SERVER}sleep 300; {RESULT_OK}")
+    inv = inventory(tmp_path / "inv.yml", work, ansible_python_interpreter=str(python))
     proc = start(tmp_path, inv)
     job = wait_for_job(f"{work}/", timeout_s=90)
+    while not (work / "server.pid").exists():
+        time.sleep(0.1)
     try:
         subprocess.run(["scontrol", "update", f"nodename={job['nodes']}", "state=down", "reason=reprokit-test"], check=True)
         code, out, err = finish(proc)
@@ -106,6 +116,9 @@ def test_a_node_set_down_mid_job_is_a_node_failure(tmp_path):
     assert (probe.status, probe.launch["state"], probe.launch["nodes"]) == ("error", "NODE_FAIL", job["nodes"])
     assert probe.reason == (f"Slurm job {job['id']} ended NODE_FAIL: its node {job['nodes']} failed or was set DOWN"
                             " while it ran")
+    server = Path(f"/proc/{int((work / 'server.pid').read_text())}/stat")
+    assert not server.exists() or server.read_text().rsplit(")", 1)[1].split()[0] == "Z"  # ended by the mark sweep
+    assert load_manifest(out["run_dir"]).host_left is None
 
 
 def test_a_requeued_job_runs_again_and_the_record_counts_the_restart(tmp_path):
@@ -183,3 +196,20 @@ def test_a_killed_control_process_leaves_the_job_and_collect_finishes_it(tmp_pat
                                                                                                "COMPLETED")
     assert load_manifest(run_dir).status == "complete" and verify_record(run_dir) == []
     assert not (work / "runs" / manifest.run_id).exists()  # the login node's copy goes once all is back
+
+
+def test_unlock_after_a_killed_run_cancels_its_pending_job(tmp_path):
+    inv, work = slow_cluster(tmp_path, "unlock-pending", slurm_partition="parked")
+    proc = start(tmp_path, inv)
+    try:
+        job = wait_for_job(f"{work}/", state="PENDING", timeout_s=90, step="fingerprint")
+    finally:
+        proc.kill()
+        proc.communicate()
+    run_id = load_manifest(next((tmp_path / "runs").iterdir())).run_id
+    done = run_invoke("unlock", "--host", "cluster", "--inventory", str(inv), "--known-hosts",
+                      str(tmp_path / "known_hosts"), timeout=120)
+    assert done.returncode == ExitCode.PASS, done.stderr
+    assert done.stderr.strip().splitlines() == [f"cancelled Slurm job {job['id']} (PENDING) of run {run_id} on host 'cluster'",
+                                                f"removed the lock of run {run_id} on host 'cluster'"]
+    assert squeue(str(work)) == [] and not (work / "locks" / "cluster").exists()  # before: the job stayed queued

@@ -4,8 +4,9 @@ from pathlib import Path
 import pytest
 
 from reprokit.config.kit import load_kit, load_kit_file
-from reprokit.errors import ConfigError
+from reprokit.errors import ConfigError, ExitCode
 from reprokit.step_kinds import STEP_KINDS
+from tests.conftest import run_invoke
 
 
 def kit_file(tmp_path: Path, text: str, name: str = "demo") -> Path:
@@ -122,3 +123,10 @@ def test_loading_writes_nothing(repo, tmp_path):
     with pytest.raises(ConfigError):
         load_kit("smem-probe", kits)
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_an_unknown_kit_name_with_esc_and_newlines_is_one_visible_line():
+    proc = run_invoke("repro", "smem\x1b[31mprobe\nx\x1b]0;title\x07", "--host", "local")
+    assert proc.returncode == ExitCode.BAD_INPUT
+    assert len(proc.stderr.splitlines()) == 1 and "\x1b" not in proc.stderr and "\x07" not in proc.stderr
+    assert proc.stderr.startswith("error: kits: unknown kit 'smem\\x1b[31mprobe\\x0ax\\x1b]0;title\\x07'; known kits: ")

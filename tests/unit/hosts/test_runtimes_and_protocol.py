@@ -135,7 +135,8 @@ def test_each_registry_is_its_packages_one_list_and_the_inventory_refuses_other_
 @pytest.mark.parametrize("launcher", [SessionLauncher, SlurmLauncher])
 def test_every_launcher_has_the_protocols_methods_with_its_signatures(launcher):
     assert LAUNCHERS == {"session": SessionLauncher, "slurm": SlurmLauncher}
-    assert _members(Launcher) == ["collect", "follow", "launch", "lock_dir", "poll", "reap", "stop", "usable_nodes"]
+    assert _members(Launcher) == ["collect", "end_run", "follow", "launch", "lock_dir", "poll", "reap", "stop",
+                                  "usable_nodes"]
     for name in _members(Launcher):
         assert list(inspect.signature(getattr(launcher, name)).parameters) == \
             list(inspect.signature(getattr(Launcher, name)).parameters), name
@@ -148,8 +149,8 @@ def _members(protocol) -> list[str]:
 
 @pytest.mark.parametrize("executor", [HostExecutor])
 def test_every_executor_has_the_protocols_life_cycle_with_its_signatures(executor):
-    assert _members(Executor) == ["attach", "close_connection", "connect", "finish", "host", "host_lock",
-                                  "host_path_exists", "pending", "prepare", "prune", "run_step", "stage_inputs"]
+    assert _members(Executor) == ["attach", "close_connection", "connect", "end_left_run", "finish", "host",
+                                  "host_lock", "host_path_exists", "pending", "prepare", "prune", "run_step", "stage_inputs"]
     for name in _members(Executor):
         wanted = getattr(Executor, name)
         if isinstance(wanted, property):
