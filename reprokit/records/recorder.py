@@ -111,14 +111,11 @@ class Recorder:
         step's handle in ``in_flight``): ``invoke collect`` reads that as a killed run once the directory is
         writable again. An ``Ended`` comes last: the files' hashes are taken as the manifest is written.
         """
+        ended = self._checked(events)
         manifest = self._record.manifest
-        ended = None
         for event in events:
-            assert ended is None, "a run's end is its record's last event"
             if isinstance(event, Judged):
                 write_json_atomic(self.dir / VERDICT, event.verdict.to_json())
-            if isinstance(event, Ended):
-                ended = event
             _apply(manifest, event)
         if ended is not None:
             manifest.ended = utc_now()
@@ -130,6 +127,19 @@ class Recorder:
             self._save()
         if ended is not None:
             DIGESTS.forget_under(self.dir)
+
+    def _checked(self, events: tuple[RunEvent, ...]) -> Ended | None:
+        """The run's end among ``events``, once they are known to be events with nothing after an end: a refused call
+        changes nothing, in memory or on disk."""
+        for i, event in enumerate(events):
+            if not isinstance(event, RunEvent):
+                raise TypeError(f"not a run event: {event!r}")
+            if isinstance(event, Ended) and not RunStatus(event.status).final:
+                raise ValueError(f"a run ends in a final status, not '{event.status}'")
+            if isinstance(event, Ended) and i < len(events) - 1:
+                raise ValueError(f"{self.dir}: {type(events[i + 1]).__name__} recorded after the run ended ({event.status})")
+        last = events[-1] if events else None
+        return last if isinstance(last, Ended) else None
 
     def _save(self) -> None:
         write_json_atomic(self.dir / MANIFEST, self._record.manifest.to_json(), hashed=False)  # the manifest is no artifact
@@ -154,7 +164,6 @@ def _apply(manifest: Manifest, event: RunEvent) -> None:
         case Judged(verdict):
             manifest.verdict = verdict.summarised()
         case Ended(status, detail):
-            assert RunStatus(status).final, status
             manifest.status = RunStatus(status)
             if detail is not None:
                 manifest.status_detail = detail
