@@ -176,8 +176,6 @@ def _apply(manifest: Manifest, event: RunEvent) -> None:
             manifest.host_pruned = note
         case Cancelled(detail):
             manifest.status, manifest.status_detail = RunStatus.KILLED, detail
-        case _:
-            raise TypeError(f"not a run event: {event!r}")
 
 
 def _set_step(manifest: Manifest, entry: StepEntry) -> None:
