@@ -1,4 +1,4 @@
-"""`invoke compare`: two run records written through RunRecord, exact deltas."""
+"""`invoke compare`: two run records written through the recorder, exact deltas."""
 
 from __future__ import annotations
 
