@@ -19,7 +19,6 @@ from typing import Any
 
 from reprokit import __version__
 from reprokit.errors import ConfigError
-from reprokit.provenance import source_provenance
 from reprokit.records.atomic import RecordUnwritable, no_room, unwritable, write_json_atomic
 from reprokit.records.digests import DIGESTS
 from reprokit.records.events import (
@@ -36,6 +35,7 @@ from reprokit.records.events import (
     StepEnded,
 )
 from reprokit.records.models import Manifest, RunStatus, StepEntry
+from reprokit.records.provenance import source_provenance
 from reprokit.records.run import MANIFEST, MANIFEST_SCHEMA_VERSION, VERDICT, RunRecord, utc_now
 
 
