@@ -16,10 +16,10 @@ from typing import Any
 
 from reprokit.errors import ConfigError, ReprokitError
 from reprokit.fix import crash_report, upstream_guards
-from reprokit.fix.plan import fix_plan
+from reprokit.fix.knobs import fix_plan
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from reprokit.step_kinds import STEP_KINDS, ResultError, StepKind, given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import KernelMembers, SmemRow, Sources, Wheel

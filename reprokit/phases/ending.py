@@ -21,7 +21,7 @@ from reprokit.records.atomic import RecordUnwritable
 from reprokit.records.events import Ended, HostLeft, KeptOnHost
 from reprokit.records.models import RunStatus, StepAt, Verdict, Word
 from reprokit.records.recorder import Recorder
-from reprokit.records.run import utc_now
+from reprokit.records.run_dir import utc_now
 
 STOPPED = "stopped by Ctrl-C or SIGTERM"
 

@@ -14,7 +14,7 @@ from reprokit.phases.reporter import RunReporter
 from reprokit.phases.steps import launched
 from reprokit.records.events import Fingerprinted
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.run import utc_now
+from reprokit.records.run_dir import utc_now
 
 FINGERPRINT_TIMEOUT_S = 120
 

@@ -25,7 +25,7 @@ from reprokit.records.events import InFlight, StepEnded
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import LeftOnHost, StepAt, StepEntry, StepStatus
 from reprokit.records.recorder import Recorder
-from reprokit.records.run import utc_now
+from reprokit.records.run_dir import utc_now
 from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
 

@@ -36,7 +36,7 @@ from reprokit.records.events import (
 )
 from reprokit.records.models import Manifest, RunStatus, StepEntry
 from reprokit.records.provenance import source_provenance
-from reprokit.records.run import MANIFEST, MANIFEST_SCHEMA_VERSION, VERDICT, RunRecord, utc_now
+from reprokit.records.run_dir import MANIFEST, MANIFEST_SCHEMA_VERSION, VERDICT, RunRecord, utc_now
 
 
 class Recorder:

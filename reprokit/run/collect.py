@@ -32,10 +32,10 @@ from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file
 from reprokit.records.events import Collected, HostPruned
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, RunStatus, StepEntry
 from reprokit.records.recorder import Recorder
-from reprokit.records.run import MANIFEST, utc_now
+from reprokit.records.run_dir import MANIFEST, utc_now
+from reprokit.records.writer_lock import record_lock
 from reprokit.step_kinds import STEP_KINDS
 
 COLLECTABLE = ("detached", "incomplete", "killed")

@@ -12,7 +12,7 @@ from reprokit.triage.processes import Process
 from reprokit.triage.reconcile import Predict, Reconciliation, reconcile
 from reprokit.triage.summary import FailureRow, FatalInfo, Span, Summarizer, TriageSummary
 from reprokit.triage.tactics import TableChoice, TacticTable, choose_table
-from reprokit.triage.verdict import Decision, Verdict, decide, tactic_lines_visible
+from reprokit.triage.verdict import Decision, LogVerdict, decide, tactic_lines_visible
 
 SCHEMA_VERSION = 1
 _TEXT_IN_JSON_CHARS = 16 * 1024
@@ -39,7 +39,7 @@ class TriageReport:
         return self.summary.phase
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> LogVerdict:
         return self.decision.verdict
 
     @property

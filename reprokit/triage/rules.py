@@ -36,7 +36,7 @@ class Hit:
 @dataclass(frozen=True)
 class Rule:
     name: str
-    verdict: str  # a Verdict value
+    verdict: str  # a LogVerdict value
     says: str  # what the rule means, for --explain and the docs
     match: Callable[[TriageSummary], Hit | None]
 

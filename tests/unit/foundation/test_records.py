@@ -8,7 +8,7 @@ from reprokit.records.atomic import write_json_atomic
 from reprokit.records.events import Ended
 from reprokit.records.models import Artifact, RunStatus
 from reprokit.records.recorder import Recorder
-from reprokit.records.run import load_manifest, new_run_id, verify_record
+from reprokit.records.run_dir import load_manifest, new_run_id, verify_record
 
 
 def test_manifest_lifecycle_and_hashes(tmp_path):

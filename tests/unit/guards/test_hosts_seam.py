@@ -17,7 +17,7 @@ REGISTRY_DIRS = (*(REPROKIT / "hosts" / name for name in ("access", "launchers",
 PUBLIC = {"ACCESS", "LAUNCHERS", "RUNTIMES", "Connection", "Puller", "Runtime", "StepPlace", "runtime_for"}
 AXIS_NAMES = set(ACCESS) | set(LAUNCHERS) | set(RUNTIMES)
 RECORDER = REPROKIT / "records" / "recorder.py"  # the one writer of manifest.json and verdict.json
-RECORD_FILES = {"MANIFEST", "VERDICT"}  # records/run.py's names of the two files
+RECORD_FILES = {"MANIFEST", "VERDICT"}  # records/run_dir.py's names of the two files
 WRITING_METHODS = {"create", "update", "set_step", "finish", "save"}  # what a record was written through, before the recorder
 
 

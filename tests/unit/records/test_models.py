@@ -12,7 +12,7 @@ from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.events import Ended, InFlight, StepEnded
 from reprokit.records.models import LeftOnHost, Manifest, RunStatus, StagedInput, StepAt, StepEntry
 from reprokit.records.recorder import Recorder
-from reprokit.records.run import load_manifest, load_verdict, verify_record
+from reprokit.records.run_dir import load_manifest, load_verdict, verify_record
 from tests.conftest import REPO, run_invoke
 
 EVIDENCE_MANIFESTS = sorted((REPO / "evidence").rglob("manifest.json"))

@@ -12,7 +12,7 @@ from reprokit.records.events import Collected, Ended, Fingerprinted, InFlight, J
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, RunStatus, StepAt, StepEntry, Verdict
 from reprokit.records.recorder import Recorder
-from reprokit.records.run import load_manifest, load_verdict, verify_record
+from reprokit.records.run_dir import load_manifest, load_verdict, verify_record
 
 HANDLE = {"launcher": "session", "id": "4242"}
 NO_GPU = Fingerprint.from_json({"devices": [], "gpu_reason": "no NVIDIA driver"}, "fingerprint")

@@ -16,7 +16,7 @@ from reprokit.records.history import list_runs, resolve_run
 from reprokit.records.models import RunStatus, StepEntry
 from reprokit.records.provenance import ci_run_url, source_provenance
 from reprokit.records.recorder import Recorder
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from reprokit.report.compare import compare_runs, environment, render_markdown
 from reprokit.report.runs_index import render_index
 from tests.conftest import REPO
