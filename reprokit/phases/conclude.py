@@ -1,24 +1,25 @@
-"""Conclude a run: judge its steps against the kit, write the verdict and both reports, finalise the manifest."""
+"""Conclude a run: judge its steps against the kit, record the verdict, write both reports, end the record."""
 
 from __future__ import annotations
 
 from reprokit.config.kit import Kit
 from reprokit.phases.outcome import RunOutcome
-from reprokit.records.atomic import write_json_atomic
+from reprokit.records.events import Ended, Judged, RunEvent
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import RunStatus, StepEntry
-from reprokit.records.run_dir import VERDICT, RunRecord
+from reprokit.records.recorder import Recorder
 from reprokit.report.html import write_html_report
 from reprokit.report.judge import judge
 from reprokit.report.markdown import write_report
 
 
-def conclude(kit: Kit, record: RunRecord, steps: dict[str, StepEntry], fingerprint: Fingerprint | None) -> RunOutcome:
-    """Judge, report, and finalise the manifest (hashes)."""
+def conclude(kit: Kit, recorder: Recorder, steps: dict[str, StepEntry], fingerprint: Fingerprint | None,
+             before: tuple[RunEvent, ...] = ()) -> RunOutcome:
+    """Judge, report, and end the record (hashes); ``before``: what is recorded in the verdict's write (a collect's
+    steps), so that a collect cut short leaves the record as it was."""
     verdict = judge(kit, steps, fingerprint)
-    write_json_atomic(record.dir / VERDICT, verdict.to_json())
-    record.update(verdict=verdict.summarised())
-    write_report(record.dir, record.manifest, verdict, steps)
-    write_html_report(record.dir, record.manifest, verdict, steps)
-    record.finish(RunStatus.COMPLETE)
-    return RunOutcome(record.dir, verdict, "judged", step_errors=any(e.status.is_error for e in steps.values()))
+    recorder.record(*before, Judged(verdict))
+    write_report(recorder.dir, recorder.manifest, verdict, steps)
+    write_html_report(recorder.dir, recorder.manifest, verdict, steps)
+    recorder.record(Ended(RunStatus.COMPLETE))
+    return RunOutcome(recorder.dir, verdict, "judged", step_errors=any(e.status.is_error for e in steps.values()))

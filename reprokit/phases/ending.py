@@ -18,8 +18,10 @@ from reprokit.phases.outcome import RunOutcome
 from reprokit.phases.prepare import PreparedRun
 from reprokit.phases.reporter import RunReporter
 from reprokit.records.atomic import RecordUnwritable
+from reprokit.records.events import Ended, HostLeft, KeptOnHost
 from reprokit.records.models import RunStatus, StepAt, Verdict, Word
-from reprokit.records.run_dir import RunRecord, utc_now
+from reprokit.records.recorder import Recorder
+from reprokit.records.run_dir import utc_now
 
 STOPPED = "stopped by Ctrl-C or SIGTERM"
 
@@ -44,25 +46,25 @@ def sigterm_as_interrupt() -> Iterator[None]:
 def host_kept(run: PreparedRun, exc: Detached, reporter: RunReporter) -> RunOutcome:
     """The host keeps the step's files: ``invoke collect`` brings them back."""
     run.host_unreachable = exc.status == RunStatus.DETACHED  # an unreachable host cannot be cleaned up; an incomplete pull can
-    mark_unpulled(run.record, exc.status, str(exc), exc.step, exc.handle)
-    reporter.host_kept(exc.status, str(exc), run.record.run_id)
-    return RunOutcome(run.record.dir, Verdict(exc.status.word, str(exc)), "host_kept")
+    mark_unpulled(run.recorder, exc.status, str(exc), exc.step, exc.handle)
+    reporter.host_kept(exc.status, str(exc), run.recorder.run_id)
+    return RunOutcome(run.recorder.dir, Verdict(exc.status.word, str(exc)), "host_kept")
 
 
 def interrupted(run: PreparedRun, reporter: RunReporter) -> RunOutcome:
     """Ctrl-C or SIGTERM: the workload was ended; a step whose files are still on the host is left for collect."""
-    record = run.record
+    recorder = run.recorder
     pending = run.executor.pending()
     if pending:
         step, handle = next(iter(pending.items()))
         detail = f"{STOPPED}; step '{step}' was ended, its files stay on the host"
-        mark_unpulled(record, RunStatus.INCOMPLETE, detail, step, handle)
-        reporter.interrupted_on_host(detail, record.run_id)
+        mark_unpulled(recorder, RunStatus.INCOMPLETE, detail, step, handle)
+        reporter.interrupted_on_host(detail, recorder.run_id)
     else:
         detail = f"{STOPPED}; the running workload was ended"
-        record.finish(RunStatus.INTERRUPTED, status_detail=detail)
-        reporter.interrupted(record.dir)
-    return RunOutcome(record.dir, Verdict(Word.INTERRUPTED, detail), "interrupted")  # the verdict line says why
+        recorder.record(Ended(RunStatus.INTERRUPTED, detail))
+        reporter.interrupted(recorder.dir)
+    return RunOutcome(recorder.dir, Verdict(Word.INTERRUPTED, detail), "interrupted")  # the verdict line says why
 
 
 def unwritable(run: PreparedRun, exc: RecordUnwritable, reporter: RunReporter) -> RunOutcome:
@@ -70,9 +72,9 @@ def unwritable(run: PreparedRun, exc: RecordUnwritable, reporter: RunReporter) -
     pending = run.executor.pending()
     if not pending:
         raise exc
-    mark_unpulled(run.record, RunStatus.INCOMPLETE, str(exc), *next(iter(pending.items())))
-    reporter.unwritable(str(exc), run.executor.host.name, run.record.dir.name)
-    return RunOutcome(run.record.dir, Verdict(Word.INCOMPLETE, str(exc)), "host_kept")
+    mark_unpulled(run.recorder, RunStatus.INCOMPLETE, str(exc), *next(iter(pending.items())))
+    reporter.unwritable(str(exc), run.executor.host.name, run.recorder.dir.name)
+    return RunOutcome(run.recorder.dir, Verdict(Word.INCOMPLETE, str(exc)), "host_kept")
 
 
 def failed(run: PreparedRun, exc: BaseException) -> None:
@@ -80,26 +82,21 @@ def failed(run: PreparedRun, exc: BaseException) -> None:
     pending = run.executor.pending()
     if pending:
         step, handle = next(iter(pending.items()))
-        mark_unpulled(run.record, RunStatus.INCOMPLETE, f"{type(exc).__name__}: {exc}", step, handle)
+        mark_unpulled(run.recorder, RunStatus.INCOMPLETE, f"{type(exc).__name__}: {exc}", step, handle)
     else:
-        run.record.finish(RunStatus.FAILED, status_detail=f"{type(exc).__name__}: {exc}")
+        run.recorder.record(Ended(RunStatus.FAILED, f"{type(exc).__name__}: {exc}"))
 
 
 def release(run: PreparedRun) -> None:
     """Give the host back (unless it is unreachable) and the record's lock; a survivor of the run is recorded."""
     try:
         if not run.host_unreachable and (left := run.executor.finish(keep_remote=run.options.keep_remote)):
-            run.record.update(host_left=left)  # a process of the run survived its kill: the host's lock stays
+            run.recorder.record(HostLeft(left))  # a process of the run survived its kill: the host's lock stays
     finally:
         run.release_record()
 
 
-def mark_unpulled(record: RunRecord, status: RunStatus, detail: str, step: str, handle: Handle) -> None:
-    """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``.
-
-    Where this machine cannot write the record any more, it stays as last written (``running``, the step's handle in
-    ``in_flight``): ``invoke collect`` reads that as a killed run once the directory is writable again.
-    """
-    with contextlib.suppress(RecordUnwritable):
-        record.update(status=status, status_detail=detail, in_flight=None,
-                      detached=StepAt(step, utc_now(), handle.remote_dir, handle.to_json()))
+def mark_unpulled(recorder: Recorder, status: RunStatus, detail: str, step: str, handle: Handle) -> None:
+    """A record whose step's files are still on the host (``detached`` or ``incomplete``), for ``invoke collect``
+    (where this machine cannot write the record any more, the recorder leaves it as last written)."""
+    recorder.record(KeptOnHost(status, detail, StepAt(step, utc_now(), handle.remote_dir, handle.to_json())))

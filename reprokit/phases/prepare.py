@@ -21,18 +21,19 @@ from reprokit.images.build import built_images
 from reprokit.output.say import Say, silent
 from reprokit.output.secrets import collect_secrets
 from reprokit.phases.reporter import RunReporter
-from reprokit.records.atomic import write_bytes_atomic
-from reprokit.records.run_dir import KIT_COPY_DIR, RunRecord, new_run_id
+from reprokit.records.recorder import Recorder
+from reprokit.records.run_dir import new_run_id
 from reprokit.records.writer_lock import hold_record
 from reprokit.step_kinds import STEP_KINDS
 
 
 @dataclass
 class PreparedRun:
-    """A run ready for its steps: the host locked through ``executor``, its ``record`` created and held."""
+    """A run ready for its steps: the host locked through ``executor``, its record created (``recorder``, its one
+    writer) and held."""
 
     executor: Executor
-    record: RunRecord
+    recorder: Recorder
     release_record: Callable[[], None]  # the record's lock (``records/writer_lock.py``): one writer per record
     options: ConnectOptions
     host_unreachable: bool = False  # the run ended detached: the host cannot be cleaned up
@@ -48,7 +49,7 @@ def prepare(kit: Kit, kit_path: Path, host: Host, runs_dir: Path, inventory: Inv
     executor.connect()  # host keys, auth, reachability: fail before anything is written
     executor.prepare(run_id, secrets)  # the host's lock, the workload code
     try:
-        record = RunRecord.create(
+        recorder = Recorder.create(
             runs_dir,
             run_id,
             kit={"name": kit.kit, "path": str(kit_path), "sha256": hashlib.sha256(kit_bytes).hexdigest(),
@@ -61,13 +62,13 @@ def prepare(kit: Kit, kit_path: Path, host: Host, runs_dir: Path, inventory: Inv
             fingerprint=None,
             verdict=None,
         )
-        release_record = hold_record(record.dir)  # one writer per record: a collect of it waits for this run
-        write_bytes_atomic(record.dir / KIT_COPY_DIR / kit_path.name, kit_bytes)
+        release_record = hold_record(recorder.dir)  # one writer per record: a collect of it waits for this run
+        recorder.keep_kit(kit_path.name, kit_bytes)
     except BaseException:
         executor.finish()
         raise
     reporter.started(run_id, kit.kit, host.name, host.runtime, kit.pins, len(kit.steps))
-    return PreparedRun(executor, record, release_record, options)
+    return PreparedRun(executor, recorder, release_record, options)
 
 
 def host_executor(kit: Kit, host: Host, runs_dir: Path, inventory: Inventory | None, options: ConnectOptions | None,

@@ -2,10 +2,13 @@
 
 A host step runs through the executor (``StepSpec`` -> ``WorkloadRun``), a control step in this process
 (``plan/control_steps.py``); either way its entry is checked against its kind's result model before it is recorded.
+What happened is said to the run's recorder (``records/recorder.py``) as it happens: the step in flight before its
+launch, its handle once launched (what a killed run is collected by), its entry before the next step begins.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,9 +21,11 @@ from reprokit.plan.control_steps import run_control_step
 from reprokit.plan.planner import PlannedStep, plan_step
 from reprokit.plan.results import checked_result
 from reprokit.plan.staging import stage_inputs
+from reprokit.records.events import InFlight, StepEnded
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import LeftOnHost, StepAt, StepEntry, StepStatus
-from reprokit.records.run_dir import RunRecord, utc_now
+from reprokit.records.recorder import Recorder
+from reprokit.records.run_dir import utc_now
 from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
 
@@ -31,44 +36,44 @@ def plan(step: Step, kit: Kit, kits_dir: Path, fingerprint: Fingerprint, steps: 
     planned = plan_step(step, kit, kits_dir, fingerprint, steps, host=host)
     entry = StepEntry(step.name, step.uses, status=StepStatus.NOT_RUN, started=utc_now())
     if not planned.skip_reason:
-        stage_inputs(planned, run.executor, steps, run.record.dir, run.record.step_dir(step.name))
+        stage_inputs(planned, run.executor, steps, run.recorder.dir, run.recorder.step_dir(step.name))
         entry.inputs = planned.inputs or None
     if planned.skip_reason:
         entry.reason, entry.ended = planned.skip_reason, entry.started
     return planned, entry
 
 
-def launch_control(planned: PlannedStep, entry: StepEntry, steps: dict[str, StepEntry], record: RunRecord) -> StepEntry:
+def launch_control(planned: PlannedStep, entry: StepEntry, steps: dict[str, StepEntry], recorder: Recorder) -> StepEntry:
     """A control step runs here, on the record itself and the earlier steps' entries; its fields are its entry's."""
-    fields = run_control_step(planned.kind, planned.params, record.dir, steps, record.step_dir(entry.name))
-    return checked_result(planned.kind, replace(entry, **fields), record.dir)
+    fields = run_control_step(planned.kind, planned.params, recorder.dir, steps, recorder.step_dir(entry.name))
+    return checked_result(planned.kind, replace(entry, **fields), recorder.dir)
 
 
 def launch_on_host(step: Step, planned: PlannedStep, entry: StepEntry, run: PreparedRun,
                    reporter: RunReporter) -> tuple[StepEntry, float]:
     """Launch the workload, collect its files, check its result; the entry and how long it ran."""
-    record = run.record
-    record.update(in_flight=StepAt(step.name, entry.started))
-    out_dir = record.step_dir(step.name)
+    recorder = run.recorder
+    recorder.record(InFlight(StepAt(step.name, entry.started)))
+    out_dir = recorder.step_dir(step.name)
     ran = run.executor.run_step(StepSpec(planned.kind.module, planned.params, out_dir, out_dir / "step.log",
                                          step.timeout, step.name, step.image, reporter.stream,
-                                         on_launch=in_flight(record, step.name, entry.started)))
-    entry = checked_result(planned.kind, step_entry(ran, entry, step.timeout, out_dir), record.dir)
+                                         on_launch=launched(recorder, step.name, entry.started)))
+    entry = checked_result(planned.kind, step_entry(ran, entry, step.timeout, out_dir), recorder.dir)
     prune(out_dir, step.keep)
     return entry, ran.duration_s
 
 
-def recorded(record: RunRecord, steps: dict[str, StepEntry], entry: StepEntry) -> None:
+def recorded(recorder: Recorder, steps: dict[str, StepEntry], entry: StepEntry) -> None:
     """The step's entry into the manifest, and nothing in flight any more."""
     steps[entry.name] = entry
-    record.set_step(entry, in_flight=None)
+    recorder.record(StepEnded(entry))
 
 
-def in_flight(record: RunRecord, step: str, since: str | None):
-    """The record's ``in_flight`` with the step's handle, once launched: a killed run is collected through it."""
-    def launched(handle: Handle) -> None:
-        record.update(in_flight=StepAt(step, since, handle=handle.to_json()))
-    return launched
+def launched(recorder: Recorder, step: str, since: str | None) -> Callable[[Handle], None]:
+    """What the executor calls once the step is launched: its handle in flight, for a killed run's collect."""
+    def with_handle(handle: Handle) -> None:
+        recorder.record(InFlight(StepAt(step, since, handle=handle.to_json())))
+    return with_handle
 
 
 def step_entry(run: WorkloadRun, started: StepEntry, timeout_s: int, out_dir: Path) -> StepEntry:

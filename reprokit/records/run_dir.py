@@ -8,7 +8,7 @@ Layout::
     runs/<id>/verdict.json         expectations and the verdict
     runs/<id>/report.md            for people
 
-The manifest is written atomically at every state change, starting with
+The manifest is written atomically at every state change (by the recorder, ``records/recorder.py``), starting with
 ``status: running`` and the owner's pid and host. A run stopped by Ctrl-C or
 SIGTERM ends as ``interrupted``; a run killed outright leaves ``running``
 with a pid that no longer exists, which ``load_manifest`` reports as
@@ -18,31 +18,25 @@ written or pulled (``records.digests``): each byte is hashed once.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import json
 import os
 import secrets
-import shutil
 import socket
 import stat
 from pathlib import Path
 from typing import Any
 
-from reprokit import __version__
 from reprokit.config.names import check_name
 from reprokit.errors import ConfigError
-from reprokit.records.atomic import no_room, unwritable, write_json_atomic
 from reprokit.records.digests import DIGESTS, sha256_file
 from reprokit.records.models import Artifact, Manifest, RunStatus, StepEntry, Verdict
-from reprokit.records.provenance import source_provenance
 
 MANIFEST = "manifest.json"
 VERDICT = "verdict.json"
 KIT_COPY_DIR = "kit"  # the kit file as the run read it, kept in the record: `collect` judges with it (runs since #40)
 MANIFEST_SCHEMA_VERSION = 1
-MANIFEST_FIELDS = frozenset(f.name for f in dataclasses.fields(Manifest))
 
 
 def utc_now() -> str:
@@ -81,7 +75,8 @@ def started_after(pid: int, when: str) -> bool:
 
 
 class RunRecord:
-    """The run directory and its manifest; every ``update`` rewrites the manifest atomically."""
+    """The run directory and its manifest as last written, for reading; the recorder (``records/recorder.py``) is the
+    one writer of both."""
 
     def __init__(self, root: Path, run_id: str, manifest: Manifest):
         self.root = root
@@ -90,78 +85,15 @@ class RunRecord:
         self.manifest = manifest
 
     @classmethod
-    def create(cls, runs_dir: Path | str, run_id: str, **fields: Any) -> RunRecord:
-        """A new record; ``fields`` are the manifest's JSON fields (kit, pins, host, ...), validated as read back."""
-        runs_dir = Path(runs_dir)
-        if "/" in run_id or run_id.startswith(".") or not run_id:
-            raise ConfigError(f"run id {run_id!r} would leave {runs_dir}; refused")
-        run_dir = runs_dir / run_id
-        data: dict[str, Any] = {
-            "schema_version": MANIFEST_SCHEMA_VERSION,
-            "run_id": run_id,
-            "status": RunStatus.RUNNING,
-            "started": utc_now(),
-            "ended": None,
-            "owner": {"pid": os.getpid(), "hostname": socket.gethostname()},
-            "reprokit": {"version": __version__},
-            "source": source_provenance((fields.get("kit") or {}).get("path")),  # git commit, CI run URL
-            **fields,
-            "steps": [],
-            "artifacts": {},
-        }
-        manifest = Manifest.from_json(data, f"{run_dir / MANIFEST} (being created)")
-        try:
-            run_dir.mkdir(parents=True, exist_ok=False)
-        except OSError as exc:  # a runs directory read-only or full from the start: one line, not a traceback
-            refused = unwritable(exc) or no_room(exc, run_dir)
-            if refused:
-                raise refused from None
-            raise
-        record = cls(runs_dir, run_id, manifest)
-        try:
-            record.save()
-        except BaseException:
-            with contextlib.suppress(OSError):  # nothing half-written: no record without its manifest
-                shutil.rmtree(run_dir)
-            raise
-        return record
-
-    @classmethod
     def open_existing(cls, run_dir: Path | str) -> RunRecord:
         """Reopen a record (for ``invoke collect``); its manifest is read as written, not re-judged."""
         run_dir = Path(run_dir)
         return cls(run_dir.parent, run_dir.name, load_manifest(run_dir))
 
-    def save(self) -> None:
-        write_json_atomic(self.dir / MANIFEST, self.manifest.to_json(), hashed=False)  # the manifest is no artifact
-
-    def update(self, **fields: Any) -> None:
-        """Set manifest fields (typed values: ``verdict=VerdictSummary(...)``) and save."""
-        for name, value in fields.items():
-            if name not in MANIFEST_FIELDS:
-                raise AttributeError(f"a run manifest has no field {name!r}")
-            setattr(self.manifest, name, RunStatus(value) if name == "status" else value)
-        self.save()
-
     def step_dir(self, name: str) -> Path:
         path = self.dir / "steps" / name
         path.mkdir(parents=True, exist_ok=True)
         return path
-
-    def set_step(self, entry: StepEntry, **fields: Any) -> None:
-        """Record a step's entry, and any other manifest fields with it (``in_flight=None``), in one save."""
-        for name, value in fields.items():
-            if name not in MANIFEST_FIELDS:
-                raise AttributeError(f"a run manifest has no field {name!r}")
-            setattr(self.manifest, name, value)
-        steps = self.manifest.steps
-        for i, existing in enumerate(steps):
-            if existing.name == entry.name:
-                steps[i] = entry
-                break
-        else:
-            steps.append(entry)
-        self.save()
 
     def hash_artifacts(self) -> dict[str, Artifact]:
         """Every file of the record with its sha256: the digest taken when it was written or pulled, while unchanged."""
@@ -171,18 +103,6 @@ class RunRecord:
             if path.is_file() and not path.is_symlink() and not is_internal(rel):
                 artifacts[rel] = Artifact(DIGESTS.sha256_of(path), path.stat().st_size)
         return artifacts
-
-    def finish(self, status: RunStatus, **fields: Any) -> None:
-        """End the record in a final status (complete, failed, interrupted) and hash its files."""
-        status = RunStatus(status)
-        assert status.final, status
-        for name, value in fields.items():
-            setattr(self.manifest, name, value)
-        self.manifest.status = status
-        self.manifest.ended = utc_now()
-        self.manifest.artifacts = self.hash_artifacts()
-        self.save()
-        DIGESTS.forget_under(self.dir)
 
 
 def _read_json(path: Path) -> Any:
@@ -218,16 +138,23 @@ def load_manifest(run_dir: Path | str) -> Manifest:
     if not isinstance(data, dict) or not isinstance(data.get("status"), str):
         raise ConfigError(f"{path}: not a run manifest (expected a JSON object with a 'status'); the record is damaged")
     manifest = Manifest.from_json(data, str(path))
-    owner = manifest.owner
-    if manifest.status == RunStatus.RUNNING and owner.hostname == socket.gethostname():
-        if not pid_alive(owner.pid):
-            manifest.status = RunStatus.KILLED
-            manifest.status_detail = f"the run's process (pid {owner.pid}) is gone and never finalised the manifest"
-        elif started_after(owner.pid, manifest.started):
-            manifest.status = RunStatus.KILLED
-            manifest.status_detail = (f"the run's process is gone and never finalised the manifest (its pid {owner.pid}"
-                                      " now names a process that started after the run)")
+    gone = owner_gone(manifest)
+    if gone:  # read as killed, here only: the record on disk stays as its run last wrote it
+        manifest = Manifest.from_json({**data, "status": str(RunStatus.KILLED), "status_detail": gone}, str(path))
     return manifest
+
+
+def owner_gone(manifest: Manifest) -> str | None:
+    """Why a ``running`` manifest of this machine is a killed run (its control process is gone), or None."""
+    owner = manifest.owner
+    if manifest.status != RunStatus.RUNNING or owner.hostname != socket.gethostname():
+        return None
+    if not pid_alive(owner.pid):
+        return f"the run's process (pid {owner.pid}) is gone and never finalised the manifest"
+    if started_after(owner.pid, manifest.started):
+        return (f"the run's process is gone and never finalised the manifest (its pid {owner.pid}"
+                " now names a process that started after the run)")
+    return None
 
 
 def verify_record(run_dir: Path | str) -> list[str]:

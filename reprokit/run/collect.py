@@ -30,9 +30,11 @@ from reprokit.phases.outcome import RunOutcome
 from reprokit.phases.steps import step_entry
 from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file
+from reprokit.records.events import Collected, HostPruned
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest, RunStatus, StepEntry
-from reprokit.records.run_dir import KIT_COPY_DIR, MANIFEST, RunRecord, utc_now
+from reprokit.records.recorder import Recorder
+from reprokit.records.run_dir import KIT_COPY_DIR, MANIFEST, utc_now
 from reprokit.records.writer_lock import record_lock
 from reprokit.step_kinds import STEP_KINDS
 
@@ -63,13 +65,11 @@ def collect_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, ki
 
 def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions, say: Say, wait_s: float,
                     force: bool = False) -> RunOutcome:
-    record = RunRecord.open_existing(run_dir)
-    manifest = record.manifest
+    recorder = Recorder.reopen(run_dir)
+    manifest = recorder.manifest
     status = manifest.status
     if status == RunStatus.RUNNING and force:
-        status = manifest.status = RunStatus.KILLED  # the operator says its control process is gone
-        manifest.status_detail = (f"collected with --force: its control process (pid {manifest.owner.pid} on"
-                                  f" {manifest.owner.hostname}) was taken for gone")
+        status = RunStatus.KILLED  # the operator says its control process is gone
     if status == RunStatus.RUNNING:
         raise ConfigError(running_elsewhere(run_dir, manifest))
     if status not in COLLECTABLE:
@@ -80,25 +80,25 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
     kit = load_kit_file(kit_as_ran(run_dir, manifest))
     executor = executor_for(host, inventory, run_dir.parent, options, say)
     pending = pending_steps(manifest)
-    handles = {name: step_handle(manifest, name, f"{executor.run_dir(record.run_id)}/{name}", executor.launcher.kind)
+    handles = {name: step_handle(manifest, name, f"{executor.run_dir(recorder.run_id)}/{name}", executor.launcher.kind)
                for name in pending}
     for name, handle in handles.items():  # before any connection: an edited record reaches nothing on the host
-        check_remote_dir(run_dir, handle, f"{executor.run_dir(record.run_id)}/{name}")
-    executor.attach(record.run_id)
+        check_remote_dir(run_dir, handle, f"{executor.run_dir(recorder.run_id)}/{name}")
+    executor.attach(recorder.run_id)
     steps = {e.name: e for e in manifest.steps}
     fingerprint = manifest.fingerprint
     try:
         for name, handle in handles.items():
             if not executor.launched(handle):
-                if name == FINGERPRINT or name in steps or killed_launching(manifest, name):
+                if name == FINGERPRINT or name in steps or killed_launching(manifest, status, name):
                     continue  # never started there (it is recorded not run), or already pulled and judged
                 raise HostError(f"host '{host.name}': {handle.remote_dir} is gone; step '{name}' cannot be collected")
             end = _wait(executor, handle, name, wait_s, say)
             say(f"pulling back {handle.remote_dir} from {host.name} ...")
             if name == FINGERPRINT:
-                fingerprint = _collect_fingerprint(executor, handle, record)
+                fingerprint = _collect_fingerprint(executor, handle, recorder.dir)
             else:
-                steps[name] = _collect_step(executor, handle, end, record, kit, name)
+                steps[name] = _collect_step(executor, handle, end, recorder, kit, name)
     except BaseException as exc:
         executor.close_connection()  # what failed leaves no connection open behind it
         if isinstance(exc, ConnectionLost):
@@ -108,17 +108,14 @@ def _collect_locked(run_dir: Path, inventory: Inventory, options: ConnectOptions
         raise
     for name, entry in steps.items():
         if entry.result_file and entry.result is None:
-            entry.result, _ = read_result(record.dir / "steps" / name)
+            entry.result, _ = read_result(recorder.dir / "steps" / name)
     for step in kit.steps:
         steps.setdefault(step.name, StepEntry(step.name, step.uses, status="not_run",
                                               reason=f"not run: the run was {status} before this step; run the kit again"))
-    manifest.steps = [steps[s.name] for s in kit.steps]
-    manifest.detached = manifest.in_flight = None
-    manifest.fingerprint = fingerprint
-    manifest.status_detail = f"collected after the run was {status}"
-    outcome = conclude(kit, record, steps, fingerprint)
+    collected = Collected([steps[s.name] for s in kit.steps], fingerprint, status, f"collected after the run was {status}")
+    outcome = conclude(kit, recorder, steps, fingerprint, before=(collected,))
     executor.finish()
-    say(f"collected {record.run_id}: {outcome.verdict.verdict}")
+    say(f"collected {recorder.run_id}: {outcome.verdict.verdict}")
     return outcome
 
 
@@ -133,10 +130,10 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
     if not run_dir.is_dir():
         raise ConfigError(f"{run_dir}: no such run record; give runs/<id> or the run id")
     with record_lock(run_dir, say, wait_s):
-        record = RunRecord.open_existing(run_dir)
-        manifest = record.manifest
+        recorder = Recorder.reopen(run_dir)
+        manifest = recorder.manifest
         if manifest.status in COLLECTABLE or manifest.status == RunStatus.RUNNING:
-            raise ConfigError(f"{run_dir}: run is '{manifest.status}'; `invoke collect {record.run_id}` first, then --prune"
+            raise ConfigError(f"{run_dir}: run is '{manifest.status}'; `invoke collect {recorder.run_id}` first, then --prune"
                               " removes what it could not pull")
         kept = [f"{e.name}/{entry.path}" for e in manifest.steps for entry in e.not_pulled or []]
         if not kept or manifest.host_pruned:
@@ -146,12 +143,12 @@ def prune_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say:
         executor = executor_for(host, inventory, run_dir.parent, options, say)
         executor.connect()
         try:
-            remote = executor.prune(record.run_id)
+            remote = executor.prune(recorder.run_id)
         except ConnectionLost as exc:
             raise HostError(f"{exc}; the host's copy and the record are unchanged: prune again later") from None
         finally:
             executor.close_connection()
-        record.update(host_pruned=f"{utc_now()}: removed {remote} on {host.name} with {len(kept)} entries not pulled")
+        recorder.record(HostPruned(f"{utc_now()}: removed {remote} on {host.name} with {len(kept)} entries not pulled"))
         for path in kept:
             say(f"pruned from {host.name}: {path!r} (not pulled; gone from the host)")
         return kept
@@ -200,10 +197,11 @@ def check_kit_unchanged(run_dir: Path, manifest: Manifest) -> None:
                           " again")
 
 
-def killed_launching(manifest: Manifest, name: str) -> bool:
-    """The run was killed while it launched step ``name``: in flight, but its launch never returned a handle."""
+def killed_launching(manifest: Manifest, status: RunStatus, name: str) -> bool:
+    """The run was killed (``status``, as collect takes it) while it launched step ``name``: in flight, but its
+    launch never returned a handle."""
     at = manifest.in_flight
-    return manifest.status == RunStatus.KILLED and at is not None and at.step == name and not at.handle
+    return status == RunStatus.KILLED and at is not None and at.step == name and not at.handle
 
 
 def step_handle(manifest: Manifest, name: str, remote_dir: str, launcher: str) -> Handle:
@@ -225,8 +223,8 @@ def _wait(executor: HostExecutor, handle: Handle, name: str, wait_s: float, say:
     return end
 
 
-def _collect_fingerprint(executor: HostExecutor, handle: Handle, record: RunRecord) -> Fingerprint:
-    out_dir = record.dir / FINGERPRINT
+def _collect_fingerprint(executor: HostExecutor, handle: Handle, run_dir: Path) -> Fingerprint:
+    out_dir = run_dir / FINGERPRINT
     out_dir.mkdir(parents=True, exist_ok=True)
     executor.pull(handle, out_dir)
     if (out_dir / "step.log").exists():
@@ -235,19 +233,19 @@ def _collect_fingerprint(executor: HostExecutor, handle: Handle, record: RunReco
     return Fingerprint.of_workload(result, problem, str(out_dir / "result.json"))
 
 
-def _collect_step(executor: HostExecutor, handle: Handle, end: StepEnd, record: RunRecord, kit: Kit,
+def _collect_step(executor: HostExecutor, handle: Handle, end: StepEnd, recorder: Recorder, kit: Kit,
                   name: str) -> StepEntry:
-    out_dir = record.step_dir(name)
+    out_dir = recorder.step_dir(name)
     listing = executor.pull(handle, out_dir)
     if listing.not_pulled:
         executor.kept_reasons.append(f"{len(listing.not_pulled)} entries of step '{name}' could not be pulled")
     run = executor.workload_run(end, out_dir, 0.0, listing)
     step = next((s for s in kit.steps if s.name == name), None)
     if step is None:
-        raise ConfigError(f"{record.dir}: step '{name}' is not in {record.manifest.kit.path} any more; restore the kit")
-    at = record.manifest.detached or record.manifest.in_flight
+        raise ConfigError(f"{recorder.dir}: step '{name}' is not in {recorder.manifest.kit.path} any more; restore the kit")
+    at = recorder.manifest.detached or recorder.manifest.in_flight
     entry = step_entry(run, StepEntry(name, step.uses, status="not_run", started=at.since if at else None), step.timeout,
                        out_dir)
-    entry = checked_result(STEP_KINDS[step.uses], entry, record.dir)
+    entry = checked_result(STEP_KINDS[step.uses], entry, recorder.dir)
     entry.collected = True
     return entry

@@ -25,8 +25,10 @@ from reprokit.hosts.factory import ConnectOptions, executor_for, fanned_out
 from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.output.say import Say, silent
+from reprokit.records.events import Cancelled
 from reprokit.records.models import Manifest, RunStatus, StepAt
-from reprokit.records.run_dir import RunRecord, load_manifest, pid_alive, utc_now
+from reprokit.records.recorder import Recorder
+from reprokit.records.run_dir import load_manifest, pid_alive, utc_now
 from reprokit.records.writer_lock import record_lock
 from reprokit.run.collect import step_handle
 
@@ -163,8 +165,7 @@ def cancel_run(run_dir: Path, inventory: Inventory, options: ConnectOptions, say
     detail = (f"cancelled at {utc_now()} (invoke cancel): step '{at.step}' was ended on {manifest.host_name}; what it"
               f" wrote stays there: `invoke collect {manifest.run_id}` brings it back and frees the host's lock")
     with record_lock(run_dir, say, wait_s):
-        record = RunRecord.open_existing(run_dir)
-        record.update(status=RunStatus.KILLED, status_detail=detail)
+        Recorder.reopen(run_dir).record(Cancelled(detail))
     return detail
 
 

@@ -3,7 +3,8 @@ checked, then judged and reported, all into a run record.
 
 inventory + kit -> plan -> executor -> workload -> run record -> judge -> report. Each phase is a function of the
 module it belongs to (``reprokit/phases/``, planning's staging in ``plan/staging.py``); what the run says on the
-console goes through one ``RunReporter``. How a run ends other than judged is ``phases/ending.py``.
+console goes through one ``RunReporter``, what happened to the record through one ``Recorder`` (``records/recorder.py``,
+its one writer). How a run ends other than judged is ``phases/ending.py``.
 """
 
 from __future__ import annotations
@@ -70,11 +71,11 @@ def steps_then_verdict(kit: Kit, run: PreparedRun, kits_dir: Path, reporter: Run
             reporter.step_skipped(number, entry)
         elif planned.kind.where == "control":
             reporter.step_started(number, step.name, step.uses)
-            entry = launch_control(planned, entry, steps, run.record)
+            entry = launch_control(planned, entry, steps, run.recorder)
             reporter.control_step_ended(entry)
         else:
             reporter.step_started(number, step.name, step.uses)
             entry, duration_s = launch_on_host(step, planned, entry, run, reporter)
             reporter.host_step_ended(entry, duration_s)
-        recorded(run.record, steps, entry)
-    return conclude(kit, run.record, steps, fingerprint)
+        recorded(run.recorder, steps, entry)
+    return conclude(kit, run.recorder, steps, fingerprint)

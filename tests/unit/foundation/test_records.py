@@ -5,15 +5,17 @@ import subprocess
 import sys
 
 from reprokit.records.atomic import write_json_atomic
-from reprokit.records.models import Artifact
-from reprokit.records.run_dir import RunRecord, load_manifest, new_run_id, verify_record
+from reprokit.records.events import Ended
+from reprokit.records.models import Artifact, RunStatus
+from reprokit.records.recorder import Recorder
+from reprokit.records.run_dir import load_manifest, new_run_id, verify_record
 
 
 def test_manifest_lifecycle_and_hashes(tmp_path):
-    record = RunRecord.create(tmp_path, "r1", kit={"name": "demo"})
+    record = Recorder.create(tmp_path, "r1", kit={"name": "demo"})
     assert load_manifest(record.dir).status == "running"
     (record.step_dir("probe") / "result.json").write_text('{"status": "ok"}\n')
-    record.finish("complete")
+    record.record(Ended(RunStatus.COMPLETE))
     manifest = load_manifest(record.dir)
     assert manifest.status == "complete"
     assert manifest.artifacts == {"steps/probe/result.json": Artifact(hashlib.sha256(b'{"status": "ok"}\n').hexdigest(), 17)}
@@ -21,10 +23,10 @@ def test_manifest_lifecycle_and_hashes(tmp_path):
 
 
 def test_verify_finds_changed_missing_and_extra_files(tmp_path):
-    record = RunRecord.create(tmp_path, "r2")
+    record = Recorder.create(tmp_path, "r2")
     (record.dir / "a.txt").write_text("a")
     (record.dir / "b.txt").write_text("b")
-    record.finish("complete")
+    record.record(Ended(RunStatus.COMPLETE))
     (record.dir / "a.txt").write_text("A")
     (record.dir / "b.txt").unlink()
     (record.dir / "c.txt").write_text("c")
@@ -34,8 +36,8 @@ def test_verify_finds_changed_missing_and_extra_files(tmp_path):
 
 def test_killed_owner_is_reported(tmp_path):
     # A child process creates the record and dies without finalising it (as with SIGKILL).
-    code = ("import sys; from reprokit.records.run_dir import RunRecord; "
-            f"RunRecord.create({str(tmp_path)!r}, 'r3'); import os; os._exit(9)")
+    code = ("import sys; from reprokit.records.recorder import Recorder; "
+            f"Recorder.create({str(tmp_path)!r}, 'r3'); import os; os._exit(9)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 9
     manifest = load_manifest(tmp_path / "r3")
     assert manifest.status == "killed"

@@ -11,19 +11,22 @@ from reprokit.hosts.access.local import LocalConnection
 from reprokit.hosts.host_files import stage_on_host
 from reprokit.records.atomic import write_bytes_atomic, write_json_atomic
 from reprokit.records.digests import DIGESTS
+from reprokit.records.events import Ended, HostLeft
 from reprokit.records.inputs import InputFile
+from reprokit.records.models import RunStatus
+from reprokit.records.recorder import Recorder
 from reprokit.records.run_dir import RunRecord, verify_record
 from tests.unit.records.hashcount import hashed  # noqa: F401 - the fixture
 
 SMALL = 4096
 
 
-def record_bytes(record: RunRecord) -> int:
+def record_bytes(record: Recorder) -> int:
     return sum(a.bytes for a in record.manifest.artifacts.values())
 
 
 def test_a_finished_local_record_hashes_each_byte_once(tmp_path: Path, hashed) -> None:  # noqa: F811
-    record = RunRecord.create(tmp_path, "r1", kit={"name": "demo"}, fingerprint=None, verdict=None)
+    record = Recorder.create(tmp_path, "r1", kit={"name": "demo"}, fingerprint=None, verdict=None)
     out = record.step_dir("probe")
     (out / "big.bin").write_bytes(os.urandom(3 << 20))  # as a workload process writes it: hashed when listed
     for i in range(20):
@@ -37,8 +40,8 @@ def test_a_finished_local_record_hashes_each_byte_once(tmp_path: Path, hashed) -
     stage_on_host(host, step_dir, [item])  # onto the host (this machine), verified there by the host's sha256sum
     host.pull_back(1 << 30, 1000).pull(step_dir, record.step_dir("sweep"))  # back with the step: hashed once
     write_json_atomic(record.dir / "verdict.json", {"verdict": "PASS"})
-    record.hash_artifacts()  # the HTML report lists the artifacts before the manifest does
-    record.finish("complete")
+    RunRecord(tmp_path, "r1", record.manifest).hash_artifacts()  # the HTML report lists the artifacts before the manifest does
+    record.record(Ended(RunStatus.COMPLETE))
     assert len(record.manifest.artifacts) == 25
     assert hashed.bytes == record_bytes(record) == (3 << 20) + 20 * SMALL + sum(
         (record.dir / rel).stat().st_size for rel in record.manifest.artifacts if rel.endswith(".json"))
@@ -46,21 +49,21 @@ def test_a_finished_local_record_hashes_each_byte_once(tmp_path: Path, hashed) -
 
 
 def test_the_manifest_is_not_hashed_at_each_save(tmp_path: Path, hashed) -> None:  # noqa: F811
-    record = RunRecord.create(tmp_path, "r1", kit={"name": "demo"})
+    record = Recorder.create(tmp_path, "r1", kit={"name": "demo"})
     for _ in range(5):
-        record.update(preflight_notes=["x" * 1000])
+        record.record(HostLeft("x" * 1000))
     assert hashed.bytes == 0
 
 
 def test_a_file_changed_in_place_after_it_was_written_is_hashed_again(tmp_path: Path, hashed) -> None:  # noqa: F811
-    record = RunRecord.create(tmp_path, "r1", kit={"name": "demo"})
+    record = Recorder.create(tmp_path, "r1", kit={"name": "demo"})
     path = record.dir / "steps" / "probe" / "result.json"
     write_bytes_atomic(path, b"aaaa")
     before = path.stat()
     with open(path, "r+b") as fh:  # same size, same inode, the old mtime put back: only the ctime tells
         fh.write(b"bbbb")
     os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
-    record.finish("complete")
+    record.record(Ended(RunStatus.COMPLETE))
     assert record.manifest.artifacts["steps/probe/result.json"].sha256 == hashlib.sha256(b"bbbb").hexdigest()
     assert hashed.bytes == 8  # written once, read again once
     assert verify_record(record.dir) == []
@@ -83,9 +86,9 @@ def test_an_unchanged_file_is_not_read_again(tmp_path: Path, hashed) -> None:  #
 
 
 def test_a_finished_record_is_forgotten(tmp_path: Path, hashed) -> None:  # noqa: F811
-    record = RunRecord.create(tmp_path, "r1", kit={"name": "demo"})
+    record = Recorder.create(tmp_path, "r1", kit={"name": "demo"})
     write_json_atomic(record.dir / "verdict.json", {"verdict": "PASS"})
-    record.finish("complete")
+    record.record(Ended(RunStatus.COMPLETE))
     written = hashed.bytes
     assert DIGESTS.sha256_of(record.dir / "verdict.json") == record.manifest.artifacts["verdict.json"].sha256
     assert hashed.bytes == 2 * written  # read from its bytes: the record's digests were dropped when it was finished

@@ -28,8 +28,9 @@ from unittest.mock import patch
 from reprokit.config.kit import load_kit_file
 from reprokit.phases.conclude import conclude
 from reprokit.records.atomic import write_json_atomic
+from reprokit.records.events import StepEnded
 from reprokit.records.models import StepEntry
-from reprokit.records.run_dir import RunRecord
+from reprokit.records.recorder import Recorder
 from reprokit.triage import triage_files
 from reprokit.triage.reconcile import prediction_from_static_result
 from reprokit.workloads.serve import Telemetry
@@ -154,10 +155,10 @@ def build_demo_record(tmp: Path, with_telemetry: bool = True) -> Path:
     kit_path = tmp / "report-demo.yml"
     kit_path.write_text(DEMO_KIT)
     kit = load_kit_file(kit_path)
-    record = RunRecord.create(tmp / "runs", "20260219T100000Z-report-demo-rtx-0001",
-                              kit={"name": kit.kit, "path": str(kit_path), "sha256": "0" * 64, "description": kit.description},
-                              pins=dict(kit.pins), host={"name": "rtx-host", "connection": "ssh", "runtime": "docker"},
-                              fingerprint=SM120_FINGERPRINT, pin_drift={}, verdict=None)
+    record = Recorder.create(tmp / "runs", "20260219T100000Z-report-demo-rtx-0001",
+                             kit={"name": kit.kit, "path": str(kit_path), "sha256": "0" * 64, "description": kit.description},
+                             pins=dict(kit.pins), host={"name": "rtx-host", "connection": "ssh", "runtime": "docker"},
+                             fingerprint=SM120_FINGERPRINT, pin_drift={}, verdict=None)
     serve_result = {"workload": "serve", "status": "ok", "ready": True, "outcome": "ready", "ready_after_s": 179.0}
     if with_telemetry:
         serve_result["telemetry"] = serve_telemetry()
@@ -172,7 +173,7 @@ def build_demo_record(tmp: Path, with_telemetry: bool = True) -> Path:
         steps[name] = StepEntry(name, uses, "ok", duration_s=1.5, exit_code=0, log=f"steps/{name}/step.log",
                                 result_file=f"steps/{name}/result.json", result=result)
     for entry in steps.values():
-        record.set_step(entry)
+        record.record(StepEnded(entry))
     conclude(kit, record, steps, record.manifest.fingerprint)
     return record.dir
 

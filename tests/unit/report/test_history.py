@@ -11,10 +11,12 @@ import pytest
 from reprokit.commands.records import compare_command, runs_command
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.atomic import write_json_atomic
+from reprokit.records.events import Ended, StepEnded
 from reprokit.records.history import list_runs, resolve_run
-from reprokit.records.models import StepEntry
+from reprokit.records.models import RunStatus, StepEntry
 from reprokit.records.provenance import ci_run_url, source_provenance
-from reprokit.records.run_dir import RunRecord, load_manifest
+from reprokit.records.recorder import Recorder
+from reprokit.records.run_dir import load_manifest
 from reprokit.report.compare import compare_runs, environment, render_markdown
 from reprokit.report.runs_index import render_index
 from tests.conftest import REPO
@@ -97,11 +99,11 @@ def test_resolve_by_id_part_of_it_or_path():
 def gpu_less_record(tmp_path: Path) -> Path:
     """The same kit on a machine without a GPU, as a run there records it."""
     h200 = json.loads((EVIDENCE / "h200" / EP8_H200 / "manifest.json").read_text())
-    record = RunRecord.create(tmp_path / "runs", "20261201T090000Z-ep8-crash-local-0000", kit=h200["kit"], pins=h200["pins"],
-                              host=h200["host"], images=h200["images"],
-                              fingerprint={"devices": [], "gpu_reason": NO_GPU, "nvcc": "13.0", "packages": {}}, verdict=None)
+    record = Recorder.create(tmp_path / "runs", "20261201T090000Z-ep8-crash-local-0000", kit=h200["kit"], pins=h200["pins"],
+                             host=h200["host"], images=h200["images"],
+                             fingerprint={"devices": [], "gpu_reason": NO_GPU, "nvcc": "13.0", "packages": {}}, verdict=None)
     write_json_atomic(record.dir / "verdict.json", {"verdict": "INCONCLUSIVE", "summary": "", "expectations": []})
-    record.finish("complete")
+    record.record(Ended(RunStatus.COMPLETE))
     return record.dir
 
 
@@ -126,15 +128,15 @@ def test_the_same_record_twice_has_no_difference():
 
 
 def perf_record(runs: Path, run_id: str, throughput: tuple[float, float]) -> Path:
-    record = RunRecord.create(runs, run_id, kit={"name": "ep8-crash"}, pins={}, host={"name": "rtx-1"}, fingerprint={},
-                              verdict=None)
+    record = Recorder.create(runs, run_id, kit={"name": "ep8-crash"}, pins={}, host={"name": "rtx-1"}, fingerprint={},
+                             verdict=None)
     result = {"status": "ok", "ready_after_s": 100.0,
               "performance": {"ready_after_s": 100.0, "by_concurrency": {
                   f"c{c}": {"concurrency": c, "output_throughput_tok_s": t, "median_ttft_ms": 50.0} for c, t in zip((8, 32), throughput)}}}
     write_json_atomic(record.step_dir("serve") / "result.json", result)
-    record.set_step(StepEntry("serve", "serve", "ok", result_file="steps/serve/result.json"))
+    record.record(StepEnded(StepEntry("serve", "serve", "ok", result_file="steps/serve/result.json")))
     write_json_atomic(record.dir / "verdict.json", {"verdict": "PASS", "summary": "", "expectations": []})
-    record.finish("complete")
+    record.record(Ended(RunStatus.COMPLETE))
     return record.dir
 
 
@@ -177,7 +179,7 @@ def test_manifest_records_the_commit_and_the_ci_run(tmp_path, monkeypatch):
     monkeypatch.setenv("GITHUB_RUN_ATTEMPT", "2")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True).stdout.strip()
     monkeypatch.chdir(REPO)
-    record = RunRecord.create(tmp_path, "run-x", kit={"name": "ep8-crash", "path": "kits/ep8-crash.yml"})
+    record = Recorder.create(tmp_path, "run-x", kit={"name": "ep8-crash", "path": "kits/ep8-crash.yml"})
     source = json.loads((record.dir / "manifest.json").read_text())["source"]
     assert source["git_commit"] == head and len(head) == 40
     assert source["ci_run_url"] == "https://github.com/acme/reprokit/actions/runs/123456/attempts/2"

@@ -1,4 +1,4 @@
-"""`invoke compare`: two run records written through RunRecord, exact deltas."""
+"""`invoke compare`: two run records written through the recorder, exact deltas."""
 
 from __future__ import annotations
 
@@ -11,21 +11,21 @@ import pytest
 from reprokit.commands.records import compare_command
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.atomic import write_json_atomic
-from reprokit.records.models import StepEntry, VerdictSummary
-from reprokit.records.run_dir import RunRecord
+from reprokit.records.events import Ended, Judged, StepEnded
+from reprokit.records.models import RunStatus, StepEntry, Verdict
+from reprokit.records.recorder import Recorder
 from reprokit.report.compare import compare_runs, render_markdown
 
 
 def make_record(runs: Path, run_id: str, pins: dict[str, str], verdict: dict[str, Any],
                 results: dict[str, tuple[str, dict[str, Any]]]) -> Path:
-    record = RunRecord.create(runs, run_id, kit={"name": "ep8-crash"}, pins=pins, host={"name": "rtx-1"},
-                              fingerprint={"packages": {"torch": pins.get("torch")}}, verdict=None)
+    record = Recorder.create(runs, run_id, kit={"name": "ep8-crash"}, pins=pins, host={"name": "rtx-1"},
+                             fingerprint={"packages": {"torch": pins.get("torch")}}, verdict=None)
     for name, (uses, result) in results.items():
         write_json_atomic(record.step_dir(name) / "result.json", {"status": "ok", **result})  # as a workload writes it
-        record.set_step(StepEntry(name, uses, "ok", result_file=f"steps/{name}/result.json"))
-    write_json_atomic(record.dir / "verdict.json", verdict)
-    record.update(verdict=VerdictSummary(verdict["verdict"], verdict["summary"]))
-    record.finish("complete")
+        record.record(StepEnded(StepEntry(name, uses, "ok", result_file=f"steps/{name}/result.json")))
+    record.record(Judged(Verdict.from_json(verdict, "verdict.json")))
+    record.record(Ended(RunStatus.COMPLETE))
     return record.dir
 
 

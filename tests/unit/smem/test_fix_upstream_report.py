@@ -10,7 +10,7 @@ import pytest
 
 from reprokit.errors import ConfigError
 from reprokit.fix.upstream_report import upstream_report
-from reprokit.records.run_dir import RunRecord
+from reprokit.records.recorder import Recorder
 
 REPO = Path(__file__).resolve().parents[3]
 RUN = REPO / "evidence" / "h200" / "20261129T095816Z-ep8-crash-local-8aaa"
@@ -40,7 +40,7 @@ def test_report_of_the_h200_record() -> None:
 
 
 def test_a_record_without_the_analysis_is_refused(tmp_path: Path) -> None:
-    record = RunRecord.create(tmp_path, "r1", kit={"name": "ep8-crash"}, pins={"flashinfer-python": "0.6.3"})
+    record = Recorder.create(tmp_path, "r1", kit={"name": "ep8-crash"}, pins={"flashinfer-python": "0.6.3"})
     with pytest.raises(ConfigError, match=r"its static-smem step has no result.*invoke smem --flashinfer 0.6.3"):
         upstream_report(record.dir)
     (tmp_path / "not-a-run").mkdir()

@@ -12,8 +12,9 @@ import pytest
 from reprokit.commands.ci import changed_kits_command, ci_verdict_command
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.atomic import write_json_atomic
-from reprokit.records.models import StepEntry
-from reprokit.records.run_dir import RunRecord
+from reprokit.records.events import Ended, StepEnded
+from reprokit.records.models import RunStatus, StepEntry
+from reprokit.records.recorder import Recorder
 from reprokit.report.ci import annotations, changed_kits
 
 REPO = Path(__file__).resolve().parents[3]
@@ -86,16 +87,16 @@ NO_GPU = "no NVIDIA driver on this host (libcuda.so.1 not found); install the dr
 
 
 def record(runs: Path, run_id: str, verdict: str, statuses: dict[str, str], step_status: str = "not_run") -> Path:
-    rec = RunRecord.create(runs, run_id, kit={"name": "ep8-crash"}, host={"name": "rtx-1"},
-                           fingerprint={"devices": [], "gpu_reason": NO_GPU})
-    rec.set_step(StepEntry("probe", "smem-probe", step_status, reason=f"not run: needs a CUDA GPU; {NO_GPU}"))
+    rec = Recorder.create(runs, run_id, kit={"name": "ep8-crash"}, host={"name": "rtx-1"},
+                          fingerprint={"devices": [], "gpu_reason": NO_GPU})
+    rec.record(StepEnded(StepEntry("probe", "smem-probe", step_status, reason=f"not run: needs a CUDA GPU; {NO_GPU}")))
     expectations = [{"name": n, "step": "probe", "status": s, "expected": "", "observed": None,
                      "reason": f"applies to sm120; this host has no GPU ({NO_GPU})" if s == "INCONCLUSIVE" else
                      "102400 is not 101376" if s == "FAIL" else ""} for n, s in statuses.items()]
     held = sum(s != "PASS" for s in statuses.values())
     write_json_atomic(rec.dir / "verdict.json", {"verdict": verdict, "summary": f"{held} of {len(statuses)} expectations"
                                                  " could not be judged here", "expectations": expectations})
-    rec.finish("complete")
+    rec.record(Ended(RunStatus.COMPLETE))
     return rec.dir
 
 
