@@ -17,6 +17,7 @@ from reprokit.records.atomic import write_text_atomic
 from reprokit.report.html import CSP, VERDICT_CLASS
 from reprokit.report.templating import render_page
 
+
 def trend_chart(kit: str, host: str, runs: list) -> str:
     """Expectations held (share) per run, oldest to newest; one point per run."""
     left, top, plot_w, plot_h = 48, 24, max(160, 36 * len(runs)), 120

@@ -9,8 +9,8 @@ from markupsafe import Markup
 from reprokit.draw.svg import Linear, Svg, is_number, nice_ticks
 from reprokit.draw.tables import md_table
 from reprokit.report.kinds.base import ReportStep, Section
-from reprokit.report.templating import render_part
 from reprokit.report.kinds.triage import parse_log_time
+from reprokit.report.templating import render_part
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.serve import (
     KIND,  # noqa: F401 - the kind these sections draw
