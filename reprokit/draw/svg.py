@@ -7,11 +7,12 @@ class (``bar``, ``point``, ``span``, ``series``) so tests can count them.
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
+
+from reprokit.draw.templating import escaped_text
 
 
 def esc(value: object) -> str:
@@ -21,7 +22,7 @@ def esc(value: object) -> str:
     elements are a closed set (rect, line, circle, polyline, text, title) with no script, link or style, and
     every value reaches them through this function or ``num``.
     """
-    return html.escape("" if value is None else str(value), quote=True)
+    return escaped_text(value)
 
 
 def num(value: float) -> str:

@@ -2,7 +2,8 @@
 
 Host text (a log line, a tile name, a file name) reaches ``report.html`` in a template's ``{{ }}``, and every
 ``{{ }}`` is escaped unless the value is already markup: the code never has to remember to escape. The escaping
-itself is ``html.escape(quote=True)`` (``&quot;``, ``&#x27;``), applied by ``finalize``, so the kept reports keep
+itself is ``html.escape(quote=True)`` (``&quot;``, ``&#x27;``) after ``hosttext.shown`` (an ESC byte or a
+right-to-left override shows as its escape), applied by ``finalize``, so the kept reports keep
 their bytes (markupsafe alone writes ``&#34;``, ``&#39;``); autoescape stays on behind it for anything finalize
 hands on as markup. The only markup handed in is what this code built from escaped parts: a rendered template
 (``render_part``) and the hand SVG (``draw/svg.py``, ``Svg.render``).
@@ -20,12 +21,20 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from reprokit.hosttext import shown
+
+
+def escaped_text(value: object) -> str:
+    """Text for HTML or SVG: every control, bidi and invisible code point shown (``\\x1b``), then escaped (quotes
+    included). None is no text."""
+    return html.escape(shown("" if value is None else str(value), multiline=True), quote=True)
+
 
 def escaped(value: Any) -> Markup:
-    """A value as escaped text (None prints nothing); markup passes as it is."""
+    """A ``{{ }}``'s value as escaped text; markup passes as it is."""
     if hasattr(value, "__html__"):
         return Markup(value.__html__())
-    return Markup(html.escape("" if value is None else str(value), quote=True))
+    return Markup(escaped_text(value))
 
 
 def cell(value: Any) -> tuple[Any, str]:
