@@ -36,7 +36,7 @@ from reprokit.records.run import MANIFEST, RunRecord, utc_now
 from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
 
-COLLECTABLE = ("detached", "incomplete", "killed")
+COLLECTABLE = (RunStatus.DETACHED, RunStatus.INCOMPLETE, RunStatus.KILLED)
 FINGERPRINT = "fingerprint"
 
 

@@ -17,6 +17,7 @@ from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosttext import shown
 from reprokit.operate import cancel_run, describe, follow_log, runs_in_flight
+from reprokit.records.models import RunStatus
 from reprokit.records.run import resolve_run_dir
 
 RUN_DIR_HELP = "the run: runs/<id> or its id"
@@ -54,7 +55,7 @@ def cancel(run_dir: str, inventory_path: str, runs_dir: str, options: ConnectOpt
     path = resolve_run_dir(run_dir, runs_dir)
     detail = cancel_run(path, load_inventory(inventory_path), options, say)
     if as_json:
-        print(json.dumps({"run_dir": str(path), "status": "killed", "status_detail": detail,
+        print(json.dumps({"run_dir": str(path), "status": RunStatus.KILLED, "status_detail": detail,
                           "exit_code": int(ExitCode.PASS)}, indent=2))
     else:
         console.print(f"{path.name}: {detail}", markup=False)

@@ -24,6 +24,7 @@ from reprokit.step_kinds import STEP_KINDS, ResultError, StepKind, given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import KernelMembers, SmemRow, Sources, Wheel
 from reprokit.step_kinds.triage import KIND as TRIAGE
+from reprokit.triage.rules import Verdict
 from reprokit.workloads.facts.exits import StepStatus
 
 MEMBERS = ("tensors", "pipelines", "scheduler_response", "tensormaps")
@@ -107,7 +108,7 @@ def _brief(row: SmemRow) -> dict[str, Any]:
 def _engine_crash(run_dir: Path, manifest: Manifest) -> str | None:
     """The report of a serving engine that died (the triage's FATAL), for a run without byte accounting."""
     triage = _read(run_dir / "steps" / "triage" / "result.json", TRIAGE)
-    if triage is None or triage.verdict != "FATAL":
+    if triage is None or triage.verdict != Verdict.FATAL.value:
         return None
     entry = next((s for s in manifest.steps if s.name == crash_report.SERVE_STEP), None)
     serve = _read(run_dir / "steps" / entry.name / "result.json", STEP_KINDS[entry.uses]) if entry else None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from reprokit.triage.spans import FailureRow
@@ -106,6 +107,21 @@ def prediction_from_fit_cell(cell: dict[str, Any], source: str, entries: list[tu
                       cell.get("capacity_bytes"), tactics)
 
 
+class Agreement(StrEnum):
+    """Whether the triage and the prediction say the same of one tactic; written as its value (``"disagree"``)."""
+
+    AGREE = "agree"
+    DISAGREE = "disagree"
+    UNKNOWN = "unknown"  # the log cannot say whether it was tried, or the prediction has no such tactic
+
+
+class Comparison(StrEnum):
+    """The reconciliation's ``status``: compared, or not (its ``reason`` says why)."""
+
+    COMPARED = "compared"
+    NOT_COMPARED = "not_compared"
+
+
 @dataclass(frozen=True)
 class TacticAgreement:
     """One tactic that failed at runtime or was predicted to overflow, and whether the two diagnoses agree."""
@@ -120,7 +136,7 @@ class TacticAgreement:
     predicted: str | None  # fits, exceeds, rejected; None: the prediction has no such tactic
     dynamic_bytes: int | None
     static_bytes: int | None
-    agreement: str  # 'agree', 'disagree' or 'unknown'
+    agreement: Agreement
     says: str
 
     def to_json(self) -> dict[str, Any]:
@@ -148,17 +164,17 @@ def _failed_row(row: FailureRow, predicted: PredictedTactic | None, capacity: in
     tactic = int(row.tactic)
     if predicted is None:
         return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, None, None, None,
-                               "unknown", "failed; the prediction has no such tactic")
+                               Agreement.UNKNOWN, "failed; the prediction has no such tactic")
     facts = (predicted.dynamic_bytes, predicted.static_bytes)
     if predicted.verdict == "exceeds":
         return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "exceeds", *facts,
-                               "agree", f"failed, predicted to overflow ({_bytes_said(predicted, capacity)})")
+                               Agreement.AGREE, f"failed, predicted to overflow ({_bytes_said(predicted, capacity)})")
     if predicted.verdict == "rejected":
         return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "rejected", *facts,
-                               "agree", "failed, predicted to be rejected by the dispatcher")
+                               Agreement.AGREE, "failed, predicted to be rejected by the dispatcher")
     said = f"({_bytes(predicted.total_bytes)})" if predicted.total_bytes is not None else "(bytes not in the prediction)"
     return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "fits", *facts,
-                           "disagree", f"failed but predicted to fit {said}")
+                           Agreement.DISAGREE, f"failed but predicted to fit {said}")
 
 
 def _overflow_row(predicted: PredictedTactic, tried: bool | None, capacity: int | None) -> TacticAgreement:
@@ -166,12 +182,12 @@ def _overflow_row(predicted: PredictedTactic, tried: bool | None, capacity: int 
     who = (predicted.op, predicted.tactic, predicted.tile, predicted.fusion, predicted.swap_ab)
     bytes_said = _bytes_said(predicted, capacity)
     if tried is None:
-        return TacticAgreement(*who, False, None, "exceeds", *facts, "unknown",
+        return TacticAgreement(*who, False, None, "exceeds", *facts, Agreement.UNKNOWN,
                                f"predicted to overflow ({bytes_said}); the log level hides whether it was tried")
     if tried:
-        return TacticAgreement(*who, False, True, "exceeds", *facts, "disagree",
+        return TacticAgreement(*who, False, True, "exceeds", *facts, Agreement.DISAGREE,
                                f"predicted to overflow ({bytes_said}), profiled without a failure")
-    return TacticAgreement(*who, False, False, "exceeds", *facts, "disagree",
+    return TacticAgreement(*who, False, False, "exceeds", *facts, Agreement.DISAGREE,
                            f"predicted to overflow ({bytes_said}), never tried")
 
 
@@ -186,21 +202,21 @@ class Reconciliation:
     @property
     def disagreements(self) -> list[str]:
         return [f"{_who(r.op, r.tactic, r.tile, r.fusion, r.swap_ab)}: {r.says}" for r in self.rows
-                if r.agreement == "disagree"]
+                if r.agreement == Agreement.DISAGREE]
 
     @property
     def agree(self) -> bool | None:
         """True: every failed tactic was predicted to fail and every predicted overflow failed; None: not compared."""
         if self.prediction is None:
             return None
-        if any(r.agreement == "disagree" for r in self.rows):
+        if any(r.agreement == Agreement.DISAGREE for r in self.rows):
             return False
-        return None if any(r.agreement == "unknown" for r in self.rows) else True
+        return None if any(r.agreement == Agreement.UNKNOWN for r in self.rows) else True
 
     def to_json(self) -> dict[str, Any]:
         p = self.prediction
         return {
-            "status": "compared" if p is not None else "not_compared",
+            "status": Comparison.COMPARED if p is not None else Comparison.NOT_COMPARED,
             "reason": self.reason,
             "agree": self.agree,
             "prediction": None if p is None else {"source": p.source, "flashinfer": p.flashinfer, "arch": p.arch,

@@ -202,7 +202,7 @@ def cause(step: ReportStep) -> list[str]:
     """The static analysis's finding in one line: how many kernels are over the limit, by how many bytes, which."""
     result: StaticSmemResult = step.result
     limit, near = kernels_near_limit(result)
-    if result.status != "ok" or limit is None:
+    if result.status != StepStatus.OK or limit is None:
         return []
     over = [row for row in near if row.kernel_smem_bytes > limit]
     if not over:

@@ -16,6 +16,7 @@ from reprokit.step_kinds.triage import (
     KIND,  # noqa: F401 - the kind these sections draw
     TriageResult,
 )
+from reprokit.triage.reconcile import Agreement, Comparison
 
 TIME_FORMATS = ("%Y-%m-%d %H:%M:%S,%f", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f",
                 "%Y-%m-%dT%H:%M:%S")
@@ -106,7 +107,7 @@ def reconciliation(result: TriageResult) -> Reconciliation | None:
     found = result.reconciliation
     if found is None:
         return None
-    if found.status != "compared":
+    if found.status != Comparison.COMPARED:
         return Reconciliation(not_compared=given(found.reason, "no prediction"))
     source = (found.prediction or {}).get("source", "?")
     rows, classes = [], []
@@ -116,7 +117,7 @@ def reconciliation(result: TriageResult) -> Reconciliation | None:
                      "yes" if t.failed else "no",
                      "yes" if t.tried else "no" if t.tried is not None else "unknown",
                      t.predicted, (t.dynamic_bytes, "num"), (t.static_bytes, "num"), t.agreement, t.says])
-        classes.append("bad" if t.agreement == "disagree" else "")
+        classes.append("bad" if t.agreement == Agreement.DISAGREE else "")
     word = {True: "agree", False: f"disagree on {len(found.disagreements or [])} tactic(s)", None: "cannot tell"}[found.agree]
     return Reconciliation(source=source, rows=rows, classes=classes, word=word)
 
