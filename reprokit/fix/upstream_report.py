@@ -26,6 +26,7 @@ from reprokit.step_kinds.static_smem import KernelMembers, SmemRow, Sources, Whe
 from reprokit.step_kinds.triage import KIND as TRIAGE
 from reprokit.triage.rules import Verdict
 from reprokit.workloads.facts.exits import StepStatus
+from reprokit.workloads.facts.smem_fit import KernelFit
 
 MEMBERS = ("tensors", "pipelines", "scheduler_response", "tensormaps")
 GUARD = """```cpp
@@ -130,7 +131,7 @@ def upstream_report(run_dir: Path) -> str:
     triage = _read(run_dir / "steps" / "triage" / "result.json", TRIAGE)
     version, arch = static.flashinfer, static.arch
     limit = static.capacity_bytes  # the arch's (CUTLASS's constant); a probed host may be another arch
-    failing = [r for r in static.rows or [] if r.verdict == "exceeds"]
+    failing = [r for r in static.rows or [] if r.verdict == KernelFit.EXCEEDS]
     outputs: dict[int, list[str]] = {}
     for row in failing:  # one kernel per output type, the same bytes: one section per tactic
         outputs.setdefault(row.tactic, []).append(row.output_dtype)

@@ -21,8 +21,15 @@ from enum import StrEnum
 from typing import Any
 
 from reprokit.triage.spans import FailureRow
+from reprokit.workloads.facts.smem_fit import KernelFit
 
-PREDICTED = ("fits", "exceeds", "rejected")  # the static verdicts of one tactic
+
+class Predicted(StrEnum):
+    """What the static analysis predicts of one tactic (its kernels' ``KernelFit``, the largest deciding)."""
+
+    FITS = "fits"
+    EXCEEDS = "exceeds"
+    REJECTED = "rejected"  # the dispatcher has no such kernel (the analysis's ``unsupported``)
 
 
 @dataclass(frozen=True)
@@ -34,7 +41,7 @@ class PredictedTactic:
     tile: str | None
     fusion: str | None
     swap_ab: bool | None
-    verdict: str  # one of PREDICTED
+    verdict: Predicted
     dynamic_bytes: int | None  # sizeof(SharedStorage): what the launch asks as dynamic shared memory
     static_bytes: int | None = None  # the kernel's static __shared__ (0 for CUTLASS's kernels; None: not known)
 
@@ -73,7 +80,8 @@ def prediction_from_static_result(result: dict[str, Any], source: str) -> Predic
         tactic = row.get("tactic")
         if not isinstance(tactic, int):
             continue
-        verdict = {"fits": "fits", "exceeds": "exceeds"}.get(row.get("verdict"), "rejected")
+        verdict = {KernelFit.FITS: Predicted.FITS, KernelFit.EXCEEDS: Predicted.EXCEEDS}.get(row.get("verdict"),
+                                                                                        Predicted.REJECTED)
         dynamic = row.get("kernel_smem_bytes")
         static = row.get("static_smem_bytes", 0 if dynamic is not None else None)
         seen = tactics.get(tactic)
@@ -96,12 +104,12 @@ def prediction_from_fit_cell(cell: dict[str, Any], source: str, entries: list[tu
     for tactic, op, tile, fusion, swap_ab in entries:
         if tactic in failing:
             row = failing[tactic]
-            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, "exceeds", row.get("kernel_smem_bytes"),
+            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, Predicted.EXCEEDS, row.get("kernel_smem_bytes"),
                                               row.get("static_smem_bytes", 0))
         elif tactic in rejected:
-            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, "rejected", None)
+            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, Predicted.REJECTED, None)
         else:
-            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, "fits", known.get(tactic),
+            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, Predicted.FITS, known.get(tactic),
                                               0 if known.get(tactic) is not None else None)
     return Prediction(source, str(cell.get("flashinfer")), str(cell.get("arch")), str(cell.get("dtype")),
                       cell.get("capacity_bytes"), tactics)
@@ -166,14 +174,14 @@ def _failed_row(row: FailureRow, predicted: PredictedTactic | None, capacity: in
         return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, None, None, None,
                                Agreement.UNKNOWN, "failed; the prediction has no such tactic")
     facts = (predicted.dynamic_bytes, predicted.static_bytes)
-    if predicted.verdict == "exceeds":
-        return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "exceeds", *facts,
+    if predicted.verdict == Predicted.EXCEEDS:
+        return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, Predicted.EXCEEDS, *facts,
                                Agreement.AGREE, f"failed, predicted to overflow ({_bytes_said(predicted, capacity)})")
-    if predicted.verdict == "rejected":
-        return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "rejected", *facts,
+    if predicted.verdict == Predicted.REJECTED:
+        return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, Predicted.REJECTED, *facts,
                                Agreement.AGREE, "failed, predicted to be rejected by the dispatcher")
     said = f"({_bytes(predicted.total_bytes)})" if predicted.total_bytes is not None else "(bytes not in the prediction)"
-    return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "fits", *facts,
+    return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, Predicted.FITS, *facts,
                            Agreement.DISAGREE, f"failed but predicted to fit {said}")
 
 
@@ -182,12 +190,12 @@ def _overflow_row(predicted: PredictedTactic, tried: bool | None, capacity: int 
     who = (predicted.op, predicted.tactic, predicted.tile, predicted.fusion, predicted.swap_ab)
     bytes_said = _bytes_said(predicted, capacity)
     if tried is None:
-        return TacticAgreement(*who, False, None, "exceeds", *facts, Agreement.UNKNOWN,
+        return TacticAgreement(*who, False, None, Predicted.EXCEEDS, *facts, Agreement.UNKNOWN,
                                f"predicted to overflow ({bytes_said}); the log level hides whether it was tried")
     if tried:
-        return TacticAgreement(*who, False, True, "exceeds", *facts, Agreement.DISAGREE,
+        return TacticAgreement(*who, False, True, Predicted.EXCEEDS, *facts, Agreement.DISAGREE,
                                f"predicted to overflow ({bytes_said}), profiled without a failure")
-    return TacticAgreement(*who, False, False, "exceeds", *facts, Agreement.DISAGREE,
+    return TacticAgreement(*who, False, False, Predicted.EXCEEDS, *facts, Agreement.DISAGREE,
                            f"predicted to overflow ({bytes_said}), never tried")
 
 
@@ -244,7 +252,7 @@ def reconcile(failures: list[FailureRow], tried: frozenset[int], tactic_lines_vi
         failed.add(row.tactic)
         rows.append(_failed_row(row, prediction.tactics.get(row.tactic), prediction.capacity_bytes))
     for number, predicted in sorted(prediction.tactics.items()):
-        if predicted.verdict != "exceeds" or number in failed:
+        if predicted.verdict != Predicted.EXCEEDS or number in failed:
             continue
         seen = (number in tried) if tactic_lines_visible else None
         rows.append(_overflow_row(predicted, seen, prediction.capacity_bytes))
