@@ -33,8 +33,8 @@ sys.path.insert(0, str(REPO))
 from reprokit.config.inventory import local_host  # noqa: E402
 from reprokit.config.kit import load_kit  # noqa: E402
 from reprokit.hosts.axes import load_inventory  # noqa: E402
+from reprokit.hosts.provision import provision  # noqa: E402
 from reprokit.images.build import build_image  # noqa: E402
-from reprokit.provision import provision  # noqa: E402
 from tests.integration.docker_env import BASE_REF, DOCKER, REASON, start_test_host  # noqa: E402
 
 REBUILD_TARGET_S = 10.0

@@ -23,13 +23,13 @@ sys.path.insert(0, str(REPO))
 
 from reprokit.hosts.axes import load_inventory  # noqa: E402
 from reprokit.hosts.factory import ConnectOptions, executor_for  # noqa: E402
-from reprokit.secrets import Redactor  # noqa: E402
+from reprokit.output.secrets import Redactor  # noqa: E402
 from tests.integration.remote.conftest import STATE, host_workdir, known_hosts_for, write_inventory  # noqa: E402
 
 REDACT = """
 import resource, sys, time
 from pathlib import Path
-from reprokit.secrets import Redactor
+from reprokit.output.secrets import Redactor
 path = Path(sys.argv[1])
 start = time.perf_counter()
 Redactor(["hf_BENCH_SECRET_0123456789"]).file(path)

@@ -80,7 +80,7 @@ def remote(tmp: Path, big_mib: int, small: int) -> None:
     from reprokit.config.kit import load_kit_file
     from reprokit.hosts.axes import load_inventory
     from reprokit.hosts.factory import ConnectOptions
-    from reprokit.kit_run import run_kit
+    from reprokit.run.kit_run import run_kit
     from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, fake_python, inventory_file
     from tests.integration.remote.conftest import REASON, host_workdir, known_hosts_for
 

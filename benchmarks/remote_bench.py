@@ -32,7 +32,7 @@ from reprokit.config.kit import load_kit  # noqa: E402
 from reprokit.hosts.axes import load_inventory  # noqa: E402
 from reprokit.hosts.factory import ConnectOptions, executor_for  # noqa: E402
 from reprokit.hosts.launch import StepSpec  # noqa: E402
-from reprokit.kit_run import run_kit  # noqa: E402
+from reprokit.run.kit_run import run_kit  # noqa: E402
 from tests.integration.remote.conftest import STATE, host_workdir, known_hosts_for, write_inventory  # noqa: E402
 
 

@@ -1,5 +1,5 @@
 """The front ends of the Invoke tasks: one module per group, holding its front ends, its tasks and its ``Collection``
-(``ns``); ``reprokit.tasks`` puts every group's tasks flat into the root, so a task's name is its command.
+(``ns``); ``reprokit.cli.tasks`` puts every group's tasks flat into the root, so a task's name is its command.
 
     run       repro, probe, sweep, collect, unlock: kit runs on hosts
     kits      kits (--check), new-kit, check-pins: the kits, checked, and a new one begun

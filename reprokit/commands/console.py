@@ -17,11 +17,11 @@ from rich.markdown import Markdown
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
 from rich.text import Text
 
-from reprokit import verbosity
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.hosts.pullback import PULL_REPORT_BYTES
-from reprokit.hosttext import shown
-from reprokit.progress import CountProgress
+from reprokit.output import verbosity
+from reprokit.output.hosttext import shown
+from reprokit.output.progress import CountProgress
 from reprokit.records.models import Word
 
 LOG = logging.getLogger(__name__)
@@ -126,7 +126,7 @@ def never_fatal(printer: Callable[[str], None]) -> Callable[[str], None]:
 
 def printers(as_json: bool, prefix: str = ""):
     """``say`` for reprokit's own lines while it works, ``stream`` for what a workload or a tool prints, at the task's
-    ``--quiet`` / ``--verbose`` level (``reprokit.verbosity``); under ``--json`` only the JSON is printed."""
+    ``--quiet`` / ``--verbose`` level (``reprokit.output.verbosity``); under ``--json`` only the JSON is printed."""
     level = verbosity.level()
     lock = threading.Lock()
     counts = CountProgress(err_console, prefix)  # "progress: TASK k/n" lines become a bar with an ETA

@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
-from reprokit.bisect import available_versions
 from reprokit.fix import fit_table, release_index
+from reprokit.fix.bisect import available_versions
 from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.static_smem.targets import ARCHES
 

@@ -1,7 +1,7 @@
 """`invoke kits` (and `kits --check`), `new-kit`, `check-pins`: the kits, held to their rules, and a new one begun.
 
-What a kit is checked against is ``reprokit.kit_check``'s, ``reprokit.upstream_args``' and ``reprokit.pins``'; a
-kit's skeleton is ``reprokit.new_kit``'s. Here they are printed and the exit code is decided.
+What a kit is checked against is ``reprokit.kits.kit_check``'s, ``reprokit.upstream.args``' and ``reprokit.kits.pins``'; a
+kit's skeleton is ``reprokit.kits.new_kit``'s. Here they are printed and the exit code is decided.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from pathlib import Path
 
 from rich.table import Table
 
-from reprokit import catalogue, kit_check
 from reprokit.commands import tasking
 from reprokit.commands.console import console, program_name
 from reprokit.commands.flags import JSON_HELP, KITS_DIR_HELP
@@ -19,8 +18,9 @@ from reprokit.commands.tasking import task
 from reprokit.config.kit import kit_names, load_kit, load_kit_file
 from reprokit.config.layers import KitPath, kit_path
 from reprokit.errors import ExitCode
-from reprokit.new_kit import new_kit
-from reprokit.pins import check_kit
+from reprokit.kits import catalogue, kit_check
+from reprokit.kits.new_kit import new_kit
+from reprokit.kits.pins import check_kit
 from reprokit.step_kinds import STEP_KINDS
 
 
@@ -69,7 +69,7 @@ def list_kits(kits_dir: KitPath | str | None, as_json: bool = False, everything:
 
 
 def write_cases(kits_dir: str, target: str) -> int:
-    """``invoke kits --cases FILE``: the catalogue page (reprokit/catalogue.py), written atomically."""
+    """``invoke kits --cases FILE``: the catalogue page (reprokit/kits/catalogue.py), written atomically."""
     path = Path(target)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(catalogue.markdown(catalogue.cases(kits_dir)), encoding="utf-8")

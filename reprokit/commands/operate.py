@@ -1,4 +1,4 @@
-"""Front ends of a running run: ``status``, ``logs RUN [-f]``, ``cancel RUN`` (``reprokit/operate.py``)."""
+"""Front ends of a running run: ``status``, ``logs RUN [-f]``, ``cancel RUN`` (``reprokit/run/operate.py``)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from reprokit.commands.tasking import task
 from reprokit.errors import ExitCode
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
-from reprokit.hosttext import shown
-from reprokit.operate import cancel_run, describe, follow_log, runs_in_flight
+from reprokit.output.hosttext import shown
 from reprokit.records.models import RunStatus
 from reprokit.records.run import resolve_run_dir
+from reprokit.run.operate import cancel_run, describe, follow_log, runs_in_flight
 
 RUN_DIR_HELP = "the run: runs/<id> or its id"
 RUNS_DIR_HELP = {"runs-dir": "where run records are (default: config reprokit.runs_dir)"}

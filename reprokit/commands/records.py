@@ -13,8 +13,8 @@ from reprokit.commands.console import console, print_markdown
 from reprokit.commands.flags import JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.history import list_runs, resolve_run
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
+from reprokit.records.history import list_runs, resolve_run
 from reprokit.records.models import RunStatus, Word
 from reprokit.records.run import load_manifest, resolve_run_dir, short_run_id, verify_record
 from reprokit.report.compare import compare_runs, render_markdown

@@ -16,7 +16,6 @@ from pathlib import Path
 from rich.table import Table
 from rich.text import Text
 
-from reprokit.collect import collect_run, prune_run
 from reprokit.commands import tasking
 from reprokit.commands.console import (
     VERDICT_STYLE,
@@ -32,20 +31,21 @@ from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HEL
 from reprokit.commands.tasking import task
 from reprokit.config import ansible_inventory, layers
 from reprokit.config.kit import apply_overrides, load_kit, select_steps
-from reprokit.dry_run import describe_plan, render_plan
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions, executor_for, node_hosts
 from reprokit.hosts.launch import STOP
 from reprokit.hosts.lock import break_lock
-from reprokit.hosttext import shown
-from reprokit.judge import plain
-from reprokit.kit_run import RunOutcome, run_kit
+from reprokit.output.hosttext import shown
 from reprokit.records.models import RunStatus, Word
 from reprokit.records.run import load_manifest, load_steps, resolve_run_dir, short_run_id
 from reprokit.report.headline import headline
+from reprokit.report.judge import plain
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import record_reasons
+from reprokit.run.collect import collect_run, prune_run
+from reprokit.run.dry_run import describe_plan, render_plan
+from reprokit.run.kit_run import RunOutcome, run_kit
 
 
 def parse_images(specs: list[str] | None) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """`invoke lint`, `build`, `lock`, `provision`: the tree, the images and the hosts made ready.
 
-What Ansible is run with and what its recap says is ``reprokit.provision``'s; here a verdict per host is printed and
+What Ansible is run with and what its recap says is ``reprokit.hosts.provision``'s; here a verdict per host is printed and
 the exit code decided.
 """
 
@@ -14,7 +14,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from reprokit import verbosity
 from reprokit.commands import tasking
 from reprokit.commands.console import console, err_console, printers
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, KITS_DIR_HELP, SSH_HELP
@@ -25,13 +24,14 @@ from reprokit.config.kit import Kit, load_kit
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
+from reprokit.hosts.provision import ProvisionResult, ansible_command, check_slurm_host, runs_by_gateway, target_hosts
+from reprokit.hosts.provision import provision as run_playbook
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 from reprokit.images.build import REPO_ROOT, build_image
 from reprokit.images.dockerfile import from_args
 from reprokit.images.lock import lock_images
 from reprokit.images.lockfile import LOCK_PATH
-from reprokit.provision import ProvisionResult, ansible_command, check_slurm_host, runs_by_gateway, target_hosts
-from reprokit.provision import provision as run_playbook
+from reprokit.output import verbosity
 
 
 def lint(paths: list[str]) -> int:

@@ -3,7 +3,7 @@
 ``smem`` runs the ``static-smem`` workload as its own process (as a kit step would on a
 host), with a params file and a run directory, then prints its result as a
 table or as JSON. Progress lines of long compiles go to stderr as they come.
-``bisect`` and ``fit-table`` print what ``reprokit.bisect`` and ``reprokit.fix.fit_table`` find.
+``bisect`` and ``fit-table`` print what ``reprokit.fix.bisect`` and ``reprokit.fix.fit_table`` find.
 """
 
 from __future__ import annotations
@@ -17,16 +17,16 @@ from pathlib import Path
 
 from rich.console import Console
 
-from reprokit import bisect as bisect_search
-from reprokit import verbosity
 from reprokit.commands import tasking
 from reprokit.commands.flags import JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.config import layers
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.fix import bisect as bisect_search
 from reprokit.fix import fit_table
 from reprokit.hosts.here import error_for, run_here
-from reprokit.progress import CountProgress
+from reprokit.output import verbosity
+from reprokit.output.progress import CountProgress
 from reprokit.report.smem_table import comparison_table, print_smem_result, smem_summary
 from reprokit.workloads.facts.exits import Exit, StepStatus
 from reprokit.workloads.static_smem import wheel as wheels

@@ -3,9 +3,9 @@
 Every module of ``reprokit.commands`` declares its tasks with ``task`` (short flags from one table, ``--quiet`` and
 ``--verbose`` on every task), gathers them with ``group`` and hands its front ends to ``call``, which turns an
 ``ExitCode`` or a ``ReprokitError`` into ``invoke.Exit``. ``root`` puts every group's tasks flat into the namespace of
-``invoke`` and ``reprokit`` (``reprokit/tasks.py``), so the documented names stay (``invoke repro``, not
+``invoke`` and ``reprokit`` (``reprokit/cli/tasks.py``), so the documented names stay (``invoke repro``, not
 ``invoke run.repro``). This module sits below the task modules and imports none of them; the programs that parse the
-command line (``reprokit/program.py``) sit above.
+command line (``reprokit/cli/program.py``) sit above.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from invoke import Collection, Exit
 from invoke.parser import Argument
 from invoke.tasks import Task
 
-from reprokit import verbosity
 from reprokit.commands import console
 from reprokit.commands.console import as_typed
 from reprokit.config import layers
 from reprokit.errors import ExitCode, ReprokitError
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
-from reprokit.hosttext import shown
+from reprokit.output import verbosity
+from reprokit.output.hosttext import shown
 
 # One short flag per long flag, the same in every task; `-h` stays Invoke's --help.
 SHORT_FLAGS = {
@@ -64,7 +64,7 @@ COLOR_HELP = "auto (colour on a terminal, none where NO_COLOR is set), always, o
 
 class ReprokitTask(Task):
     """A task whose flags take their short names from ``SHORT_FLAGS``; a positional listed as iterable takes many values;
-    every task takes ``--quiet`` and ``--verbose``, which mean the same everywhere (``reprokit.verbosity``)."""
+    every task takes ``--quiet`` and ``--verbose``, which mean the same everywhere (``reprokit.output.verbosity``)."""
 
     def get_arguments(self, ignore_unknown_help: bool | None = None) -> list[Any]:
         # Invoke consumes the help dict while it builds the arguments: keep it for the next call (a second Program run).

@@ -21,7 +21,7 @@ from typing import Any
 from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
 
 
 def escaped_text(value: object) -> str:

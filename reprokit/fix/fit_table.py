@@ -23,7 +23,7 @@ from typing import Any
 from packaging.version import Version
 
 from reprokit.hosts.here import run_here
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 from reprokit.workloads.contract import write_json_atomic
 from reprokit.workloads.facts.exits import StepStatus
 from reprokit.workloads.facts.smem_fit import KernelFit

@@ -24,7 +24,7 @@ from typing import Any
 
 from reprokit.errors import ConfigError, StepError
 from reprokit.fix import blocklist, fit_table, mechanisms
-from reprokit.upstream_args import server_options
+from reprokit.upstream.args import server_options
 from reprokit.workloads.contract import WorkloadError, write_json_atomic
 from reprokit.workloads.static_smem import wheel as wheels
 
@@ -214,7 +214,7 @@ VLLM_ENVS = "vllm/envs.py"
 def _vllm_knob(vllm: str, version: str, wheel: Path, failing: dict[str, list[int]], counts: dict[str, int],
                defaults: str) -> dict[str, Any]:
     """vLLM's ``VLLM_FLASHINFER_AUTOTUNE_SKIP_OPS`` (comma-separated ops), checked in that vLLM's own envs.py."""
-    from reprokit.upstream_args import read_wheel_member, wheel_path
+    from reprokit.upstream.args import read_wheel_member, wheel_path
 
     ops = sorted(failing)
     vllm_wheel = wheel_path("vllm", vllm)

@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from reprokit.errors import HostError
 from reprokit.fix import fit_table
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 PACKAGE = "flashinfer-python"

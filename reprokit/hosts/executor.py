@@ -20,7 +20,7 @@ from reprokit.config.inventory import Host
 from reprokit.hosts.launch import Handle, StepSpec
 from reprokit.hosts.lock import HostLock
 
-LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
+LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.output.verbosity)
 
 PACKAGE_ROOT = Path(reprokit.__file__).resolve().parent.parent
 KILL_GRACE_S = 5.0

@@ -17,7 +17,7 @@ from reprokit.hosts.launch import Launcher
 from reprokit.hosts.launchers import LAUNCHERS
 from reprokit.hosts.options import ConnectOptions
 from reprokit.hosts.runtimes import runtime_for
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 
 
 def connection_for(host: Host, inventory: Inventory, options: ConnectOptions, say: Say = silent,

@@ -35,10 +35,10 @@ from reprokit.hosts.logstream import step_log, stream_log
 from reprokit.hosts.pull_listing import Listing
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
+from reprokit.output.secrets import Redactor, env_file_text
 from reprokit.records.atomic import write_json_atomic
-from reprokit.secrets import Redactor, env_file_text
 
-LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.verbosity)
+LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.output.verbosity)
 
 
 @functools.cache

@@ -46,10 +46,10 @@ from reprokit.hosts.pull_listing import (
     withhold_secret_names,
 )
 from reprokit.hosts.transport import LINK_ERRORS, Transport
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
+from reprokit.output.secrets import Redactor
 from reprokit.records.atomic import unwritable
 from reprokit.records.digests import DIGESTS
-from reprokit.secrets import Redactor
 
 CHUNK_BYTES = 1 << 20
 WINDOW_BYTES = 64 << 20

@@ -14,7 +14,7 @@ from reprokit.errors import HostError
 from reprokit.hosts.command_target import CommandResult
 from reprokit.hosts.factory import ConnectOptions, connection_for
 from reprokit.hosts.pullback import MAX_PACKET_BYTES, WINDOW_BYTES
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 
 
 class SSHTarget:

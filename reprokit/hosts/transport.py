@@ -21,7 +21,7 @@ from reprokit.errors import HostError, ReprokitError
 from reprokit.hosts import shell
 from reprokit.hosts.explain import explain_failure
 from reprokit.hosts.ssh import SSHSettings, fabric_connection, open_connection, openssh_argv
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 
 RECONNECT_ATTEMPTS = 5
 IO_TIMEOUT_S = 30.0

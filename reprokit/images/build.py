@@ -27,8 +27,8 @@ from reprokit.hosts.command_target import CommandResult, CommandTarget, LocalTar
 from reprokit.images import dockerfile as dockerfile_rules
 from reprokit.images.context import ContextSource, arg_defaults, checkout, copy_sources, default_source, gather
 from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, BaseImage, load_lock
+from reprokit.output.say import Say, silent
 from reprokit.records.atomic import write_json_atomic
-from reprokit.say import Say, silent
 
 REPO_ROOT = layers.builtin_root()  # docker/ of the checkout, or of the installed package (its Dockerfiles and locks)
 STATE_DIR = Path(".reprokit/images")  # under a checkout given as repo_root: what `invoke build` built, per host

@@ -10,7 +10,7 @@ from pathlib import Path
 from reprokit.errors import ConfigError
 from reprokit.images.lockfile import LOCK_PATH, load_lock, parse_reference, with_digest, write_lock
 from reprokit.images.registry import resolve_digest
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 
 
 @dataclass(frozen=True)

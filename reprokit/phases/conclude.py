@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from reprokit.config.kit import Kit
-from reprokit.judge import judge
 from reprokit.phases.outcome import RunOutcome
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import RunStatus, StepEntry
 from reprokit.records.run import VERDICT, RunRecord
 from reprokit.report.html import write_html_report
+from reprokit.report.judge import judge
 from reprokit.report.markdown import write_report
 
 

@@ -17,12 +17,12 @@ from reprokit.errors import ConfigError, HostError
 from reprokit.hosts.executor import Executor
 from reprokit.hosts.factory import ConnectOptions, executor_for
 from reprokit.images.build import built_images
+from reprokit.output.say import Say, silent
+from reprokit.output.secrets import collect_secrets
 from reprokit.phases.reporter import RunReporter
 from reprokit.records.atomic import sha256_file
 from reprokit.records.lock import hold_record
 from reprokit.records.run import RunRecord, new_run_id
-from reprokit.say import Say, silent
-from reprokit.secrets import collect_secrets
 from reprokit.step_kinds import STEP_KINDS
 
 

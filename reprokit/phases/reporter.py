@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reprokit.output.say import Say, silent
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry
 from reprokit.report.reasons import SaidOnce
-from reprokit.say import Say, silent
 
 SERVER_OUTCOMES = {"ready": "came up", "fatal": "died (fatal)", "exited": "exited before it was ready",
                    "timeout": "did not come up in time",

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from reprokit.errors import ConfigError
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 
 WAIT_POLL_S = 0.2
 

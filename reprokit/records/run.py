@@ -33,10 +33,10 @@ from typing import Any
 from reprokit import __version__
 from reprokit.config.names import check_name
 from reprokit.errors import ConfigError
-from reprokit.provenance import source_provenance
 from reprokit.records.atomic import no_room, unwritable, write_json_atomic
 from reprokit.records.digests import DIGESTS, sha256_file
 from reprokit.records.models import Artifact, Manifest, RunStatus, StepEntry, Verdict
+from reprokit.records.provenance import source_provenance
 
 MANIFEST = "manifest.json"
 VERDICT = "verdict.json"

@@ -7,7 +7,7 @@ whether the verdict and each expectation changed, which tiles newly fit or
 newly fail the shared-memory analysis, how the sweep's best tiles moved
 (ratios B/A), how the triage changed, and the serving figures per
 concurrency. A figure that got worse by more than the tolerance is flagged as
-a regression. Data and text only: the front end (``reprokit.history``)
+a regression. Data and text only: the front end (``reprokit.records.history``)
 decides the exit code.
 """
 

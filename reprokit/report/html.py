@@ -18,14 +18,14 @@ from typing import Any
 from urllib.parse import quote
 
 from reprokit.draw.tables import html_bytes
-from reprokit.hosttext import shown
-from reprokit.judge import plain
+from reprokit.output.hosttext import shown
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
 from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict, Word
 from reprokit.records.run import MANIFEST, RunRecord
 from reprokit.report import sections
 from reprokit.report.headline import Headline, headline
+from reprokit.report.judge import plain
 from reprokit.report.markdown import JOB_COLUMNS, NOT_PULLED_NOTE, job_rows, not_pulled_rows
 from reprokit.report.reasons import refer, shared_reasons
 from reprokit.report.templating import render_page

@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from reprokit.draw.tables import md_table
-from reprokit.hosttext import shown
-from reprokit.judge import plain
+from reprokit.output.hosttext import shown
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Fingerprint, HostFacts
 from reprokit.records.models import Manifest, StepEntry, Verdict
 from reprokit.records.run import MANIFEST
 from reprokit.report import sections
 from reprokit.report.headline import headline
+from reprokit.report.judge import plain
 from reprokit.report.reasons import refer, shared_reasons
 
 OBSERVED_CHARS = 120  # an observed value longer than this is shortened at a word or item boundary

@@ -2,7 +2,7 @@
 smoke, checked answers and ``vllm bench serve`` through vLLM's OpenAI API. Its result has the sglang ``serve``
 step's shape, so the same sections draw it (``reprokit/report/kinds/serve_vllm.py``) and the triage reads its
 ``server.log`` as it reads sglang's. ``invoke kits --check`` holds its flags and ``VLLM_*`` variables to the pinned
-vLLM wheel (``reprokit/upstream_vllm.py``).
+vLLM wheel (``reprokit/upstream/vllm_args.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The option tables the sglang and vLLM server doubles parse their command lines with, written from the wheels.
 
 The doubles cannot read a wheel (they run where it is not installed): they read these files, made by reprokit's own
-readers of the release's sources (``reprokit/upstream_args.py``, ``reprokit/upstream_vllm.py``), so an option the
+readers of the release's sources (``reprokit/upstream/args.py``, ``reprokit/upstream/vllm_args.py``), so an option the
 release lacks is refused by the double as by the real program.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reprokit.upstream_args import OptionTable
-from reprokit.upstream_vllm import bench_options, environment_variables, serve_options, vllm_wheel
+from reprokit.upstream.args import OptionTable
+from reprokit.upstream.vllm_args import bench_options, environment_variables, serve_options, vllm_wheel
 from reprokit.workloads.static_smem.wheel import sha256_file
 
 

@@ -15,8 +15,8 @@ from typing import Any, Protocol
 
 from reprokit.config.inventory import Host
 from reprokit.hosts.pull_listing import Listing
-from reprokit.say import Say
-from reprokit.secrets import Redactor
+from reprokit.output.say import Say
+from reprokit.output.secrets import Redactor
 
 
 class Puller(Protocol):

@@ -36,8 +36,8 @@ from reprokit.hosts.pull_listing import (
     withhold_secret_names,
 )
 from reprokit.hosts.transport import SMALL_FILE_MAX_BYTES
-from reprokit.say import Say, silent
-from reprokit.secrets import Redactor
+from reprokit.output.say import Say, silent
+from reprokit.output.secrets import Redactor
 from reprokit.workloads.static_smem.wheel import default_cache_dir
 
 COPY_CHUNK_BYTES = 1 << 20

@@ -13,7 +13,7 @@ from reprokit.hosts.pullback import PullBack
 from reprokit.hosts.ssh import SSHSettings, is_dropped_link
 from reprokit.hosts.ssh_config import resolve as resolve_ssh_config
 from reprokit.hosts.transport import Transport
-from reprokit.say import Say, silent
+from reprokit.output.say import Say, silent
 
 
 class SSHConnection(Transport):

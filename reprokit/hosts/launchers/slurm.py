@@ -41,7 +41,7 @@ from reprokit.hosts.logstream import stream_log
 from reprokit.hosts.pull_listing import Listing, PullStopped
 from reprokit.hosts.shell_scripts import library, render
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
 
 POLL_MIN_S, POLL_MAX_S = 0.5, 5.0  # a job tool call per poll: gentler on the controller than a session's file reads
 OVERRUN_GRACE_S = 120  # Slurm ends a job at its --time; the control plane cancels it itself only this much later

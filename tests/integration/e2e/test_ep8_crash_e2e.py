@@ -17,7 +17,7 @@ import pytest
 
 from reprokit.errors import ExitCode, HostError
 from reprokit.records.run import load_manifest, verify_record
-from reprokit.upstream_args import BENCH_SERVING, SERVER_ARGS, SGLANG, upstream_options, wheel_path
+from reprokit.upstream.args import BENCH_SERVING, SERVER_ARGS, SGLANG, upstream_options, wheel_path
 from tests.conftest import REPO
 from tests.doubles.option_tables import write_sglang_tables
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory

@@ -1,7 +1,7 @@
 """`invoke repro ep8-crash-vllm` and `ep8-crash-vllm-fixed` end to end on a test host over real SSH: the real
 serve-vllm workload, pull-back, triage, judgement and report; only the `vllm` command (and nvidia-smi's absence)
 is a test double (tests/doubles/vllm-server), whose `vllm serve` and `vllm bench serve` options and known
-VLLM_* variables are vLLM 0.27.0's own, read from its wheel by reprokit/upstream_vllm.py.
+VLLM_* variables are vLLM 0.27.0's own, read from its wheel by reprokit/upstream/vllm_args.py.
 
 The host runs natively (the test inventory's runtime), so the double is handed to the step as its `vllm`
 parameter (`--set serve.vllm=...`): a real host has the pinned vLLM on its PATH.

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.collect import collect_run
 from reprokit.errors import ConfigError
 from reprokit.records.run import load_manifest
+from reprokit.run.collect import collect_run
 from tests.conftest import REPO
 from tests.integration.hostile.conftest import HOST, KIT, inventory_file
 from tests.integration.hostile.test_recovery import BIG, assert_collected
@@ -35,7 +35,7 @@ def killed_run(rig, tmp_path: Path, kit: Path = KIT) -> Path:
         from reprokit.hosts.axes import load_inventory
         from reprokit.config.kit import load_kit_file
         from reprokit.hosts.factory import ConnectOptions
-        from reprokit.kit_run import run_kit
+        from reprokit.run.kit_run import run_kit
         inv = load_inventory({str(inv_path)!r})
         kit = Path({str(kit)!r})
         run_kit(load_kit_file(kit), kit, inv.host({HOST!r}), Path({str(rig.runs)!r}), kit.parent, say=print,

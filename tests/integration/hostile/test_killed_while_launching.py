@@ -12,8 +12,8 @@ import subprocess
 import sys
 import textwrap
 
-from reprokit.collect import collect_run
 from reprokit.records.run import load_manifest, verify_record
+from reprokit.run.collect import collect_run
 from tests.conftest import REPO
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file, step
 
@@ -38,7 +38,7 @@ def killed_while_launching(rig, tmp_path, after: str):
         from reprokit.hosts.axes import load_inventory
         from reprokit.config.kit import load_kit_file
         from reprokit.hosts.factory import ConnectOptions
-        from reprokit.kit_run import run_kit
+        from reprokit.run.kit_run import run_kit
         inv = load_inventory({str(inv_path)!r})
         kit = Path({str(KIT)!r})
         run_kit(load_kit_file(kit), kit, inv.host({HOST!r}), Path({str(rig.runs)!r}), kit.parent, say=print,

@@ -21,9 +21,9 @@ from reprokit.hosts.factory import executor_for
 from reprokit.hosts.known_hosts import check_known_hosts
 from reprokit.hosts.lock import OWNERLESS_STALE_S, HostLock, break_lock
 from reprokit.hosts.ssh import connection_for
-from reprokit.kit_run import run_kit
+from reprokit.output.secrets import collect_secrets
 from reprokit.records.run import load_manifest, new_run_id
-from reprokit.secrets import collect_secrets
+from reprokit.run.kit_run import run_kit
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file
 from tests.integration.remote.conftest import STATE, alive

@@ -15,14 +15,14 @@ import subprocess
 import uuid
 from pathlib import Path
 
-from reprokit.collect import collect_run
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode, HostError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import executor_for
 from reprokit.hosts.lock import HostLock, break_lock
-from reprokit.kit_run import run_kit
 from reprokit.records.run import load_manifest, verify_record
+from reprokit.run.collect import collect_run
+from reprokit.run.kit_run import run_kit
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, fake_python, inventory_file, step
 
 HOME = Path("~rkuser").expanduser()

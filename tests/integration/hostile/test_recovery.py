@@ -13,11 +13,11 @@ import types
 
 import pytest
 
-from reprokit.collect import collect_run
 from reprokit.commands.run import run_exit_code
 from reprokit.errors import ExitCode, HostError
 from reprokit.hosts.pullback import PullBack
 from reprokit.records.run import load_manifest, resolve_run_dir, verify_record
+from reprokit.run.collect import collect_run
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file, step
 from tests.integration.remote.conftest import alive, sshd_master_pid
@@ -112,7 +112,7 @@ def test_a_control_process_killed_with_sigkill_can_be_collected(rig, tmp_path):
         from reprokit.hosts.axes import load_inventory
         from reprokit.config.kit import load_kit_file
         from reprokit.hosts.factory import ConnectOptions
-        from reprokit.kit_run import run_kit
+        from reprokit.run.kit_run import run_kit
         inv = load_inventory({str(inv_path)!r})
         kit = Path({str(KIT)!r})
         run_kit(load_kit_file(kit), kit, inv.host({HOST!r}), Path({str(rig.runs)!r}), kit.parent, say=print,

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from reprokit.config.kit import load_kit_file
-from reprokit.kit_run import run_kit
+from reprokit.output.secrets import Redactor
 from reprokit.records.run import verify_record
-from reprokit.secrets import Redactor
+from reprokit.run.kit_run import run_kit
 from tests.integration.hostile.conftest import HOST, KIT, inventory_file, step
 from tests.integration.remote.test_remote_docker import BASE
 from tests.integration.remote.test_remote_docker import REASON as DOCKER_REASON

@@ -111,7 +111,7 @@ def test_the_build_context_is_what_the_dockerfile_copies(kit):
     sources = copy_sources(text, {})
     assert sources == ["docker/requirements-workload.lock", "reprokit/__init__.py", "reprokit/workloads"]
     files = context_files(checkout(REPO), ["docker/workload.Dockerfile", *sources])
-    assert "reprokit/workloads/contract.py" in files and "reprokit/kit_run.py" not in files
+    assert "reprokit/workloads/contract.py" in files and "reprokit/run/kit_run.py" not in files
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
 
 

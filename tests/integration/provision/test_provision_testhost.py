@@ -1,4 +1,4 @@
-"""Real ansible-playbook (ansible/site.yml, through reprokit.provision) against real SSH test hosts.
+"""Real ansible-playbook (ansible/site.yml, through reprokit.hosts.provision) against real SSH test hosts.
 
 Each host is a container with its own filesystem, systemd and sshd (tests/integration/provision/
 testhost.Dockerfile), so provisioning never touches this machine. A GPU-less host is refused before any change;
@@ -18,7 +18,7 @@ import pytest
 from reprokit.commands.setup import provision_hosts
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.hosts.axes import load_inventory
-from reprokit.provision import provision
+from reprokit.hosts.provision import provision
 from tests.integration.docker_env import REASON, ContainerHost, start_test_host
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(REASON is not None, reason=REASON or "")]

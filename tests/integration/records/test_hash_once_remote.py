@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reprokit import kit_run
 from reprokit.records.run import load_manifest, verify_record
+from reprokit.run import kit_run
 from tests.integration.hostile.conftest import RESULT_OK, Rig
 from tests.integration.remote.conftest import REASON
 from tests.unit.records.hashcount import hashed  # noqa: F401 - the fixture

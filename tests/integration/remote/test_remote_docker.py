@@ -102,7 +102,7 @@ def test_timeout_removes_the_container(tmp_path, hanging_image):
     from reprokit.config.kit import load_kit_file
     from reprokit.hosts.axes import load_inventory
     from reprokit.hosts.factory import ConnectOptions
-    from reprokit.kit_run import run_kit
+    from reprokit.run.kit_run import run_kit
 
     inv = load_inventory(inventory)
     outcome = run_kit(load_kit_file(kits / "smem-probe.yml"), kits / "smem-probe.yml", inv.host("h4"), tmp_path / "runs",

@@ -19,7 +19,7 @@ import pytest
 from reprokit.errors import HostError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions, connection_for
-from reprokit.provision import ansible_command
+from reprokit.hosts.provision import ansible_command
 from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, known_hosts_for, write_inventory
 
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")

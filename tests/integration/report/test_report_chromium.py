@@ -121,7 +121,7 @@ def test_the_detector_sees_external_loads(chromium: str, tmp_path: Path) -> None
 
 
 def test_the_runs_index_renders_and_requests_nothing(chromium: str, tmp_path: Path) -> None:
-    from reprokit.history import list_runs
+    from reprokit.records.history import list_runs
     from reprokit.report.runs_index import write_index
 
     page = write_index(tmp_path / "index.html", list_runs(REPO / "evidence" / "h200"))  # the first three H200 records

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reprokit import catalogue
 from reprokit.config.kit import kit_names
+from reprokit.kits import catalogue
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -10,8 +10,8 @@ import yaml
 
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ConfigError
-from reprokit.issue_reader import read_issue
-from reprokit.new_kit import new_kit
+from reprokit.kits.new_kit import new_kit
+from reprokit.upstream.issue_reader import read_issue
 
 REPO = Path(__file__).resolve().parents[3]
 ISSUES = REPO / "tests" / "fixtures" / "issues"

@@ -1,4 +1,4 @@
-"""vLLM's options and environment variables, read from its wheel (reprokit/upstream_vllm.py)."""
+"""vLLM's options and environment variables, read from its wheel (reprokit/upstream/vllm_args.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ import pytest
 
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import HostError
-from reprokit.upstream_vllm import bench_options, env_problems, environment_variables, field_kinds, kit_problems, serve_options
+from reprokit.upstream.vllm_args import (
+    bench_options,
+    env_problems,
+    environment_variables,
+    field_kinds,
+    kit_problems,
+    serve_options,
+)
 
 REPO = Path(__file__).resolve().parents[3]
 VERSION = "0.27.0"

@@ -119,8 +119,8 @@ def test_a_malformed_cuda_visible_devices_is_one_line_naming_the_host(tmp_path: 
 
 
 def _judged(result: dict):
-    from reprokit.judge import judge  # noqa: PLC0415
     from reprokit.records.models import StepEntry  # noqa: PLC0415
+    from reprokit.report.judge import judge  # noqa: PLC0415
     from reprokit.step_kinds import STEP_KINDS  # noqa: PLC0415
 
     kit, step = _ep_moe_step()

@@ -14,9 +14,9 @@ from pathlib import Path
 import invoke
 import pytest
 
+from reprokit.cli.program import ReprokitConfig, ReprokitProgram, TaskProgram
+from reprokit.cli.tasks import ns
 from reprokit.commands.tasking import SHORT_FLAGS
-from reprokit.program import ReprokitConfig, ReprokitProgram, TaskProgram
-from reprokit.tasks import ns
 from tests.conftest import REPO, run_invoke
 
 FIXTURES = REPO / "tests" / "fixtures" / "logs"

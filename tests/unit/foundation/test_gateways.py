@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from reprokit.dry_run import _route
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.hosts.axes import load_inventory
-from reprokit.provision import ansible_command
+from reprokit.hosts.provision import ansible_command
+from reprokit.run.dry_run import _route
 
 INVENTORY = """all:
   hosts:

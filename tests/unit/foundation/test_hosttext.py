@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import unicodedata
 
-from reprokit.hosttext import shown, shown_bytes
+from reprokit.output.hosttext import shown, shown_bytes
 
 
 def test_terminal_sequences_are_shown_escaped():

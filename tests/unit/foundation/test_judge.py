@@ -1,9 +1,9 @@
 import pytest
 
 from reprokit.config.kit import Kit
-from reprokit.judge import PathMissing, judge, resolve
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import StepEntry, Verdict, Word
+from reprokit.report.judge import PathMissing, judge, resolve
 
 PASS, FAIL, INCONCLUSIVE = Word.PASS, Word.FAIL, Word.INCONCLUSIVE
 

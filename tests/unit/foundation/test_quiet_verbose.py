@@ -1,4 +1,4 @@
-"""--quiet and --verbose mean the same in every task (reprokit/verbosity.py), through Invoke's real parser and the real
+"""--quiet and --verbose mean the same in every task (reprokit/output/verbosity.py), through Invoke's real parser and the real
 `invoke` command: what each level prints, exactly, for a run and for a task that only prints its result."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from reprokit import verbosity
+from reprokit.cli.program import TaskProgram
+from reprokit.cli.tasks import ns
 from reprokit.commands.console import printers
-from reprokit.program import TaskProgram
-from reprokit.tasks import ns
+from reprokit.output import verbosity
 from reprokit.workloads.static_smem.wheel import default_cache_dir
 from tests.conftest import REPO, run_invoke
 

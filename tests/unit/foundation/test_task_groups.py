@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from reprokit.cli.program import TaskProgram
+from reprokit.cli.tasks import ns
 from reprokit.commands import ci, fix, info, kits, operate, records, run, setup, smem
-from reprokit.program import TaskProgram
-from reprokit.tasks import ns
 from tests.conftest import REPO, run_invoke
 
 GROUPS = [run.ns, operate.ns, kits.ns, info.ns, records.ns, smem.ns, fix.ns, setup.ns, ci.ns]  # the root's order

@@ -13,9 +13,9 @@ import pytest
 from invoke.exceptions import ParseError
 from invoke.parser import Argument, Parser, ParserContext
 
-from reprokit.program import ReprokitConfig, ReprokitProgram, TaskProgram
-from reprokit.task_parser import TaskContext, TaskParseMachine, TaskParser
-from reprokit.tasks import ns
+from reprokit.cli.program import ReprokitConfig, ReprokitProgram, TaskProgram
+from reprokit.cli.task_parser import TaskContext, TaskParseMachine, TaskParser
+from reprokit.cli.tasks import ns
 from tests.conftest import REPO
 
 

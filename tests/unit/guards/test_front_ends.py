@@ -17,10 +17,10 @@ REPROKIT = REPO / "reprokit"
 FRONT_ENDS = REPROKIT / "commands"
 NOT_BELOW = {
     REPROKIT / "workloads",  # host programs: result.json and their own exit codes (facts/exits.py)
-    REPROKIT / "tasks.py",  # the root namespace
-    REPROKIT / "program.py",  # the programs `invoke` and `reprokit` (task help, --list, --version, completion)
-    REPROKIT / "task_parser.py",  # Invoke's parser, extended: its usage errors are Invoke's ParseError
-    REPROKIT / "verbosity.py",  # what --quiet/--verbose mean, the --verbose debug handler on stderr
+    REPROKIT / "cli" / "tasks.py",  # the root namespace
+    REPROKIT / "cli" / "program.py",  # the programs `invoke` and `reprokit` (task help, --list, --version, completion)
+    REPROKIT / "cli" / "task_parser.py",  # Invoke's parser, extended: its usage errors are Invoke's ParseError
+    REPROKIT / "output" / "verbosity.py",  # what --quiet/--verbose mean, the --verbose debug handler on stderr
 }
 # What a module below the front ends may still do, and why; the list can only shrink.
 ALLOWED = {

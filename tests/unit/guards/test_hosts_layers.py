@@ -48,7 +48,7 @@ def test_docker_commands_are_spelled_by_the_runtime_alone():
 
 def test_the_runner_drives_the_executor_protocol():
     """The run's phases hold the executor typed as the protocol (a parameter, or ``PreparedRun.executor``)."""
-    sources = [REPROKIT / "kit_run.py", REPROKIT / "plan" / "staging.py", *sorted((REPROKIT / "phases").glob("*.py"))]
+    sources = [REPROKIT / "run" / "kit_run.py", REPROKIT / "plan" / "staging.py", *sorted((REPROKIT / "phases").glob("*.py"))]
     annotations: dict[str, str] = {}
     untyped = []
     for source in sources:

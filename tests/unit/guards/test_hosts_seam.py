@@ -16,7 +16,7 @@ REGISTRIES = ("reprokit.hosts.access", "reprokit.hosts.launchers", "reprokit.hos
 REGISTRY_DIRS = (*(REPROKIT / "hosts" / name for name in ("access", "launchers", "runtimes")), REPROKIT / "hosts" / "ssh.py")
 PUBLIC = {"ACCESS", "LAUNCHERS", "RUNTIMES", "Connection", "Puller", "Runtime", "StepPlace", "runtime_for"}
 AXIS_NAMES = set(ACCESS) | set(LAUNCHERS) | set(RUNTIMES)
-PHASES = [*sorted((REPROKIT / "phases").glob("*.py")), REPROKIT / "kit_run.py"]
+PHASES = [*sorted((REPROKIT / "phases").glob("*.py")), REPROKIT / "run" / "kit_run.py"]
 
 
 def _modules(root: Path = REPROKIT) -> list[Path]:

@@ -30,7 +30,7 @@ THIRD_PARTY = {"pydantic"}
 # reprokit/plan/triage_step.py, is that kind's own code and may)
 KIND_BLIND = ["plan/planner.py", "plan/inputs.py", "plan/control_steps.py", "plan/results.py", "report/html.py",
               "report/markdown.py", "report/sections.py", "report/kinds/__init__.py", "report/kinds/base.py",
-              "draw/tables.py", "draw/svg.py", "kit_check.py", "config/kit.py"]
+              "draw/tables.py", "draw/svg.py", "kits/kit_check.py", "config/kit.py"]
 
 
 def _imports(path: Path) -> set[str]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit import completion
+from reprokit.cli import completion
 from reprokit.config import layers
 from reprokit.config.kit import find_kit
 from reprokit.errors import ConfigError
@@ -93,7 +93,7 @@ def test_completion_offers_kits_hosts_and_leaves_the_rest_to_invoke(home):
 
 
 def test_the_completion_words_keep_an_empty_last_word_and_drop_the_program_name():
-    from reprokit.program import _completion_tokens, zsh_completion_script
+    from reprokit.cli.program import _completion_tokens, zsh_completion_script
 
     assert _completion_tokens("reprokit probe -H ", ["reprokit"]) == ["probe", "-H", ""]
     assert _completion_tokens("/x/bin/reprokit repro ep", ["reprokit"]) == ["repro", "ep"]

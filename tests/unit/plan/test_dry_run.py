@@ -1,14 +1,14 @@
-"""--dry is the run's own preparation and planner with the launch left out (reprokit/dry_run.py)."""
+"""--dry is the run's own preparation and planner with the launch left out (reprokit/run/dry_run.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from reprokit.config.kit import load_kit_file
-from reprokit.dry_run import describe_plan
 from reprokit.errors import ConfigError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
+from reprokit.run.dry_run import describe_plan
 from tests.conftest import REPO
 
 KITS = REPO / "kits"

@@ -147,7 +147,7 @@ def test_containers_see_the_models_read_only_and_the_caches_read_write_at_the_ho
 
 def test_kits_pass_only_flags_their_sglang_release_has():
     from reprokit.errors import HostError
-    from reprokit.upstream_args import kit_flag_problems
+    from reprokit.upstream.args import kit_flag_problems
 
     kit = load_kit_file(KITS / "ep8-crash.yml")
     try:

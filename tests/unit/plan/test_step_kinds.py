@@ -16,7 +16,7 @@ import reprokit.step_kinds as step_kinds_package
 from reprokit.commands.run import run_exit_code
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
-from reprokit.kit_check import expectation_problems
+from reprokit.kits.kit_check import expectation_problems
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
 from reprokit.plan.results import checked_result
@@ -286,7 +286,7 @@ def test_a_kind_added_as_one_module_runs_through_the_real_runner(hello_kind, tmp
     """The local host runs the kind's workload (the real fingerprint and runner): its section is in both reports;
     a result whose field does not match the kind's model is the step's error, one line naming file and field."""
     from reprokit.config.inventory import local_host
-    from reprokit.kit_run import run_kit
+    from reprokit.run.kit_run import run_kit
 
     monkeypatch.setitem(STEP_KINDS, "hello-smem", replace(STEP_KINDS["hello-smem"], inputs=()))
     (tmp_path / "workloads").mkdir()

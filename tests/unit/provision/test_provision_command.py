@@ -11,7 +11,7 @@ import pytest
 
 from reprokit.errors import ConfigError
 from reprokit.hosts.axes import load_inventory
-from reprokit.provision import PLAYBOOK, ProvisionResult, ansible_command, parse_recap, provision
+from reprokit.hosts.provision import PLAYBOOK, ProvisionResult, ansible_command, parse_recap, provision
 
 INVENTORY = """\
 all:

@@ -70,7 +70,7 @@ def _record_outputs(record: Path, copy: Path) -> dict[str, str]:
     from reprokit.commands.records import check_record
     from reprokit.commands.run import _print_verdict, run_exit_code
     from reprokit.config.kit import load_kit_file
-    from reprokit.judge import judge
+    from reprokit.report.judge import judge
     try:
         from reprokit.phases.outcome import RunOutcome
     except ImportError:  # the code before the run's phases (the baseline was taken on it)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import reprokit.bisect as bisect_module
-from reprokit.bisect import bisect, parse_pip_index, parse_range, static_verdict, versions_between
+import reprokit.fix.bisect as bisect_module
 from reprokit.errors import ConfigError
+from reprokit.fix.bisect import bisect, parse_pip_index, parse_range, static_verdict, versions_between
 from reprokit.workloads.static_smem import wheel as wheels
 
 # `pip index versions flashinfer-python` on 2026-11-29 (pip 24, this machine), abridged to 0.6.x

@@ -3,9 +3,9 @@ drawn from real triage results of the fixture logs."""
 
 from __future__ import annotations
 
-from reprokit.judge import plain
 from reprokit.records.models import Judgement, StepEntry, Verdict
 from reprokit.report.headline import counted, headline
+from reprokit.report.judge import plain
 from reprokit.triage import triage_files
 from tests.conftest import REPO
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from reprokit.progress import CountProgress
+from reprokit.output.progress import CountProgress
 from reprokit.workloads.contract import COUNT_PROGRESS_RE
 
 

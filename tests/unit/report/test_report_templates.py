@@ -12,7 +12,7 @@ import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 
-from reprokit.history import RunSummary
+from reprokit.records.history import RunSummary
 from reprokit.records.models import Artifact
 from reprokit.report.html import write_html_report
 from reprokit.report.runs_index import write_index

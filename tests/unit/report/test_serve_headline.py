@@ -7,9 +7,9 @@ import re
 import pytest
 
 from reprokit.config.kit import Expectation
-from reprokit.judge import judge_one
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry
+from reprokit.report.judge import judge_one
 from reprokit.report.kinds import serve as serve_sections
 from reprokit.report.kinds import static_smem
 from reprokit.report.kinds.base import ReportStep

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from reprokit import kit_check
 from reprokit.config.kit import load_kit
+from reprokit.kits import kit_check
 from tests.conftest import run_invoke
 
 REPO = Path(__file__).resolve().parents[3]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from reprokit import kit_check
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError
-from reprokit.new_kit import new_kit
+from reprokit.kits import kit_check
+from reprokit.kits.new_kit import new_kit
 from tests.conftest import run_invoke
 
 KITS = Path(__file__).resolve().parents[3] / "kits"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reprokit.errors import HostError
-from reprokit.upstream_args import field_options, server_options
+from reprokit.upstream.args import field_options, server_options
 
 FIELDS = '''
 from typing import Annotated as A, List, Literal, Optional
@@ -57,7 +57,7 @@ def test_kits_check_reads_the_dataclass_fields_of_newer_releases(tables) -> None
     from pathlib import Path
 
     from reprokit.config.kit import load_kit_file
-    from reprokit.upstream_args import kit_flag_problems
+    from reprokit.upstream.args import kit_flag_problems
 
     kit = load_kit_file(Path(__file__).resolve().parents[3] / "kits" / "ep8-crash.yml")
     skip_ops = ["--flashinfer-autotune-skip-ops", "trtllm::fused_moe::gemm1", "trtllm::fused_moe::gemm2"]

@@ -1,11 +1,11 @@
-"""The options an upstream release declares, read from its own wheel (reprokit/upstream_args.py)."""
+"""The options an upstream release declares, read from its own wheel (reprokit/upstream/args.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from reprokit.errors import HostError
-from reprokit.upstream_args import BENCH_SERVING, SERVER_ARGS, parse_options, upstream_options
+from reprokit.upstream.args import BENCH_SERVING, SERVER_ARGS, parse_options, upstream_options
 from reprokit.workloads.static_smem.wheel import default_cache_dir
 
 SOURCE = '''

@@ -1,6 +1,6 @@
 """The double's argparse parsers, built from the real release's option table (baked into the image).
 
-The table is read from the sglang wheel's own server_args.py / bench_serving.py by reprokit/upstream_args.py
+The table is read from the sglang wheel's own server_args.py / bench_serving.py by reprokit/upstream/args.py
 when the test builds the image (options.json), so the double refuses, with argparse's own error and exit
 code 2, every flag and choice that release would refuse.
 """

@@ -19,16 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reprokit.collect import step_handle
 from reprokit.config.inventory import Inventory
 from reprokit.errors import ConfigError, HostError, ReprokitError
 from reprokit.hosts.factory import ConnectOptions, executor_for, fanned_out
 from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.launch import Handle, StepEnd
+from reprokit.output.say import Say, silent
 from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, RunStatus, StepAt
 from reprokit.records.run import RunRecord, load_manifest, pid_alive, utc_now
-from reprokit.say import Say, silent
+from reprokit.run.collect import step_handle
 
 WATCHED = (RunStatus.RUNNING, RunStatus.DETACHED, RunStatus.INCOMPLETE, RunStatus.KILLED)  # a step may be on a host
 FOLLOW_POLL_S = 0.5

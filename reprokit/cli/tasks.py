@@ -1,7 +1,7 @@
 """The root namespace: every group of ``reprokit.commands`` (one Invoke ``Collection`` each), its tasks flat.
 
 ``tasks.py`` at the repository root imports ``ns`` from here for ``invoke TASK``; the ``reprokit`` console command
-(``reprokit.program.main``) runs the same collection from any directory. The groups' order is ``invoke --list``'s.
+(``reprokit.cli.program.main``) runs the same collection from any directory. The groups' order is ``invoke --list``'s.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from reprokit.config.inventory import Host, Inventory
 from reprokit.config.kit import Kit
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.hosts.launch import Detached
+from reprokit.output.say import Say, silent
 from reprokit.phases.conclude import conclude
 from reprokit.phases.ending import failed, host_kept, interrupted, release, sigterm_as_interrupt, unwritable
 from reprokit.phases.outcome import RunOutcome
@@ -24,7 +25,6 @@ from reprokit.phases.reporter import RunReporter
 from reprokit.phases.steps import launch_control, launch_on_host, plan, recorded
 from reprokit.records.atomic import RecordUnwritable
 from reprokit.records.models import StepEntry
-from reprokit.say import Say, silent
 
 __all__ = ["RunOutcome", "run_kit"]
 

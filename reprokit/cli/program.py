@@ -27,14 +27,15 @@ from invoke.exceptions import ParseError
 from invoke.parser import Parser
 from invoke.util import helpline
 
-from reprokit import __version__, completion
+from reprokit import __version__
+from reprokit.cli import completion
+from reprokit.cli.task_parser import TaskParser, task_contexts
+from reprokit.cli.tasks import ns
 from reprokit.commands import console
 from reprokit.commands.tasking import guard_output
 from reprokit.config import layers
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
-from reprokit.task_parser import TaskParser, task_contexts
-from reprokit.tasks import ns
 
 
 class TaskProgram(Program):
@@ -215,7 +216,7 @@ class ReprokitProgram(TaskProgram):
         print(version_text())
 
     def parse_cleanup(self) -> None:
-        """``--complete``: kits, hosts and groups where the command line wants one (``reprokit.completion``); the rest
+        """``--complete``: kits, hosts and groups where the command line wants one (``reprokit.cli.completion``); the rest
         (task names, flags) as Invoke completes them."""
         if self.args.complete.value:
             found = completion.candidates(_completion_tokens(self.core.remainder, self.binary_names),

@@ -23,7 +23,8 @@ from reprokit.hosts.host_executor import HostExecutor
 from reprokit.hosts.launch import Handle, StepEnd
 from reprokit.hosts.pullback import PullStopped
 from reprokit.hosts.transport import ConnectionLost
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
+from reprokit.output.say import Say, silent
 from reprokit.phases.conclude import conclude
 from reprokit.phases.outcome import RunOutcome
 from reprokit.phases.steps import step_entry
@@ -33,7 +34,6 @@ from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, RunStatus, StepEntry
 from reprokit.records.run import MANIFEST, RunRecord, utc_now
-from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
 
 COLLECTABLE = (RunStatus.DETACHED, RunStatus.INCOMPLETE, RunStatus.KILLED)

@@ -6,7 +6,7 @@ the images they name (``reprokit.config.kit``); a kit that fails there stops the
 result has (the fields of the kind's result model, ``StepKind.result_keys``); every image's Dockerfile exists, builds only from bases pinned by
 digest in ``docker/images.lock.yml``, and installs the kit's pins where its requirements lock names them.
 The serve steps' flags are checked against the pinned wheel (``flag_problems``): sglang's by
-``reprokit.upstream_args``, vLLM's by ``reprokit.upstream_vllm``.
+``reprokit.upstream.args``, vLLM's by ``reprokit.upstream.vllm_args``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from reprokit.images.build import REPO_ROOT, arg_defaults, check_requirements_ma
 from reprokit.images.lockfile import LOCK_PATH, load_lock
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.step_kinds.base import CONTRACT_FIELDS
-from reprokit.upstream_args import kit_flag_problems
-from reprokit.upstream_vllm import kit_problems as vllm_flag_problems
+from reprokit.upstream.args import kit_flag_problems
+from reprokit.upstream.vllm_args import kit_problems as vllm_flag_problems
 
 
 def _first_key(path: str) -> str:

@@ -25,8 +25,8 @@ from packaging.version import InvalidVersion, Version
 from reprokit.errors import ConfigError, HostError
 from reprokit.fix import fit_table
 from reprokit.hosts.here import error_for, run_here
+from reprokit.output.say import Say, silent
 from reprokit.report.compare import tile_status
-from reprokit.say import Say, silent
 from reprokit.step_kinds import STEP_KINDS
 from reprokit.step_kinds.static_smem import StaticSmemResult
 from reprokit.workloads.facts.exits import StepStatus

@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 from reprokit.errors import HostError
-from reprokit.upstream_args import Option, OptionTable, parse_options
+from reprokit.upstream.args import Option, OptionTable, parse_options
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem.wheel import default_cache_dir, download
 

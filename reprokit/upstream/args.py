@@ -290,7 +290,7 @@ def server_options(version: str, cache_dir: Path | None = None) -> OptionTable:
 
 def kit_flag_problems(kit: Kit, cache_dir: Path | None = None) -> tuple[list[str], list[str]]:
     """Every sglang server and bench_serving flag a kit's serve steps pass, checked against its pinned sglang
-    (a serve-vllm step's flags and variables are ``reprokit.upstream_vllm``'s; ``kit_check.flag_problems`` asks both).
+    (a serve-vllm step's flags and variables are ``reprokit.upstream.vllm_args``'s; ``kit_check.flag_problems`` asks both).
 
     Returns (problems, what was checked). The command lines are the serve workload's own
     (``server_command``, ``bench_command``), so what is checked is what would run.

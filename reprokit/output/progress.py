@@ -4,7 +4,7 @@ A workload knows how many units it has (compile units, sweep problems) and says 
 compile 12/33: ...`` (``reprokit.workloads.contract.count_progress``); the control plane turns those lines
 into a rich progress bar with an ETA on a terminal, and into a short line at every tenth of the way (or
 every ``min_interval_s``) in a log or a CI job, where a redrawn bar would be noise. Not under ``--quiet``
-(nothing while it works); under ``--verbose`` the lines behind a bar are printed too (``reprokit.verbosity``).
+(nothing while it works); under ``--verbose`` the lines behind a bar are printed too (``reprokit.output.verbosity``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
 from reprokit.workloads.contract import COUNT_PROGRESS_RE
 
 LOG_STEPS = 10  # in a log: one line per tenth of the way

@@ -17,7 +17,7 @@ import sys
 from enum import IntEnum
 
 from reprokit.errors import ConfigError
-from reprokit.hosttext import shown
+from reprokit.output.hosttext import shown
 
 
 class Level(IntEnum):

@@ -17,8 +17,8 @@ from pathlib import Path
 from reprokit.config.kit import NAME_RE, kit_names, load_kit, load_kit_file
 from reprokit.config.layers import KitPath, kit_path
 from reprokit.errors import ConfigError
-from reprokit.issue_reader import IssueFacts, read_issue
 from reprokit.step_kinds import STEP_KINDS
+from reprokit.upstream.issue_reader import IssueFacts, read_issue
 
 WORKLOAD_IMAGE = ("workload", "docker/workload.Dockerfile")
 
@@ -111,7 +111,7 @@ def new_kit(name: str, kind: str | None, kits_dir: KitPath | Path | str, pins: l
     project's ``kits``, else the user's) and read whole for the pins the other kits use.
 
     ``issue``: a saved issue thread (a file or a URL) whose arch, kernel, figures, versions and thread the
-    skeleton carries (``reprokit.issue_reader``); its guess of the step kind is used when ``kind`` is None.
+    skeleton carries (``reprokit.upstream.issue_reader``); its guess of the step kind is used when ``kind`` is None.
     """
     if not re.fullmatch(NAME_RE, name):
         raise ConfigError(f"kit name {name!r}: use lower-case letters, digits and '-' (e.g. triton-moe-configs)")
