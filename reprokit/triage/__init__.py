@@ -17,6 +17,7 @@ table, the stacks recognised but not read).
 
 from reprokit.triage.api import TriageReport, current_phase, triage_files
 from reprokit.triage.render import render_explain, render_table
-from reprokit.triage.verdict import EXIT_CODES, Verdict
+from reprokit.triage.rules import Verdict
+from reprokit.triage.verdict import EXIT_CODES
 
 __all__ = ["EXIT_CODES", "TriageReport", "Verdict", "current_phase", "render_explain", "render_table", "triage_files"]

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 
 from reprokit.triage.api import TriageReport
+from reprokit.triage.rules import Verdict
 from reprokit.triage.summary import FailureRow
-from reprokit.triage.verdict import Verdict
 
 TRACEBACK_TAIL_LINES = 12  # the end of a traceback says what died; the whole of it is in --json and the log
 DEFAULT_WIDTH_CHARS = 80
