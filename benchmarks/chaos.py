@@ -49,7 +49,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from reprokit.records.run import load_manifest, verify_record  # noqa: E402
+from reprokit.records.run_dir import load_manifest, verify_record  # noqa: E402
 from tests.doubles.libcuda import gpu_python  # noqa: E402
 from tests.integration.remote.conftest import ADDRESSES, STATE, host_workdir, known_hosts_for, sshd_master_pid, write_inventory  # noqa: E402
 

@@ -102,7 +102,7 @@ def remote(tmp: Path, big_mib: int, small: int) -> None:
 
 def local(tmp: Path, big_mib: int, small: int) -> None:
     from reprokit.records.atomic import write_json_atomic
-    from reprokit.records.run import RunRecord
+    from reprokit.records.run_dir import RunRecord
 
     Counted.reset()
     start = time.perf_counter()

@@ -29,7 +29,7 @@ def run_ep8_sweep(out_dir: Path, model: str) -> tuple[Path, float]:
               "parallelism": ["ep8"], "backends": ["boundary", "triton"], "time_budget_s": 400}
     (out_dir / "params.json").write_text(json.dumps(params, indent=2))
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "reprokit.workloads.sweep", "--params", str(out_dir / "params.json"),
+    subprocess.run([sys.executable, "-m", "reprokit.workloads.tile_sweep", "--params", str(out_dir / "params.json"),
                     "--out-dir", str(out_dir)], cwd=REPO, check=False)
     return out_dir / "result.json", time.perf_counter() - started
 

@@ -15,7 +15,7 @@ from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ExitCode
 from reprokit.records.history import find_records
 from reprokit.records.models import Word
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from reprokit.report.ci import NO_BASE, annotations, changed_kits, escape, git_changed
 
 

@@ -165,7 +165,3 @@ def warn_inventory(inventory) -> None:
     """The inventory's warnings (a misspelt reprokit variable) go to stderr, never into --json output."""
     for warning in getattr(inventory, "warnings", ()):
         print(f"warning: {shown(warning)}", file=sys.stderr)  # one line, never wrapped
-
-
-def print_error(message: str) -> None:
-    print(f"error: {shown(as_typed(message), multiline=True)}", file=sys.stderr)

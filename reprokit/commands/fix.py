@@ -17,10 +17,10 @@ from reprokit.commands.flags import JSON_HELP
 from reprokit.commands.tasking import task
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, ExitCode
+from reprokit.fix.knobs import fix_plan, kit_stack
 from reprokit.fix.mechanisms import summary_lines
-from reprokit.fix.plan import fix_plan, kit_stack
 from reprokit.fix.upstream_report import upstream_report
-from reprokit.records.run import resolve_run_dir
+from reprokit.records.run_dir import resolve_run_dir
 from reprokit.workloads.static_smem.targets import ARCHES, DTYPES
 
 

@@ -1,4 +1,4 @@
-"""Front ends of a running run: ``status``, ``logs RUN [-f]``, ``cancel RUN`` (``reprokit/run/operate.py``)."""
+"""Front ends of a running run: ``status``, ``logs RUN [-f]``, ``cancel RUN`` (``reprokit/run/in_flight.py``)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.output.hosttext import shown
 from reprokit.records.models import RunStatus
-from reprokit.records.run import resolve_run_dir
-from reprokit.run.operate import cancel_run, describe, follow_log, runs_in_flight
+from reprokit.records.run_dir import resolve_run_dir
+from reprokit.run.in_flight import cancel_run, describe, follow_log, runs_in_flight
 
 RUN_DIR_HELP = "the run: runs/<id> or its id"
 RUNS_DIR_HELP = {"runs-dir": "where run records are (default: config reprokit.runs_dir)"}

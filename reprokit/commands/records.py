@@ -16,7 +16,7 @@ from reprokit.errors import ConfigError, ExitCode
 from reprokit.output.hosttext import shown
 from reprokit.records.history import list_runs, resolve_run
 from reprokit.records.models import RunStatus, Word
-from reprokit.records.run import load_manifest, resolve_run_dir, short_run_id, verify_record
+from reprokit.records.run_dir import load_manifest, resolve_run_dir, short_run_id, verify_record
 from reprokit.report.compare import compare_runs, render_markdown
 from reprokit.report.runs_index import write_index
 

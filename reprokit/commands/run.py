@@ -34,11 +34,11 @@ from reprokit.config.kit import apply_overrides, load_kit, select_steps
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions, executor_for, node_hosts
+from reprokit.hosts.host_lock import break_lock
 from reprokit.hosts.launch import STOP
-from reprokit.hosts.lock import break_lock
 from reprokit.output.hosttext import shown
 from reprokit.records.models import RunStatus, Word
-from reprokit.records.run import load_manifest, load_steps, resolve_run_dir, short_run_id
+from reprokit.records.run_dir import load_manifest, load_steps, resolve_run_dir, short_run_id
 from reprokit.report.headline import headline
 from reprokit.report.judge import plain
 from reprokit.report.markdown import shorten

@@ -28,8 +28,8 @@ from reprokit.hosts.provision import ProvisionResult, ansible_command, check_slu
 from reprokit.hosts.provision import provision as run_playbook
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
 from reprokit.images.build import REPO_ROOT, build_image
+from reprokit.images.digest_lock import lock_images
 from reprokit.images.dockerfile import from_args
-from reprokit.images.lock import lock_images
 from reprokit.images.lockfile import LOCK_PATH
 from reprokit.output import verbosity
 

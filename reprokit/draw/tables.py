@@ -1,6 +1,6 @@
 """Tables, figures and titled blocks for both reports: the primitives the step kinds' sections draw with.
 
-Nothing here knows a step kind or a record: the report and the kinds' sections (``reprokit/report/kinds/``) draw
+Nothing here knows a step kind or a record: the report and the kinds' sections (``reprokit/report/kind_sections/``) draw
 with this and ``svg``.
 """
 

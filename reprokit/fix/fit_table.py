@@ -33,10 +33,10 @@ WORKLOAD = "reprokit.workloads.static_smem"
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "fit-table.json"
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "fit-table.md"
 OLDEST = "0.5.0"
-TABLE_ARCHES = ("sm120", "sm121", "sm90", "sm100")
 # (arch, dtype) of the table: NVFP4 everywhere (none on sm90, said in one line), and what Hopper does run.
 TABLE_CELLS = (("sm120", "nvfp4"), ("sm121", "nvfp4"), ("sm90", "nvfp4"), ("sm90", "fp8"), ("sm90", "bf16"),
                ("sm100", "nvfp4"))
+TABLE_ARCHES = tuple(dict.fromkeys(arch for arch, _ in TABLE_CELLS))  # the table's columns, in its order
 OUTPUT_DTYPE = "bf16"  # the kits' models serve bf16; f16 kernels have the same tiles (docs/static-smem.md)
 SCHEMA = 1
 
@@ -179,22 +179,6 @@ def _sorted(table: dict[str, Any]) -> dict[str, Any]:
         version, arch, dtype = key.split("/")
         return (dtype, TABLE_ARCHES.index(arch) if arch in TABLE_ARCHES else 99, Version(version))
     return {**table, "cells": {k: table["cells"][k] for k in sorted(table["cells"], key=order)}}
-
-
-def _cell_text(found: dict[str, Any]) -> str:
-    if found["status"] == "unreadable":
-        return "unreadable"
-    if found["status"] == "no_kernels":
-        return "no kernels"
-    failing = sorted(t for tactics in found["failing_tactics"].values() for t in tactics)
-    rejected = found["dispatch_rejected_tactics"]
-    text = f"{len(failing)}/{found['tactics']} fail"
-    if failing:
-        worst = max(found["failing"], key=lambda f: f["kernel_smem_bytes"])
-        text += f" ({', '.join(map(str, failing))}; {worst['kernel_smem_bytes']} B)"
-    if rejected:
-        text += f"; {len(rejected)} rejected by the dispatcher"
-    return text
 
 
 def render_markdown(table: dict[str, Any]) -> str:

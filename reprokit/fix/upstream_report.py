@@ -16,15 +16,15 @@ from typing import Any
 
 from reprokit.errors import ConfigError, ReprokitError
 from reprokit.fix import crash_report, upstream_guards
-from reprokit.fix.plan import fix_plan
+from reprokit.fix.knobs import fix_plan
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Manifest
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from reprokit.step_kinds import STEP_KINDS, ResultError, StepKind, given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import KernelMembers, SmemRow, Sources, Wheel
 from reprokit.step_kinds.triage import KIND as TRIAGE
-from reprokit.triage.rules import Verdict
+from reprokit.triage.rules import LogVerdict
 from reprokit.workloads.facts.exits import StepStatus
 from reprokit.workloads.facts.smem_fit import KernelFit
 
@@ -109,7 +109,7 @@ def _brief(row: SmemRow) -> dict[str, Any]:
 def _engine_crash(run_dir: Path, manifest: Manifest) -> str | None:
     """The report of a serving engine that died (the triage's FATAL), for a run without byte accounting."""
     triage = _read(run_dir / "steps" / "triage" / "result.json", TRIAGE)
-    if triage is None or triage.verdict != Verdict.FATAL.value:
+    if triage is None or triage.verdict != LogVerdict.FATAL.value:
         return None
     entry = next((s for s in manifest.steps if s.name == crash_report.SERVE_STEP), None)
     serve = _read(run_dir / "steps" / entry.name / "result.json", STEP_KINDS[entry.uses]) if entry else None

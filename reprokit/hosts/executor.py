@@ -17,13 +17,12 @@ from typing import Any, Protocol
 
 import reprokit
 from reprokit.config.inventory import Host
+from reprokit.hosts.host_lock import HostLock
 from reprokit.hosts.launch import Handle, StepSpec
-from reprokit.hosts.lock import HostLock
 
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.output.verbosity)
 
 PACKAGE_ROOT = Path(reprokit.__file__).resolve().parent.parent
-KILL_GRACE_S = 5.0
 
 
 @dataclass

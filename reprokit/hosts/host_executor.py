@@ -26,11 +26,11 @@ from pathlib import Path
 
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError, ReprokitError
-from reprokit.hosts import shell, staging
+from reprokit.hosts import host_files, shell
 from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.executor import PACKAGE_ROOT, WorkloadRun, read_result
+from reprokit.hosts.host_lock import HostLock
 from reprokit.hosts.launch import STOP, Detached, Handle, Launcher, StepEnd, StepSpec
-from reprokit.hosts.lock import HostLock
 from reprokit.hosts.logstream import step_log, stream_log
 from reprokit.hosts.pull_listing import Listing
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
@@ -133,7 +133,7 @@ class HostExecutor:
         # one round trip for the directories and two questions: each command is a shell start on the host, and a
         # fan-out pays them on every host at once
         _, out, _ = sh(f"mkdir -p -- {shell.path(self.workdir, 'runs')} {shell.path(self.workdir, 'code')}"
-                       f" {shell.quote(posixpath.dirname(self.lock.lock_dir))} && {staging.cache_dirs_command(self.host)}"
+                       f" {shell.quote(posixpath.dirname(self.lock.lock_dir))} && {host_files.cache_dirs_command(self.host)}"
                        f" && {{ if test -e {shell.quote(self.host.models_dir)}; then echo models; fi;"
                        f" if test -f {shell.path(self.code_dir, '.complete')}; then echo code; fi; }}")
         self.models_present = "models" in out.split()
@@ -218,9 +218,9 @@ class HostExecutor:
 
     # -- one workload --------------------------------------------------------------------------
     def stage_inputs(self, step_name: str, out_dir: Path, files: list) -> list:
-        """Upload a step's input files before it starts (staging.py); the workload gets the returned paths."""
+        """Upload a step's input files before it starts (host_files.py); the workload gets the returned paths."""
         assert self.run_id
-        return staging.stage_on_host(self.transport, f"{self.run_dir(self.run_id)}/{step_name}", files)
+        return host_files.stage_on_host(self.transport, f"{self.run_dir(self.run_id)}/{step_name}", files)
 
     def host_path_exists(self, path: str) -> bool:
         return self.transport.path_exists(path)

@@ -95,7 +95,7 @@ class Launcher(Protocol):
 
     @staticmethod
     def lock_dir(host: Host) -> str:
-        """Where the host's lock lives (``lock.py``) for runs through this launcher."""
+        """Where the host's lock lives (``host_lock.py``) for runs through this launcher."""
 
     def launch(self, name: str, remote_dir: str, command: str, timeout_s: float, params: bytes,
                secrets: tuple[str, str] | None = None, cleanup: str = "") -> Handle:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.errors import HostError
-from reprokit.records.run import is_internal
+from reprokit.records.run_dir import is_internal
 
 BATCH_FILES, BATCH_SPEC_BYTES, BATCH_BYTES = 256, 96 << 10, 32 << 20  # one batch's files, argv bytes, data bytes
 MAX_PATH_BYTES, MAX_NAME_BYTES = 4096, 255

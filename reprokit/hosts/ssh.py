@@ -65,10 +65,6 @@ class HostKeyChanged(HostError):
     pass
 
 
-def _known_hosts_name(address: str, port: int) -> str:
-    return address if port == 22 else f"[{address}]:{port}"
-
-
 def ensure_known_hosts(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if not path.exists():

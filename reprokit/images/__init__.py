@@ -7,7 +7,7 @@
 """
 
 from reprokit.images.build import BuiltImage, build_image, built_images, docker_cli
-from reprokit.images.lock import LockChange, lock_images
+from reprokit.images.digest_lock import LockChange, lock_images
 from reprokit.images.lockfile import LOCK_PATH, BaseImage, load_lock, parse_reference, write_lock
 from reprokit.images.registry import resolve_digest
 

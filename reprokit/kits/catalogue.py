@@ -18,7 +18,7 @@ from pathlib import Path
 from reprokit.config.kit import Kit, kit_names, load_kit
 from reprokit.errors import ConfigError
 from reprokit.records.models import Word
-from reprokit.records.run import MANIFEST, load_manifest, load_verdict
+from reprokit.records.run_dir import MANIFEST, load_manifest, load_verdict
 
 REPO = Path(__file__).resolve().parents[2]
 OPERATORS = ("equals", "equals_by_arch", "contains_all", "one_of", "at_least", "at_most", "matches")

@@ -7,7 +7,7 @@ from reprokit.phases.outcome import RunOutcome
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import RunStatus, StepEntry
-from reprokit.records.run import VERDICT, RunRecord
+from reprokit.records.run_dir import VERDICT, RunRecord
 from reprokit.report.html import write_html_report
 from reprokit.report.judge import judge
 from reprokit.report.markdown import write_report

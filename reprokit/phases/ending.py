@@ -19,7 +19,7 @@ from reprokit.phases.prepare import PreparedRun
 from reprokit.phases.reporter import RunReporter
 from reprokit.records.atomic import RecordUnwritable
 from reprokit.records.models import RunStatus, StepAt, Verdict, Word
-from reprokit.records.run import RunRecord, utc_now
+from reprokit.records.run_dir import RunRecord, utc_now
 
 STOPPED = "stopped by Ctrl-C or SIGTERM"
 

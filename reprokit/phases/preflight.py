@@ -12,7 +12,7 @@ from reprokit.phases.prepare import PreparedRun
 from reprokit.phases.reporter import RunReporter
 from reprokit.phases.steps import in_flight
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.run import utc_now
+from reprokit.records.run_dir import utc_now
 
 FINGERPRINT_TIMEOUT_S = 120
 

@@ -21,8 +21,8 @@ from reprokit.output.say import Say, silent
 from reprokit.output.secrets import collect_secrets
 from reprokit.phases.reporter import RunReporter
 from reprokit.records.atomic import sha256_file
-from reprokit.records.lock import hold_record
-from reprokit.records.run import RunRecord, new_run_id
+from reprokit.records.run_dir import RunRecord, new_run_id
+from reprokit.records.writer_lock import hold_record
 from reprokit.step_kinds import STEP_KINDS
 
 
@@ -32,7 +32,7 @@ class PreparedRun:
 
     executor: Executor
     record: RunRecord
-    release_record: Callable[[], None]  # the record's lock (``records/lock.py``): one writer per record
+    release_record: Callable[[], None]  # the record's lock (``records/writer_lock.py``): one writer per record
     options: ConnectOptions
     host_unreachable: bool = False  # the run ended detached: the host cannot be cleaned up
 

@@ -20,7 +20,7 @@ from reprokit.plan.results import checked_result
 from reprokit.plan.staging import stage_inputs
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import LeftOnHost, StepAt, StepEntry, StepStatus
-from reprokit.records.run import RunRecord, utc_now
+from reprokit.records.run_dir import RunRecord, utc_now
 from reprokit.workloads.facts.exits import STATUS_OF_EXIT
 
 

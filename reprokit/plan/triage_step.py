@@ -8,7 +8,7 @@ from typing import Any
 
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.models import StepEntry, StepStatus
-from reprokit.records.run import utc_now
+from reprokit.records.run_dir import utc_now
 from reprokit.triage import triage_files
 from reprokit.triage.reconcile import Prediction, prediction_from_static_result
 

@@ -15,7 +15,7 @@ from typing import Any
 from reprokit.errors import ConfigError
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Word
-from reprokit.records.run import MANIFEST, load_manifest, load_verdict
+from reprokit.records.run_dir import MANIFEST, load_manifest, load_verdict
 
 MAX_DEPTH = 4  # runs/<id>/ or evidence/<host>/<id>/: records sit a level or two down, never inside a step
 VERSION_PACKAGES = ("torch", "flashinfer-python", "sglang", "triton")

@@ -1,7 +1,7 @@
 """A file staged into a step, as a value both sides of the executor read.
 
 The planner resolves a step's inputs to these (``reprokit/plan/inputs.py``), the executor stages them on the host
-(``reprokit/hosts/staging.py``), and the manifest keeps each one's ``describe``, a ``StagedInput``. It lives here,
+(``reprokit/hosts/host_files.py``), and the manifest keeps each one's ``describe``, a ``StagedInput``. It lives here,
 below both, so that the hosts import nothing of the planner.
 """
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from reprokit.config.kit import kit_names, load_kit
 from reprokit.errors import ConfigError
 from reprokit.records.models import Verdict, Word
-from reprokit.records.run import load_manifest, load_verdict
+from reprokit.records.run_dir import load_manifest, load_verdict
 from reprokit.report.reasons import shared_reasons
 
 ALL_KITS_PATHS = ("docker/", "inventory.yml")

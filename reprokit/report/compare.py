@@ -23,7 +23,7 @@ from reprokit.draw.tables import md_table as _table
 from reprokit.errors import ConfigError
 from reprokit.records.fingerprint import Driver, Fingerprint
 from reprokit.records.models import Manifest, Verdict, Word
-from reprokit.records.run import load_manifest, load_verdict
+from reprokit.records.run_dir import load_manifest, load_verdict
 from reprokit.step_kinds import STEP_KINDS, Result, ResultError
 from reprokit.step_kinds.serve import ServeResult, typed_performance
 from reprokit.step_kinds.static_smem import StaticSmemResult

@@ -22,7 +22,7 @@ from reprokit.output.hosttext import shown
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Driver, Fingerprint, HostFacts
 from reprokit.records.models import Artifact, Manifest, StepEntry, Verdict, Word
-from reprokit.records.run import MANIFEST, RunRecord
+from reprokit.records.run_dir import MANIFEST, RunRecord
 from reprokit.report import sections
 from reprokit.report.headline import Headline, headline
 from reprokit.report.judge import plain

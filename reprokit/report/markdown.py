@@ -14,7 +14,7 @@ from reprokit.output.hosttext import shown
 from reprokit.records.atomic import write_text_atomic
 from reprokit.records.fingerprint import Fingerprint, HostFacts
 from reprokit.records.models import Manifest, StepEntry, Verdict
-from reprokit.records.run import MANIFEST
+from reprokit.records.run_dir import MANIFEST
 from reprokit.report import sections
 from reprokit.report.headline import headline
 from reprokit.report.judge import plain

@@ -18,7 +18,7 @@ from pathlib import Path
 from reprokit.errors import ConfigError
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry, StepStatus
-from reprokit.records.run import load_manifest, load_verdict
+from reprokit.records.run_dir import load_manifest, load_verdict
 
 Steps = Mapping[str, StepEntry] | Iterable[StepEntry]  # the runner's steps by name, or the manifest's list
 

@@ -1,6 +1,6 @@
 """The step kinds' own sections of the reports, in the run's step order: the report names no kind.
 
-Each section (``reprokit/report/kinds/``) gets its step's result as the kind's model (``reprokit/step_kinds/``) and
+Each section (``reprokit/report/kind_sections/``) gets its step's result as the kind's model (``reprokit/step_kinds/``) and
 reads it by field.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from reprokit.records.models import StepEntry
-from reprokit.report.kinds import KIND_SECTIONS
-from reprokit.report.kinds.base import SLOTS, ReportStep, Section, Slot
+from reprokit.report.kind_sections import KIND_SECTIONS
+from reprokit.report.kind_sections.base import SLOTS, ReportStep, Section, Slot
 from reprokit.step_kinds import STEP_KINDS, Result, ResultError
 from reprokit.workloads.facts.exits import StepStatus
 

@@ -15,7 +15,7 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from reprokit.report.kinds.static_smem import no_kernels_explanation
+from reprokit.report.kind_sections.static_smem import no_kernels_explanation
 from reprokit.step_kinds import given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import HeadersCompiled, SmemRow, StaticSmemResult, Wheel

@@ -24,5 +24,5 @@ def render_page(name: str, **context: Any) -> str:
 
 
 def render_part(name: str, **context: Any) -> list[Markup]:
-    """A kind's section (``kinds/<kind>.html``): one element of the page, or nothing."""
+    """A kind's section (``kind_sections/<kind>.html``): one element of the page, or nothing."""
     return templating.render_part(environment(), name, **context)

@@ -31,9 +31,9 @@ from reprokit.phases.steps import step_entry
 from reprokit.plan.results import checked_result
 from reprokit.records.atomic import sha256_file
 from reprokit.records.fingerprint import Fingerprint
-from reprokit.records.lock import record_lock
 from reprokit.records.models import Manifest, RunStatus, StepEntry
-from reprokit.records.run import MANIFEST, RunRecord, utc_now
+from reprokit.records.run_dir import MANIFEST, RunRecord, utc_now
+from reprokit.records.writer_lock import record_lock
 from reprokit.step_kinds import STEP_KINDS
 
 COLLECTABLE = (RunStatus.DETACHED, RunStatus.INCOMPLETE, RunStatus.KILLED)

@@ -2,7 +2,7 @@
 
 Adding a kind is adding a module here (and its test): the registry finds it, and the kit schema, the
 planner, ``invoke kits --check`` and the report read its declarations. ``base`` says what a kind declares. What it
-draws in the reports, if anything, is its module of ``reprokit/report/kinds/``, found the same way.
+draws in the reports, if anything, is its module of ``reprokit/report/kind_sections/``, found the same way.
 """
 
 from __future__ import annotations

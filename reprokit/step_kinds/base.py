@@ -13,7 +13,7 @@ verified) and hands the workload their host-side paths; a missing input is a rea
 
 Its ``result`` model types the top-level fields of its ``result.json`` (and, as ``Part``s, the nested objects its
 sections read) and is checked when the result is read back. What the kind draws in ``report.md`` and
-``report.html`` is not here: its sections (``reprokit/report/kinds/``) read that model by field, so the kit schema,
+``report.html`` is not here: its sections (``reprokit/report/kind_sections/``) read that model by field, so the kit schema,
 which reads these declarations, loads no drawing code.
 """
 

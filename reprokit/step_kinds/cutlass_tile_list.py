@@ -40,7 +40,7 @@ KIND = StepKind(
     name="cutlass-tile-list",
     where="host",
     order=56,
-    module="reprokit.workloads.tile_list",
+    module="reprokit.workloads.cutlass_tile_list",
     summary="the CUTLASS tile candidates of a GEMM in a pinned wheel's header, their tactics, and the mainloop"
             " bytes of fixed-stage tiles against the arch (no compiler): a regression guard across releases",
     implemented=True,

@@ -1,6 +1,6 @@
 """``serve``: the sglang server launched with the kit's flags, watched until ready, fatal or timeout.
 
-Its section (``reprokit/report/kinds/serve.py``): time to ready, the warmup phases, throughput and latency per
+Its section (``reprokit/report/kind_sections/serve.py``): time to ready, the warmup phases, throughput and latency per
 concurrency, the GPUs' power against their limit, and findings that say what those numbers mean, with their
 evidence. Every figure comes from the step's ``result.json`` (``performance``, written by the workload with
 ``reprokit.workloads.serve_stats``; recomputed the same way for records older than that field) and the triage's

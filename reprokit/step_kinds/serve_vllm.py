@@ -1,6 +1,6 @@
 """``serve-vllm``: ``vllm serve`` launched with the kit's flags and environment, watched until ready, fatal or timeout;
 smoke, checked answers and ``vllm bench serve`` through vLLM's OpenAI API. Its result has the sglang ``serve``
-step's shape, so the same sections draw it (``reprokit/report/kinds/serve_vllm.py``) and the triage reads its
+step's shape, so the same sections draw it (``reprokit/report/kind_sections/serve_vllm.py``) and the triage reads its
 ``server.log`` as it reads sglang's. ``invoke kits --check`` holds its flags and ``VLLM_*`` variables to the pinned
 vLLM wheel (``reprokit/upstream/vllm_args.py``).
 """

@@ -96,7 +96,7 @@ KIND = StepKind(
     name="triton-moe-configs",
     where="host",
     order=40,
-    module="reprokit.workloads.triton_moe",
+    module="reprokit.workloads.triton_moe_configs",
     summary="sglang's default and tuned Triton fused-MoE configurations sized per arch (formula and Triton"
             " compile); the tuned files refit to SM120",
     needs_pins=("sglang",),

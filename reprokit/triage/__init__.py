@@ -8,7 +8,7 @@ Public API (what ``tasks.py`` and the kit step ``triage`` call)::
     print(render_table(report))
 
 Modules: ``formats`` and ``patterns`` (every recognised string, with a real example; record
-types in ``kinds``), ``reader`` (bytes to lines), ``parser`` (lines to events), ``versions``
+types in ``table_types``), ``reader`` (bytes to lines), ``parser`` (lines to events), ``versions``
 (what the log says about the stack), ``exception_text``, ``tactics`` (per-release tables),
 ``summary``, ``verdict``, ``api``, ``render``, ``corpus`` (real logs and their expected readings), ``reconcile``
 (the failed tactics beside the static prediction of the same release); ``patterns_stacks`` (TGI, Triton's model
@@ -17,7 +17,6 @@ table, the stacks recognised but not read).
 
 from reprokit.triage.api import TriageReport, current_phase, triage_files
 from reprokit.triage.render import render_explain, render_table
-from reprokit.triage.rules import Verdict
-from reprokit.triage.verdict import EXIT_CODES
+from reprokit.triage.verdict import EXIT_CODES, LogVerdict
 
-__all__ = ["EXIT_CODES", "TriageReport", "Verdict", "current_phase", "render_explain", "render_table", "triage_files"]
+__all__ = ["EXIT_CODES", "LogVerdict", "TriageReport", "current_phase", "render_explain", "render_table", "triage_files"]

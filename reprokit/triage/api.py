@@ -10,10 +10,9 @@ from reprokit.errors import ConfigError
 from reprokit.triage.parser import FileStats, parse_file
 from reprokit.triage.processes import Process
 from reprokit.triage.reconcile import Predict, Reconciliation, reconcile
-from reprokit.triage.rules import Verdict
 from reprokit.triage.summary import FailureRow, FatalInfo, Span, Summarizer, TriageSummary
 from reprokit.triage.tactics import TableChoice, TacticTable, choose_table
-from reprokit.triage.verdict import Decision, decide, tactic_lines_visible
+from reprokit.triage.verdict import Decision, LogVerdict, decide, tactic_lines_visible
 
 SCHEMA_VERSION = 1
 _TEXT_IN_JSON_CHARS = 16 * 1024
@@ -40,7 +39,7 @@ class TriageReport:
         return self.summary.phase
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> LogVerdict:
         return self.decision.verdict
 
     @property

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 
-from reprokit.triage.kinds import Family, LineFormat, LogPattern, Severity
 from reprokit.triage.patterns import PATTERNS
+from reprokit.triage.table_types import Family, LineFormat, LogPattern, Severity
 
 __all__ = ["PATTERNS", "Family", "LineFormat", "LogPattern", "Severity"]
 
@@ -335,8 +335,6 @@ MOE_GEMM_OP_OF_STAGE = {"1": "trtllm::fused_moe::gemm1", "2": "trtllm::fused_moe
 EPILOGUE_FUSION_NAMES = {0: "NONE", 1: "ACTIVATION", 2: "GATED_ACTIVATION", 3: "FINALIZE"}
 
 
-# the sglang cache path names the FlashInfer version: .../flashinfer/autotune/<version>/sm<arch>/...
-FLASHINFER_VERSION_IN_CACHE_PATH = re.compile(r"/flashinfer/autotune/(\d+\.\d+\.\d+[0-9A-Za-z.+]*)/sm\d+")
 # the patterns each line format's messages are matched against, in order
 PATTERNS_FOR_FORMAT: dict[str, tuple[LogPattern, ...]] = {
     "sglang": SERVER_PATTERNS,

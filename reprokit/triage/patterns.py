@@ -6,11 +6,9 @@ table is read (families, severities, the regex subset shared with ``grep -E``).
 
 from __future__ import annotations
 
-from reprokit.triage.kinds import LogPattern
-from reprokit.triage.patterns_behaviour import BEHAVIOUR_PATTERNS, OTHER_AUTOTUNER_PATTERNS
-from reprokit.triage.patterns_deaths import DEATH_REPORT_PATTERNS
 from reprokit.triage.patterns_stacks import STACK_PATTERNS, UNCLAIMED_PATTERNS
-from reprokit.workloads.facts import errors
+from reprokit.triage.table_types import LogPattern
+from reprokit.workloads.facts import upstream_errors
 
 _TACTIC = r"(-?[0-9]+|\([-0-9, ]*\))"  # an int, or a tuple for compound tactics
 _RUNNER = "<flashinfer.fused_moe.core.get_cutlass_fused_moe_module.<locals>.MoERunner object at 0x7f3a5c1e2d10>"
@@ -29,7 +27,7 @@ _TILE_DISPATCH_FRAME = (
 _AUTOTUNER = "flashinfer/autotuner.py AutoTuner"
 
 
-def _shared(message: errors.ErrorMessage, example: str, source: str, **options) -> LogPattern:
+def _shared(message: upstream_errors.ErrorMessage, example: str, source: str, **options) -> LogPattern:
     """A launcher or dispatcher message the sweep reads too: its name, regex and fields are the facts module's."""
     return LogPattern(message.name, message.regex, message.fields, example, source, **options)
 
@@ -270,7 +268,43 @@ PATTERNS: tuple[LogPattern, ...] = (
         "Loading safetensors checkpoint shards:  50% Completed | 2/4 [00:33<00:36, 18.44s/it]",
         "vLLM and sglang model_loader/weight_utils.py shard bar (allenai/olmocr #129)", family="progress",
     ),
-    *BEHAVIOUR_PATTERNS,
+    # --- what a server does rather than says: readiness from behaviour (2xx answers, batches, engine stats, requests
+    # received, the HTTP routes set up)
+    LogPattern(
+        "http_request", r"(INFO|WARNING|ERROR): +([^ ]+) - \"([A-Z]+) ([^ \"]+) HTTP/[0-9.]+\" ([0-9]+)",
+        ("level", "client", "method", "path", "status"),
+        '[2025-03-14 02:15:58] INFO:     10.25.28.11:47272 - "POST /generate HTTP/1.1" 200 OK',
+        "uvicorn access log '%(client_addr)s - \"%(request_line)s\" %(status_code)s' (sglang #4407)",
+        lead='INFO: +[^ ]+ - "', readiness="request_served",
+    ),
+    LogPattern(
+        "sglang_batch", r"(Decode|Prefill) batch[.,] #", ("phase",),
+        "[2026-04-08 14:05:21 TP0] Decode batch, #running-req: 5, #token: 20800, token usage: 0.29, cuda graph: True, "
+        "gen throughput (token/s): 144.95, #queue-req: 0",
+        "sglang srt/managers/scheduler_metrics_mixin.py log_decode_stats / log_prefill_stats (sglang #22331)",
+        lead="Decode batch|Prefill batch", readiness="traffic",
+    ),
+    LogPattern(
+        "vllm_engine_stats",
+        r"(Engine [0-9]+: )?Avg prompt throughput: ([0-9.]+) tokens/s, Avg generation throughput: ([0-9.]+) tokens/s",
+        (None, "prompt_tokens_per_s", "generation_tokens_per_s"),
+        "INFO 02-15 22:10:03 metrics.py:455] Avg prompt throughput: 33.4 tokens/s, Avg generation throughput: 37.8 "
+        "tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.1%, CPU KV cache usage: 0.0%.",
+        "vllm engine/metrics.py LoggingStatLogger (only a running engine logs its stats; vllm #13340)",
+        lead="Avg prompt|Engine ", on_sglang_lines=False, readiness="traffic",
+    ),
+    LogPattern(
+        "vllm_request", r"(Received|Added) request ([^ :]+)", ("what", "request_id"),
+        "INFO 02-15 22:09:59 engine.py:275] Added request chatcmpl-803293759b1e415caefd7845b3fa8352.",
+        "vllm entrypoints/logger.py RequestLogger, engine add_request (vllm #13340)",
+        lead="Received request|Added request", on_sglang_lines=False, readiness="traffic",
+    ),
+    LogPattern(
+        "vllm_http_routes", r"(Available routes are:|Route: ([^ ,]+), Methods: )", ("what", "path"),
+        "(APIServer pid=1) INFO 09-10 19:12:30 [launcher.py:37] Route: /v1/chat/completions, Methods: POST",
+        "vllm entrypoints/launcher.py serve_http: the route listing, logged once the engine is up, as the HTTP "
+        "server starts (vllm #24578)", lead="Available routes|Route: ", on_sglang_lines=False, readiness="routes",
+    ),
     *STACK_PATTERNS,
     *UNCLAIMED_PATTERNS,
     # --- errors, found anywhere in a message or a bare line
@@ -295,7 +329,71 @@ PATTERNS: tuple[LogPattern, ...] = (
         "libstdc++ std::terminate on an uncaught C++ exception: the process aborts (TensorRT-LLM #1826)",
         family="error", severity="fatal", multiline=True,
     ),
-    *DEATH_REPORT_PATTERNS,
+    # --- a death reported: a caller's or a parent's report, or a signal handler's last words; a death whatever its
+    # writer logs next (summary.DEATH_NOTICE_KINDS): the reporter lives on, the dying process does not
+    LogPattern(
+        "ray_worker_register_failed", r"Failed to register worker ([0-9a-f]+) to Raylet", ("worker_id",),
+        "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker "
+        "01000000ffffffffffffffffffffffffffffffffffffffffffffffff to Raylet. IOError: [RayletClient] Unable to "
+        "register worker with raylet. No such file or directory",
+        "ray src/ray/core_worker/core_worker.cc: a core worker that cannot register exits (vllm #5495)",
+        family="error", severity="fatal", fatal_family="ray_worker_failed",
+    ),
+    LogPattern(
+        "ray_actor_died", r"The actor (is dead because its worker process has died|died unexpectedly before finishing)",
+        ("what",), "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+        "ray python/ray/exceptions.py ActorDiedError: a caller reports that its actor's process died (verl #4921)",
+        family="error", severity="fatal", fatal_family="ray_actor_died",
+    ),
+    LogPattern(
+        "vllm_child_died", r"(Engine core|Worker) proc ([^ ]+) died unexpectedly", ("role", "process"),
+        "ERROR 01-29 08:37:48 [core_client.py:564] Engine core proc EngineCore_DP1 died unexpectedly, shutting down "
+        "client.",
+        "vllm/v1/engine/core_client.py (the client watching its engine cores) and v1/executor/multiproc_executor.py "
+        "(the executor watching its workers): a parent reports its child's death (modelscope/ms-swift #7933, "
+        "intel/llm-scaler #154)",
+        family="error", severity="fatal", fatal_family="child_died",
+    ),
+    LogPattern(
+        "vllm_engine_dead", r"(EngineDeadError: |Engine loop has died|LLMEngine is already dead)", ("what",),
+        "(ServeReplica:default:LLMDeploymentqwen-0_5b pid=14262) vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
+        "encountered an issue. See stack trace (above) for the root cause.",
+        "vllm v1/engine/exceptions.py EngineDeadError (V0: AsyncEngineDeadError, the MQ client's 'Engine loop has "
+        "died', launcher.py 'MQLLMEngine is already dead, terminating server process'): a caller reports that the "
+        "engine died (ray-project/ray #53267, vllm #10024)",
+        family="error", severity="fatal", fatal_family="engine_dead",
+    ),
+    LogPattern(
+        "ucx_caught_signal", r"Caught signal ([0-9]+) \(([^:)]*)", ("signal", "name"),
+        "[dsw-6138-7785b6c584-qtx6w:371163:0:371172] Caught signal 11 (Segmentation fault: address not mapped to "
+        "object at address (nil))",
+        "UCX's signal handler (ucs/debug) '[host:pid:thread:tid] Caught signal N (name: ...)' before its backtrace; "
+        "Open MPI and TensorRT-LLM's backends load UCX (Tlntin/Qwen-TensorRT-LLM #60)",
+        family="error", severity="fatal", fatal_family="signal",
+    ),
+    LogPattern(
+        "signal_received", r"\*\*\* (SIG[A-Z]+) received at time=([0-9]+)", ("signal", "time"),
+        "*** SIGSEGV received at time=1709021359 on cpu 44 ***",
+        "absl/glog failure signal handler (Ray, vLLM #3053)", family="error", severity="fatal",
+        fatal_family="signal",
+    ),
+    LogPattern(
+        "fatal_python_error", r"Fatal Python error: ([A-Za-z][A-Za-z ]*)", ("what",),
+        "Fatal Python error: Segmentation fault",
+        "CPython faulthandler (sglang #3745, vLLM #3053)", family="error", severity="fatal", multiline=True,
+        fatal_family="signal",
+    ),
+    LogPattern(
+        "exited_on_signal", r"exited on signal ([0-9]+) \(([A-Za-z ]+)\)", ("signal", "name"),
+        "mpirun noticed that process rank 6 with PID 0 on node xxxxxxxx exited on signal 9 (Killed).",
+        "Open MPI mpirun (TensorRT-LLM #1700)", family="error", severity="fatal", fatal_family="signal",
+    ),
+    LogPattern(
+        "shell_killed", r"^Killed$", (), "Killed",
+        "bash's job report when the process it waits on dies of SIGKILL (the kernel's OOM killer, kill -9, a "
+        "watchdog's kill of the process tree): the whole line (sglang #3752)",
+        family="error", severity="fatal", fatal_family="signal",
+    ),
     LogPattern(
         "vllm_worker_init_failed", r"WorkerProc initialization failed", (),
         "2026-03-11T17:57:32.372168462Z (EngineCore_DP0 pid=269) ERROR 03-11 17:57:32 [core.py:1006] Exception: "
@@ -400,9 +498,29 @@ PATTERNS: tuple[LogPattern, ...] = (
         "Open MPI help-orte-runtime.txt: the process aborts (tensorrtllm_backend #712)",
         family="error", severity="fatal", fatal_family="mpi_abort", multiline=True,
     ),
-    *OTHER_AUTOTUNER_PATTERNS,
+    # --- other autotuners' non-fatal failures: the choices Inductor ignores, the tactics TensorRT's builder skips
+    LogPattern(
+        "inductor_choice_out_of_resources",
+        r"select_algorithm[.:].*out of resource: ([^,]*),? Required: ([0-9]+),? Hardware limit: ?([0-9]+)",
+        ("resource", "required_bytes", "limit_bytes"),
+        "E0912 11:54:57.366000 1121181 torch/_inductor/select_algorithm.py:2100] [7/0] No valid triton configs. "
+        "OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376. Reducing block "
+        "sizes or `num_stages` may help.. ",
+        "torch/_inductor/select_algorithm.py: a Triton choice that does not fit is ignored (openpi #654)",
+        family="error", severity="autotune", autotuner="inductor",
+    ),
+    LogPattern(
+        "tensorrt_skipping_tactic",
+        r"Skipping tactic ([0-9]+) due to insuff?icient memory on requested size of ([0-9]+) detected for tactic "
+        r"(0x[0-9a-fA-F]+|[0-9]+)",
+        ("tactic", "requested", "for_tactic"),
+        "[10/18/2023-20:27:00] [TRT] [W] Skipping tactic 3 due to insuficient memory on requested size of 449 "
+        "detected for tactic 4.",
+        "TensorRT builder: a tactic that needs more memory than the pool is skipped (ultralytics/yolov5 #12248)",
+        family="error", severity="autotune", autotuner="tensorrt",
+    ),
     _shared(
-        errors.TRITON_OUT_OF_RESOURCES,
+        upstream_errors.TRITON_OUT_OF_RESOURCES,
         "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 106496, Hardware "
         "limit: 101376. "
         "Reducing block sizes or `num_stages` may help.",
@@ -415,47 +533,47 @@ PATTERNS: tuple[LogPattern, ...] = (
     ),
     # --- inside an exception's text: what the MoE GEMM launcher and dispatcher said
     _shared(
-        errors.MOE_GEMM_INIT_FAILED, _SM120_FAILURE,
+        upstream_errors.MOE_GEMM_INIT_FAILED, _SM120_FAILURE,
         "flashinfer csrc/nv_internal/.../moe_gemm/launchers/moe_gemm_tma_ws_launcher.inl (TLLM_CHECK_WITH_INFO)",
         family="exception_text",
     ),
     _shared(
-        errors.MOE_GEMM_RUN_FAILED,
+        upstream_errors.MOE_GEMM_RUN_FAILED,
         "[TensorRT-LLM][ERROR] Assertion failed: Failed to run cutlass TMA WS grouped gemm. Error: Error Internal "
         "(cutlass_kernel_file_gemm_grouped_sm120_M128_group3.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
     _shared(
-        errors.MOE_GEMM_WILL_FAIL,
+        upstream_errors.MOE_GEMM_WILL_FAIL,
         "[TensorRT-LLM][ERROR] Assertion failed: Grouped GEMM kernel will fail for params. Error: Error Not Supported "
         "(cutlass_kernel_file_gemm_grouped_sm120_M256_group1.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
     _shared(
-        errors.MOE_GEMM_WORKSPACE,
+        upstream_errors.MOE_GEMM_WORKSPACE,
         "[TensorRT-LLM][ERROR] Assertion failed: Workspace is size 4194304 but only 2097152 were allocated "
         "(cutlass_kernel_file_gemm_grouped_sm120_M128_group3.generated.cu:60)",
         "moe_gemm_tma_ws_launcher.inl", family="exception_text",
     ),
     _shared(
-        errors.MOE_UNSUPPORTED_TILE_CONFIG,
+        upstream_errors.MOE_UNSUPPORTED_TILE_CONFIG,
         "Unsupported tile shape config 128128256 for MoE gemm. (moe_gemm_template_dispatch_tma_ws.h:512)",
         "moe_gemm_template_dispatch_tma_ws.h dispatchMoeGemmSelectTileShapeTmaWarpSpecialized DEFAULT_CASE; "
         "config = m*1000000 + n*1000 + k, k in bytes (CutlassTileConfigSM120)", family="exception_text",
     ),
     _shared(
-        errors.MOE_UNSUPPORTED_TILE_CLUSTER,
+        upstream_errors.MOE_UNSUPPORTED_TILE_CLUSTER,
         "Unsupported tile (128, 256, 128) and cluster (2, 1, 1) shape combination for arch 120.",
         "moe_gemm_template_dispatch_tma_ws.h dispatchMoeGemmSelectClusterShapeTmaWarpSpecialized (tile in elements)",
         family="exception_text",
     ),
     _shared(
-        errors.MOE_UNSUPPORTED_CLUSTER_CONFIG,
+        upstream_errors.MOE_UNSUPPORTED_CLUSTER_CONFIG,
         "Unsupported cluster shape config 3 for MoE gemm. (moe_gemm_template_dispatch_tma_ws.h:307)",
         "moe_gemm_template_dispatch_tma_ws.h", family="exception_text",
     ),
     _shared(
-        errors.MOE_GEMM_CONFIG_UNDEFINED,
+        upstream_errors.MOE_GEMM_CONFIG_UNDEFINED,
         "GEMM config undefined. (moe_gemm_template_dispatch_tma_ws.h:512)",
         "moe_gemm_template_dispatch_tma_ws.h DEFAULT_CASE", family="exception_text",
     ),
@@ -469,7 +587,7 @@ PATTERNS: tuple[LogPattern, ...] = (
         family="exception_text",
     ),
     _shared(
-        errors.MOE_DISPATCH_FRAME, errors.MOE_DISPATCH_FRAME.example,
+        upstream_errors.MOE_DISPATCH_FRAME, upstream_errors.MOE_DISPATCH_FRAME.example,
         "moe_gemm_template_dispatch_tma_ws.h; the tile is cute Shape<M, N, K> in elements", family="exception_text",
     ),
     LogPattern(

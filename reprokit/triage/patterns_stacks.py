@@ -13,7 +13,7 @@ INCONCLUSIVE, naming the stack, rather than read as a claimed server that is "st
 
 from __future__ import annotations
 
-from reprokit.triage.kinds import LogPattern
+from reprokit.triage.table_types import LogPattern
 
 _TGI_LAUNCHER = "huggingface/text-generation-inference launcher/src/main.rs"
 _TGI_ROUTER = "huggingface/text-generation-inference router/src/server.rs"

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.table import Table
 
 from reprokit.triage.api import TriageReport
-from reprokit.triage.rules import Verdict
 from reprokit.triage.summary import FailureRow
+from reprokit.triage.verdict import LogVerdict
 
 TRACEBACK_TAIL_LINES = 12  # the end of a traceback says what died; the whole of it is in --json and the log
 DEFAULT_WIDTH_CHARS = 80
@@ -148,16 +148,16 @@ def next_step(report: TriageReport, program: str = "invoke") -> str | None:
     hidden ones, the rest of the log for one that ends too early."""
     s = report.summary
     verdict = report.verdict
-    if s.failures and verdict in (Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES, Verdict.FATAL):
+    if s.failures and verdict in (LogVerdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES, LogVerdict.FATAL):
         version = report.flashinfer_version or "VERSION"
         arch = s.versions.archs[0] if s.versions.archs else "ARCH"
         return (f"`{program} fix --flashinfer {version} --arch {arch}` keeps these tactics from being tried "
                 "(the workaround, checked without a GPU)")
     if report.decision.hint:
         return report.decision.hint
-    if verdict is Verdict.FATAL:
+    if verdict is LogVerdict.FATAL:
         return f"reproduce it on a host: `{program} repro KIT` (`{program} kits` lists the kits), then `{program} report --upstream RUN`"
-    if verdict is Verdict.NOT_READY:
+    if verdict is LogVerdict.NOT_READY:
         return "give the whole log (every rank's file), or collect it again once the server is up or dead"
     return None
 

@@ -157,10 +157,6 @@ class TriageSummary:
         return sum(f.unknown_lines for f in self.files)
 
     @property
-    def recognised_lines(self) -> int:
-        return sum(f.lines - f.unknown_lines - f.lines_by_format["blank"] for f in self.files)
-
-    @property
     def failure_count(self) -> int:
         """Failed autotune profiles of FlashInfer: each skipped tactic, and each OOM that fell back to the default
         tactic (a tactic that could not be profiled; the server lives on)."""

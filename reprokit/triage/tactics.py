@@ -34,7 +34,7 @@ from reprokit.workloads.static_smem.targets import ARCHES
 TACTICS_DIR = Path(__file__).resolve().parents[1] / "data" / "tactics"
 RELEASES_FILE = TACTICS_DIR / "releases.json"  # the flashinfer-python releases the tables cover, from PyPI
 FIRST_RELEASE = Version("0.6.0")
-TABLE_ARCHES = tuple(ARCHES)  # what the static analysis can compute
+ANALYSED_ARCHES = tuple(ARCHES)  # every arch the static analysis can compute (the fit table shows fit_table.TABLE_ARCHES)
 _TILE = re.compile(r"\d+x\d+x\d+")
 _FUSIONS = ("NONE", "FINALIZE")
 
@@ -122,9 +122,9 @@ def choose_table(versions: list[str], arch: str | None, *, tactics_file: Path | 
     if release < FIRST_RELEASE:
         return TableChoice(None, None, "no_table",
                            f"FlashInfer {version} predates {FIRST_RELEASE}, the first release with a tactic table")
-    if arch not in TABLE_ARCHES:
+    if arch not in ANALYSED_ARCHES:
         return TableChoice(None, None, "no_table_for_arch",
-                           f"no tactic table for {arch}: the static analysis covers {', '.join(TABLE_ARCHES)}")
+                           f"no tactic table for {arch}: the static analysis covers {', '.join(ANALYSED_ARCHES)}")
     shipped = default_tactics_path(version, arch)
     if shipped.is_file():
         return TableChoice(load_tactic_table(shipped), "shipped", None, f"tactics from {shipped}")

@@ -12,19 +12,19 @@ from dataclasses import dataclass
 from packaging.version import InvalidVersion, Version
 
 from reprokit.triage.processes import Process
-from reprokit.triage.rules import Verdict, first_match
+from reprokit.triage.rules import LogVerdict, first_match
 from reprokit.triage.summary import TriageSummary
 
 LOG_LEVEL_ENV = "FLASHINFER_LOGGING_LEVEL"
 DEBUG_TACTIC_LINES_SINCE = Version("0.6.8")  # 'Skipping tactic' moved from WARNING to DEBUG
 
 
-EXIT_CODES: dict[Verdict, int] = {
-    Verdict.READY: 0,  # the server came up; no autotune tactic failed
-    Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES: 10,  # up, and some tactics failed while autotuning (skipped)
-    Verdict.FATAL: 11,  # a fatal error: a process died, warmup failed, a sticky CUDA error, an NCCL timeout
-    Verdict.NOT_READY: 12,  # the log ends with neither readiness nor a fatal error: still starting, hung or cut
-    Verdict.INCONCLUSIVE: 13,  # the log cannot say: tactic lines hidden by the log level, or nothing recognisable
+EXIT_CODES: dict[LogVerdict, int] = {
+    LogVerdict.READY: 0,  # the server came up; no autotune tactic failed
+    LogVerdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES: 10,  # up, and some tactics failed while autotuning (skipped)
+    LogVerdict.FATAL: 11,  # a fatal error: a process died, warmup failed, a sticky CUDA error, an NCCL timeout
+    LogVerdict.NOT_READY: 12,  # the log ends with neither readiness nor a fatal error: still starting, hung or cut
+    LogVerdict.INCONCLUSIVE: 13,  # the log cannot say: tactic lines hidden by the log level, or nothing recognisable
 }
 
 
@@ -41,7 +41,7 @@ class DecidedBy:
 
 @dataclass(frozen=True)
 class Decision:
-    verdict: Verdict
+    verdict: LogVerdict
     reason: str
     hint: str | None = None  # what to change to get a conclusive log, in words
     env: dict[str, str] | None = None  # the same as environment variables for the next run
@@ -87,21 +87,21 @@ def decide(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
                     DecidedBy(rule.name, hit.location, hit.text, hit.why, hit.process))
 
 
-def _explained(verdict: Verdict, summary: TriageSummary, flashinfer_version: str | None) -> Decision:
+def _explained(verdict: LogVerdict, summary: TriageSummary, flashinfer_version: str | None) -> Decision:
     """The reason, hint and evidence of ``verdict``, in words."""
     fatal = summary.fatal
-    if verdict is Verdict.FATAL and fatal is not None:
+    if verdict is LogVerdict.FATAL and fatal is not None:
         cause = f" ({fatal.cause})" if fatal.cause else ""
         where = f" on {fatal.rank}" if fatal.rank else ""
         what = fatal.exception or fatal.message
-        return Decision(Verdict.FATAL, f"{fatal.family}{cause}{where} at {fatal.location}: {what}",
+        return Decision(LogVerdict.FATAL, f"{fatal.family}{cause}{where} at {fatal.location}: {what}",
                         evidence=fatal.location)
-    if verdict in (Verdict.READY, Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES) or (
-            verdict is Verdict.INCONCLUSIVE and summary.ready):
+    if verdict in (LogVerdict.READY, LogVerdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES) or (
+            verdict is LogVerdict.INCONCLUSIVE and summary.ready):
         return _ready(summary, flashinfer_version)
-    if verdict is Verdict.INCONCLUSIVE:
+    if verdict is LogVerdict.INCONCLUSIVE:
         return Decision(
-            Verdict.INCONCLUSIVE,
+            LogVerdict.INCONCLUSIVE,
             f"no line of a serving framework in {summary.lines} line(s) (sglang, vLLM, TensorRT-LLM, FlashInfer): "
             "nothing says whether a server started",
         )
@@ -109,7 +109,7 @@ def _explained(verdict: Verdict, summary: TriageSummary, flashinfer_version: str
     cut = [f.path for f in summary.files if f.read.ends_mid_line or f.read.read_error]
     ending = f"; cut off: {', '.join(cut)}" if cut else ""
     return Decision(
-        Verdict.NOT_READY,
+        LogVerdict.NOT_READY,
         f"the log ends with neither readiness nor a fatal error (last phase: {summary.phase or 'starting'}; still "
         f"starting, hung or truncated){ending}",
         evidence=f"{last.path}:{last.lines}",
@@ -122,7 +122,7 @@ def _ready(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
     failures = summary.failure_count
     others = summary.other_autotune.total
     if others and not failures:
-        return Decision(Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
+        return Decision(LogVerdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
                         f"server ready; {others} autotune failure(s) of other autotuners (Inductor, TensorRT), skipped",
                         evidence=evidence)
     if failures:
@@ -130,14 +130,14 @@ def _ready(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
         oom = summary.oom_fallbacks.count
         fallbacks = f"; {oom} of them out of memory, fallen back to the default tactic" if oom else ""
         return Decision(
-            Verdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
+            LogVerdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
             f"server ready; {failures} autotune tactic failure(s), skipped by the autotuner ({tiles}){fallbacks}",
             evidence=evidence,
         )
     skipped = sum(summary.skipped_totals.values())
     if skipped:
         return Decision(
-            Verdict.INCONCLUSIVE,
+            LogVerdict.INCONCLUSIVE,
             f"server ready; FlashInfer skipped {skipped} unsupported tactic(s) but the per-tactic lines "
             "are not in the log, so the failing tiles are unknown",
             _hidden_tactics_hint(flashinfer_version),
@@ -146,11 +146,11 @@ def _ready(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
         )
     if summary.autotune_ran and summary.flashinfer_logger_lines == 0:
         return Decision(
-            Verdict.INCONCLUSIVE,
+            LogVerdict.INCONCLUSIVE,
             "server ready and autotuning ran, but the log has no FlashInfer logger line, "
             "so failed tactics cannot be seen",
             _hidden_tactics_hint(flashinfer_version),
             {LOG_LEVEL_ENV: "debug"},
             evidence=evidence,
         )
-    return Decision(Verdict.READY, "server ready; no autotune tactic failed", evidence=evidence)
+    return Decision(LogVerdict.READY, "server ready; no autotune tactic failed", evidence=evidence)

@@ -2,7 +2,7 @@
 
 The readers are tables of patterns, as the triage's are, and reuse its ones where a log line and an issue
 share a form: the version clues (``reprokit.triage.versions.CLUES``: JIT cache paths, banners, pip pins) and the
-error texts of ``reprokit.workloads.facts.errors`` (Triton's ``OutOfResources ... Required: N, Hardware limit:
+error texts of ``reprokit.workloads.facts.upstream_errors`` (Triton's ``OutOfResources ... Required: N, Hardware limit:
 M``). Prose adds the forms people write: ``| vLLM | 0.17.0 |`` table rows, ``triton 3.5.0``, ``118,784 B``,
 ``SM120``/``sm_120a``/``GB10``. The step kind is a guess from what the thread shows (a Triton error, a CuTe-DSL
 kernel, a CUTLASS tile list, a server log), for the author to confirm.
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from reprokit.triage.versions import CLUES
 from reprokit.workloads.facts.arch import DEFAULT_SMEM_PER_BLOCK_BYTES, SMEM_OPTIN_BYTES_BY_ARCH
-from reprokit.workloads.facts.errors import TRITON_OUT_OF_RESOURCES
+from reprokit.workloads.facts.upstream_errors import TRITON_OUT_OF_RESOURCES
 
 PACKAGES = {"flashinfer": "flashinfer-python", "flashinfer-python": "flashinfer-python", "vllm": "vllm",
             "sglang": "sglang", "triton": "triton", "triton_kernels": "triton-kernels", "torch": "torch",

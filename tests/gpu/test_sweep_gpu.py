@@ -15,7 +15,7 @@ if not torch.cuda.is_available():
 pytest.importorskip("triton", reason="triton is not installed: the Triton backend cannot run")
 yaml = pytest.importorskip("yaml", reason="PyYAML reads the kit's model file")
 
-from reprokit.workloads.sweep import result as schema  # noqa: E402
+from reprokit.workloads.tile_sweep import result as schema  # noqa: E402
 
 pytestmark = pytest.mark.gpu
 REPO = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def sweep(tmp_path_factory):
         "tile_configs": [FITS_EVERYWHERE, PREFILL, TOO_BIG_EVERYWHERE],
     }
     (tmp / "params.json").write_text(json.dumps(params))
-    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.sweep", "--params", str(tmp / "params.json"),
+    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.tile_sweep", "--params", str(tmp / "params.json"),
                            "--out-dir", str(tmp / "out")], cwd=REPO, capture_output=True, text=True, timeout=600)
     result = json.loads((tmp / "out" / "result.json").read_text())
     return proc, result, (tmp / "out" / "table.txt").read_text()

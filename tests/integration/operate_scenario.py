@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from tests.conftest import REPO, run_invoke
 
 

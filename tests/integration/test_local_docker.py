@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import REPO
 from tests.integration.remote.test_remote_docker import BASE, REASON, containers_of
 

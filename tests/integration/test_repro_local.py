@@ -17,7 +17,7 @@ from reprokit.commands.run import run_exit_code
 from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
 from reprokit.hosts.axes import load_inventory
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.run.kit_run import run_kit
 from reprokit.workloads import smem_probe
 from tests.conftest import REPO, run_invoke

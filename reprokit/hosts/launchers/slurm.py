@@ -22,7 +22,7 @@ from reprokit.hosts import shell
 from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.launch import Detached, Handle, PullIncomplete, StepEnd
 from reprokit.hosts.launchers.session import mark_pattern, reap_command
-from reprokit.hosts.launchers.slurm_jobs import (
+from reprokit.hosts.launchers.slurm_tools import (
     SACCT_FIELDS,
     SLURM_TIME,
     SQUEUE_FORMAT,

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
-from reprokit.hosts import shell, staging
+from reprokit.hosts import host_files, shell
 from reprokit.hosts.access.base import Connection
 from reprokit.hosts.executor import workload_argv
 from reprokit.hosts.runtimes.base import StepPlace, cluster_mounts, container_env, image_ref
@@ -33,8 +33,8 @@ class ApptainerRuntime:
         ref = image_ref(self.host, self.images, image, "Apptainer")
         binds = ",".join(f"{src}:{dst}:{mode}" for src, dst, mode in cluster_mounts(self.host, place))
         argv = ["apptainer", "exec", "--nv", "--bind", binds,
-                "--pwd", staging.CONTAINER_STEP_DIR, *[a for e in container_env(self.host) for a in ("--env", e)], ref,
-                *workload_argv("python3", module, f"{staging.CONTAINER_STEP_DIR}/params.json", staging.CONTAINER_STEP_DIR)]
+                "--pwd", host_files.CONTAINER_STEP_DIR, *[a for e in container_env(self.host) for a in ("--env", e)], ref,
+                *workload_argv("python3", module, f"{host_files.CONTAINER_STEP_DIR}/params.json", host_files.CONTAINER_STEP_DIR)]
         return shell.join(argv)
 
     def cleanup(self, place: StepPlace) -> str:

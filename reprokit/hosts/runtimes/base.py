@@ -13,7 +13,7 @@ from typing import ClassVar, Protocol
 
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
-from reprokit.hosts import staging
+from reprokit.hosts import host_files
 from reprokit.hosts.access.base import Connection
 
 CONTAINER_CODE_DIR = "/opt/reprokit"
@@ -61,14 +61,14 @@ def image_ref(host: Host, images: dict[str, str], image: str | None, tool: str) 
 def cluster_mounts(host: Host, place: StepPlace) -> list[tuple[str, str, str]]:
     """(host path, container path, mode) of a step in the cluster's container tool: as ``docker run`` mounts them."""
     cache = host.host_cache_dir
-    mounts = [(place.remote_dir, staging.CONTAINER_STEP_DIR, "rw"), (place.code_dir, CONTAINER_CODE_DIR, "ro"),
+    mounts = [(place.remote_dir, host_files.CONTAINER_STEP_DIR, "rw"), (place.code_dir, CONTAINER_CODE_DIR, "ro"),
               (cache, cache, "rw")]
     return mounts + ([(host.models_dir, host.models_dir, "ro")] if place.models_present else [])
 
 
 def container_env(host: Host) -> list[str]:
-    return [f"PYTHONPATH={CONTAINER_CODE_DIR}", "PYTHONUNBUFFERED=1", "HOME=/tmp", *staging.cache_env(host),
-            *staging.gpu_env(host)]
+    return [f"PYTHONPATH={CONTAINER_CODE_DIR}", "PYTHONUNBUFFERED=1", "HOME=/tmp", *host_files.cache_env(host),
+            *host_files.gpu_env(host)]
 
 
 __all__ = ["CONTAINER_CODE_DIR", "Runtime", "StepPlace", "cluster_mounts", "container_env", "image_ref"]

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
-from reprokit.hosts import shell, staging
+from reprokit.hosts import host_files, shell
 from reprokit.hosts.access.base import Connection
 from reprokit.hosts.executor import workload_argv
 from reprokit.hosts.runtimes.base import CONTAINER_CODE_DIR, StepPlace
@@ -58,14 +58,14 @@ class DockerRuntime:
             "docker", "run", "--rm", "--name", self.container_name(place), "--label", f"reprokit.run={place.run_id}",
             "--ipc=host", f"--shm-size={self.host.container_shm_size}",
             *[arg for ulimit, value in self.host.container_ulimits for arg in ("--ulimit", f"{ulimit}={value}")],
-            "--user", USER_IDS, "-v", f"{place.remote_dir}:{staging.CONTAINER_STEP_DIR}",
-            "-v", f"{place.code_dir}:{CONTAINER_CODE_DIR}:ro", "-w", staging.CONTAINER_STEP_DIR,
+            "--user", USER_IDS, "-v", f"{place.remote_dir}:{host_files.CONTAINER_STEP_DIR}",
+            "-v", f"{place.code_dir}:{CONTAINER_CODE_DIR}:ro", "-w", host_files.CONTAINER_STEP_DIR,
             "-e", f"PYTHONPATH={CONTAINER_CODE_DIR}", "-e", "PYTHONUNBUFFERED=1",
             "-e", "HOME=/tmp",  # the host's uid may have no home in the image; the caches are mounted below
-            *staging.container_mounts(self.host, place.models_present),
+            *host_files.container_mounts(self.host, place.models_present),
             "--gpus", "all",
         ]
-        workload = workload_argv("python3", module, f"{staging.CONTAINER_STEP_DIR}/params.json", staging.CONTAINER_STEP_DIR)
+        workload = workload_argv("python3", module, f"{host_files.CONTAINER_STEP_DIR}/params.json", host_files.CONTAINER_STEP_DIR)
         if not place.with_secrets:
             return " ".join(a if a == USER_IDS else shell.quote(a) for a in [*docker, ref, *workload])
         # docker inspect (Config.Env) and /proc/1/environ show a container's environment: the secrets go in as files

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from reprokit.config.inventory import Host
-from reprokit.hosts import shell, staging
+from reprokit.hosts import host_files, shell
 from reprokit.hosts.access.base import Connection
 from reprokit.hosts.executor import workload_argv
 from reprokit.hosts.runtimes.base import StepPlace
@@ -28,7 +28,7 @@ class NativeRuntime:
     def command(self, module: str, image: str | None, place: StepPlace) -> str:
         python_path = ":".join([place.code_dir, *place.python_path])
         return shell.join(["env", f"PYTHONPATH={python_path}", "PYTHONUNBUFFERED=1",
-                           *staging.cache_env(self.host, ("REPROKIT_CACHE",)), *staging.gpu_env(self.host),
+                           *host_files.cache_env(self.host, ("REPROKIT_CACHE",)), *host_files.gpu_env(self.host),
                            *workload_argv(self.host.python, module, "params.json", ".")])
 
     def cleanup(self, place: StepPlace) -> str:

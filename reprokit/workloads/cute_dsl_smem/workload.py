@@ -16,7 +16,7 @@ from typing import Any
 from reprokit.workloads.contract import Exit, WorkloadError, progress
 from reprokit.workloads.cute_dsl_smem import extract, host_model
 from reprokit.workloads.static_smem import wheel as wheels
-from reprokit.workloads.sweep.targets import SMEM_OPTIN_BYTES_BY_ARCH
+from reprokit.workloads.tile_sweep.targets import SMEM_OPTIN_BYTES_BY_ARCH
 from reprokit.workloads.triton_smem import kernels
 
 REQUIRED = ("package", "version", "source", "kernel", "setup", "struct", "cases")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from reprokit.workloads.facts.errors import STICKY_CUDA_ERRORS
+from reprokit.workloads.facts.upstream_errors import STICKY_CUDA_ERRORS
 
 # In the order a start goes through them; 'dead' is any fatal line, whenever it comes.
 STARTING = "starting"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.workloads.contract import Exit, WorkloadError
-from reprokit.workloads.sweep import targets
+from reprokit.workloads.tile_sweep import targets
 
 # The element types an argument may have, and Triton's names of them.
 DTYPES = {

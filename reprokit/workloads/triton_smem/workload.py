@@ -20,7 +20,7 @@ from typing import Any
 
 from reprokit.workloads.contract import Exit, WorkloadError, count_progress, progress
 from reprokit.workloads.static_smem import wheel as wheels
-from reprokit.workloads.sweep.targets import SMEM_OPTIN_BYTES_BY_ARCH
+from reprokit.workloads.tile_sweep.targets import SMEM_OPTIN_BYTES_BY_ARCH
 from reprokit.workloads.triton_smem import compile as triton_compile
 from reprokit.workloads.triton_smem import kernels
 

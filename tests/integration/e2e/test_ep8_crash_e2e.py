@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from reprokit.errors import ExitCode, HostError
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.upstream.args import BENCH_SERVING, SERVER_ARGS, SGLANG, upstream_options, wheel_path
 from tests.conftest import REPO
 from tests.doubles.option_tables import write_sglang_tables

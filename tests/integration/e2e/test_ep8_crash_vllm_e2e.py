@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from reprokit.errors import ExitCode, HostError
-from reprokit.records.run import verify_record
+from reprokit.records.run_dir import verify_record
 from tests.conftest import REPO
 from tests.doubles.option_tables import write_vllm_tables
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory

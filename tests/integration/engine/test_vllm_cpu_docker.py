@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from tests.conftest import run_invoke
 from tests.integration.engine.conftest import ENGINE, MODELS_DIR, REASON, result
 from tests.integration.engine.test_vllm_cpu_placements import assert_passed

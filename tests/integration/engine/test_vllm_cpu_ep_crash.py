@@ -12,7 +12,7 @@ from html import escape
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import verify_record
+from reprokit.records.run_dir import verify_record
 from tests.conftest import run_invoke
 from tests.integration.engine.conftest import MODELS_DIR, REASON, local_inventory, only_run, result, serve_settings, statuses
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import verify_record
+from reprokit.records.run_dir import verify_record
 from tests.conftest import run_invoke
 from tests.integration.engine.conftest import (
     MODELS_DIR,

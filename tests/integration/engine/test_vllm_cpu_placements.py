@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import run_invoke
 from tests.integration.engine.conftest import MODELS_DIR, PASSING, REASON, result, serve_settings, statuses
 from tests.integration.remote import conftest as remote

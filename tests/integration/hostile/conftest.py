@@ -16,7 +16,7 @@ import pytest
 from reprokit.config.kit import load_kit_file
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from reprokit.run.kit_run import run_kit
 from tests.conftest import REPO
 from tests.doubles.libcuda import gpu_python

@@ -32,7 +32,7 @@ def bounded_run(rig, body: str, case: str, limit_s: float = 90, **options):
     def target():
         from reprokit.config.kit import load_kit_file
         from reprokit.hosts.axes import load_inventory
-        from reprokit.records.run import load_manifest
+        from reprokit.records.run_dir import load_manifest
         from reprokit.run.kit_run import run_kit
         from tests.integration.hostile.conftest import HOST, KIT
         inv = load_inventory(rig.tmp_path / "inv.yml")

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from reprokit.errors import ConfigError
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from reprokit.run.collect import collect_run
 from tests.conftest import REPO
 from tests.integration.hostile.conftest import HOST, KIT, inventory_file

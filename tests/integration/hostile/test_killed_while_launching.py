@@ -12,7 +12,7 @@ import subprocess
 import sys
 import textwrap
 
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.run.collect import collect_run
 from tests.conftest import REPO
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file, step

@@ -10,7 +10,7 @@ from __future__ import annotations
 from reprokit.commands.run import run_exit_code
 from reprokit.errors import ExitCode
 from reprokit.hosts.transport import Transport
-from reprokit.records.run import verify_record
+from reprokit.records.run_dir import verify_record
 from tests.integration.hostile.conftest import RESULT_OK, step
 
 

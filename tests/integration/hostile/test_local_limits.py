@@ -8,7 +8,7 @@ this test's run directory it passes Linux's PATH_MAX. ENAMETOOLONG was taken for
 from __future__ import annotations
 
 from reprokit.hosts.pull_listing import INTERNAL_NAME_REASON
-from reprokit.records.run import verify_record
+from reprokit.records.run_dir import verify_record
 from tests.integration.hostile.conftest import RESULT_OK, step
 
 DEPTH, NAME_CHARS = 19, 210

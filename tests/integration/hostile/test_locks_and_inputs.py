@@ -18,11 +18,11 @@ from reprokit.config.yamlfile import MAX_DEPTH, MAX_NODES, load_yaml
 from reprokit.errors import ConfigError, ExitCode, HostError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import executor_for
+from reprokit.hosts.host_lock import OWNERLESS_STALE_S, HostLock, break_lock
 from reprokit.hosts.known_hosts import check_known_hosts
-from reprokit.hosts.lock import OWNERLESS_STALE_S, HostLock, break_lock
 from reprokit.hosts.ssh import connection_for
 from reprokit.output.secrets import collect_secrets
-from reprokit.records.run import load_manifest, new_run_id
+from reprokit.records.run_dir import load_manifest, new_run_id
 from reprokit.run.kit_run import run_kit
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file

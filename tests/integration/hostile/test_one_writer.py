@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import REPO
 from tests.integration.hostile.conftest import RESULT_OK, step
 

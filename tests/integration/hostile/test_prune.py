@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from reprokit.errors import ExitCode
 from reprokit.records.models import LeftOnHost
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from tests.conftest import run_invoke
 from tests.integration.hostile.conftest import RESULT_OK, step
 

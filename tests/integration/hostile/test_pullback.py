@@ -11,7 +11,7 @@ from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
 from reprokit.hosts.factory import executor_for
 from reprokit.hosts.pullback import local_target, parse_listing
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.report.markdown import NOT_PULLED_NOTE
 from reprokit.run.kit_run import run_kit
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, step

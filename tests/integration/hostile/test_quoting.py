@@ -19,8 +19,8 @@ from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode, HostError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import executor_for
-from reprokit.hosts.lock import HostLock, break_lock
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.hosts.host_lock import HostLock, break_lock
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.run.collect import collect_run
 from reprokit.run.kit_run import run_kit
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, fake_python, inventory_file, step

@@ -7,7 +7,7 @@ import threading
 import time
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import run_invoke
 from tests.integration.hostile.conftest import HOST, RESULT_OK, step
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from reprokit.commands.run import run_exit_code
 from reprokit.errors import ExitCode
-from reprokit.records.lock import RecordBusy, record_lock
+from reprokit.records.writer_lock import RecordBusy, record_lock
 from tests.integration.hostile.conftest import RESULT_OK
 
 

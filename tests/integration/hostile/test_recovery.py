@@ -16,7 +16,7 @@ import pytest
 from reprokit.commands.run import run_exit_code
 from reprokit.errors import ExitCode, HostError
 from reprokit.hosts.pullback import PullBack
-from reprokit.records.run import load_manifest, resolve_run_dir, verify_record
+from reprokit.records.run_dir import load_manifest, resolve_run_dir, verify_record
 from reprokit.run.collect import collect_run
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, KIT, RESULT_OK, inventory_file, step

@@ -11,7 +11,7 @@ import shlex
 
 from reprokit.hosts.pull_listing import SECRET_NAME_REASON
 from reprokit.output.secrets import Redactor, mask_local_names, variants
-from reprokit.records.run import verify_record
+from reprokit.records.run_dir import verify_record
 from tests.integration.hostile.conftest import RESULT_OK, step
 from tests.integration.hostile.test_secrets import everything, secret_kit
 

@@ -10,7 +10,7 @@ import pytest
 
 from reprokit.config.kit import load_kit_file
 from reprokit.output.secrets import Redactor
-from reprokit.records.run import verify_record
+from reprokit.records.run_dir import verify_record
 from reprokit.run.kit_run import run_kit
 from tests.integration.hostile.conftest import HOST, KIT, inventory_file, step
 from tests.integration.remote.test_remote_docker import BASE

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from tests.conftest import REPO, run_invoke
 from tests.integration.hostile.conftest import HOST, RESULT_OK
 

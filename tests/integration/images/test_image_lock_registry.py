@@ -11,7 +11,7 @@ from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit
 from reprokit.errors import HostError
 from reprokit.images.build import build_image
-from reprokit.images.lock import lock_images
+from reprokit.images.digest_lock import lock_images
 from reprokit.images.lockfile import load_lock
 from reprokit.images.registry import resolve_digest
 from tests.conftest import REPO

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.run import kit_run
 from tests.integration.hostile.conftest import RESULT_OK, Rig
 from tests.integration.remote.conftest import REASON

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from tests.integration.operate_scenario import operate_a_hanging_run
 from tests.integration.remote.conftest import alive, fake_python, host_workdir, known_hosts_for, write_inventory
 

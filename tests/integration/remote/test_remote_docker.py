@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import REPO
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_runs import invoke_repro, runs_in

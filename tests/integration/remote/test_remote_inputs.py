@@ -8,7 +8,7 @@ import hashlib
 import json
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_runs import invoke_repro, runs_in
 

@@ -18,7 +18,7 @@ from reprokit.config.kit import load_kit_file
 from reprokit.errors import ExitCode
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.run.collect import collect_run
 from reprokit.run.kit_run import run_kit
 from tests.conftest import REPO, run_invoke

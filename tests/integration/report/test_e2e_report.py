@@ -10,7 +10,7 @@ import json
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from tests.integration.e2e.test_ep8_crash_e2e import host_with_model, serve_double  # noqa: F401 - a fixture
 from tests.integration.remote.conftest import host_workdir, known_hosts_for, write_inventory
 from tests.integration.remote.test_remote_docker import BASE

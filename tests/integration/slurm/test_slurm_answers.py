@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import REPO, run_invoke
 from tests.integration.slurm.conftest import fake_python, inventory, scontrol_job, squeue, wait_for_job, workdir
 from tests.integration.slurm.test_slurm_faults import RESULT_OK, probe_of

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import REPO, run_invoke
 from tests.integration.slurm.conftest import (
     STATE,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from tests.integration.operate_scenario import operate_a_hanging_run
 from tests.integration.slurm.conftest import fake_python, inventory, known_hosts, squeue, workdir
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from reprokit.errors import ExitCode
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import run_invoke
 from tests.integration.remote.conftest import ADDRESSES, host_workdir
 from tests.integration.remote.conftest import STATE as SSH_STATE

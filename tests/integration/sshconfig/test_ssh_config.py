@@ -16,7 +16,7 @@ import pytest
 from reprokit.errors import HostError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions, executor_for
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from tests.conftest import run_invoke
 from tests.doubles.libcuda import gpu_python
 from tests.integration.remote.conftest import ADDRESSES, REASON, STATE, host_workdir, known_hosts_for

@@ -12,7 +12,7 @@ import pytest
 import tests.integration.slurm.conftest as slurm_cluster
 from reprokit.config.kit import kit_names
 from reprokit.records.models import Word
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.report.headline import WORDS
 from tests.integration.remote.conftest import REASON as SSH_REASON
 from tests.integration.remote.conftest import fake_python, host_workdir, known_hosts_for, write_inventory

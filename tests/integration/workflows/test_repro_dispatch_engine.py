@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.report.headline import WORDS
 from tests.integration.engine.conftest import PASSING, VLLM, local_inventory, one_server, statuses  # noqa: F401 (a fixture)
 from tests.integration.engine.conftest import REASON as ENGINE_REASON

@@ -10,7 +10,7 @@ import pytest
 
 from reprokit.config.kit import kit_names
 from reprokit.records.models import Word
-from reprokit.records.run import load_manifest, verify_record
+from reprokit.records.run_dir import load_manifest, verify_record
 from reprokit.report.headline import WORDS
 from tests.integration.remote.conftest import REASON, fake_python, host_workdir, known_hosts_for, write_inventory
 from tests.integration.workflows.act import NO_ACT, Annotation, act

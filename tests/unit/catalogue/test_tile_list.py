@@ -7,7 +7,7 @@ import zipfile
 import pytest
 
 from reprokit.workloads.contract import Exit, WorkloadError
-from reprokit.workloads.tile_list.workload import candidate_tiles, fixed_stage_rule, run
+from reprokit.workloads.cutlass_tile_list.workload import candidate_tiles, fixed_stage_rule, run
 from reprokit.workloads.triton_smem.kernels import pinned_wheel
 
 HEADER = """

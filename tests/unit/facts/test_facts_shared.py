@@ -8,11 +8,11 @@ import pytest
 
 from reprokit.triage.api import triage_files
 from reprokit.triage.patterns import PATTERNS
-from reprokit.workloads.facts import errors
+from reprokit.workloads.facts import upstream_errors
 from reprokit.workloads.facts.serve_phases import DEAD, MARKS, phase_of_line
-from reprokit.workloads.sweep import classify
+from reprokit.workloads.tile_sweep import classify
 
-SHARED = [value for value in vars(errors).values() if isinstance(value, errors.ErrorMessage)]
+SHARED = [value for value in vars(upstream_errors).values() if isinstance(value, upstream_errors.ErrorMessage)]
 STICKY_LINES = ["RuntimeError: CUDA error: an illegal memory access was encountered",
                 "RuntimeError: CUDA error: an illegal instruction was encountered",
                 "RuntimeError: CUDA error: misaligned address",
@@ -20,7 +20,7 @@ STICKY_LINES = ["RuntimeError: CUDA error: an illegal memory access was encounte
 
 
 @pytest.mark.parametrize("message", SHARED, ids=lambda m: m.name)
-def test_each_shared_message_matches_its_example_and_names_its_groups(message: errors.ErrorMessage) -> None:
+def test_each_shared_message_matches_its_example_and_names_its_groups(message: upstream_errors.ErrorMessage) -> None:
     import re
 
     match = re.search(message.regex, message.example)

@@ -6,7 +6,7 @@ import sys
 
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.models import Artifact
-from reprokit.records.run import RunRecord, load_manifest, new_run_id, verify_record
+from reprokit.records.run_dir import RunRecord, load_manifest, new_run_id, verify_record
 
 
 def test_manifest_lifecycle_and_hashes(tmp_path):
@@ -34,7 +34,7 @@ def test_verify_finds_changed_missing_and_extra_files(tmp_path):
 
 def test_killed_owner_is_reported(tmp_path):
     # A child process creates the record and dies without finalising it (as with SIGKILL).
-    code = ("import sys; from reprokit.records.run import RunRecord; "
+    code = ("import sys; from reprokit.records.run_dir import RunRecord; "
             f"RunRecord.create({str(tmp_path)!r}, 'r3'); import os; os._exit(9)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 9
     manifest = load_manifest(tmp_path / "r3")

@@ -11,14 +11,14 @@ import ast
 import re
 from pathlib import Path
 
-from reprokit.workloads.facts import arch, errors, exits, tiles
+from reprokit.workloads.facts import arch, exits, tiles, upstream_errors
 
 REPROKIT = Path(__file__).resolve().parents[3] / "reprokit"
 FACTS = REPROKIT / "workloads" / "facts"
-FACT_NAMES = {name for module in (arch, errors, exits, tiles) for name, value in vars(module).items()
+FACT_NAMES = {name for module in (arch, exits, tiles, upstream_errors) for name, value in vars(module).items()
               if name.isupper() or (isinstance(value, type) and value.__module__ == module.__name__)}
 NUMBERS = {*arch.SMEM_OPTIN_BYTES_BY_ARCH.values(), arch.DEFAULT_SMEM_PER_BLOCK_BYTES, 1_000_000}
-MESSAGES = [value for value in vars(errors).values() if isinstance(value, errors.ErrorMessage)]
+MESSAGES = [value for value in vars(upstream_errors).values() if isinstance(value, upstream_errors.ErrorMessage)]
 # the literal start of each shared message's regex, and what marks a string constant as a regex of it
 MESSAGE_STARTS = [re.split(r"\\|\(|\[", message.regex)[0] for message in MESSAGES]
 REGEX_MARKS = ("\\.", "\\(", "([0-9]+)", "(?P<", "[0-9]")

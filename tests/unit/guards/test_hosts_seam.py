@@ -71,7 +71,7 @@ def axis_comparisons(tree: ast.AST) -> list[str]:
 
 def test_no_phase_writes_the_manifest_itself():
     found = {str(p.relative_to(REPROKIT)): lines for p in PHASES if (lines := manifest_writes(ast.parse(p.read_text())))}
-    assert found == {}, "a phase returns what happened; the record (records/run.py) writes it"
+    assert found == {}, "a phase returns what happened; the record (records/run_dir.py) writes it"
 
 
 def test_nothing_outside_hosts_imports_a_concrete_access_launcher_or_runtime():

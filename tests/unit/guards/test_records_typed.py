@@ -30,5 +30,5 @@ def test_only_the_records_package_names_the_record_files() -> None:
             if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
                     and any(name in node.value for name in RECORD_FILES)):
                 found.append(f"{path.relative_to(REPROKIT.parent)}:{node.lineno}: {node.value!r}")
-    # read them with records.run.load_manifest / load_verdict (typed, validated), name them with MANIFEST / VERDICT
+    # read them with records.run_dir.load_manifest / load_verdict (typed, validated), name them with MANIFEST / VERDICT
     assert found == []

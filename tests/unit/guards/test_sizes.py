@@ -17,6 +17,11 @@ FUNCTION_LINES = 80
 LONG_MODULES: dict[str, int] = {}
 # "module:function" -> lines it may have at most (today's count)
 LONG_FUNCTIONS: dict[str, int] = {}
+# Split by idea, not by size: a module that holds one idea in more lines than the limit, its cap and why (split
+# across files, the idea was read in three places and spliced back together in a fourth)
+ONE_IDEA: dict[str, tuple[int, str]] = {
+    "reprokit/triage/patterns.py": (650, "the triage's one table of named patterns, in the order the parser tries them"),
+}
 
 
 def _sizes() -> tuple[dict[str, int], dict[str, int]]:
@@ -35,8 +40,14 @@ def _sizes() -> tuple[dict[str, int], dict[str, int]]:
 def test_no_module_grows_past_the_limit() -> None:
     modules, _ = _sizes()
     too_long = {name: lines for name, lines in modules.items()
-                if lines > MODULE_LINES and lines > LONG_MODULES.get(name, 0)}
-    assert too_long == {}, f"split these below {MODULE_LINES} lines"
+                if lines > max(MODULE_LINES, ONE_IDEA.get(name, (0, ""))[0]) and lines > LONG_MODULES.get(name, 0)}
+    assert too_long == {}, f"split these below {MODULE_LINES} lines, by idea"
+
+
+def test_a_one_idea_module_needs_its_room() -> None:
+    """An entry of ONE_IDEA is over the general limit; one that fits within it leaves the list."""
+    modules, _ = _sizes()
+    assert [name for name in ONE_IDEA if modules.get(name, 0) <= MODULE_LINES] == []
 
 
 def test_no_function_grows_past_the_limit() -> None:

@@ -1,5 +1,5 @@
 """A step kind is one module of reprokit/step_kinds/: the registry finds it, it imports only its package, the facts and
-the typed errors (the kit schema imports it; its sections, reprokit/report/kinds/, draw), and the planner and the
+the typed errors (the kit schema imports it; its sections, reprokit/report/kind_sections/, draw), and the planner and the
 report never name a kind."""
 
 from __future__ import annotations
@@ -22,14 +22,14 @@ KINDS_DIR = REPROKIT / "step_kinds"
 KIND_MODULES = sorted(info.name for info in pkgutil.iter_modules([str(KINDS_DIR)])
                       if info.name not in NOT_KINDS and not info.name.startswith("_"))
 # what a kind module may import of reprokit: its package, the facts, the typed errors (reprokit/errors.py imports
-# nothing of reprokit); what it draws is its module of reprokit/report/kinds/
+# nothing of reprokit); what it draws is its module of reprokit/report/kind_sections/
 MAY_IMPORT = ("reprokit.step_kinds", "reprokit.workloads.facts", "reprokit.errors")
 EXCEPTIONS = {"reprokit.workloads.serve_stats"}  # the serve kind recomputes old records' figures as its workload does
 THIRD_PARTY = {"pydantic"}
 # modules that read the declarations and must not know a kind by name (the triage kind's control step,
 # reprokit/plan/triage_step.py, is that kind's own code and may)
 KIND_BLIND = ["plan/planner.py", "plan/inputs.py", "plan/control_steps.py", "plan/results.py", "report/html.py",
-              "report/markdown.py", "report/sections.py", "report/kinds/__init__.py", "report/kinds/base.py",
+              "report/markdown.py", "report/sections.py", "report/kind_sections/__init__.py", "report/kind_sections/base.py",
               "draw/tables.py", "draw/svg.py", "kits/kit_check.py", "config/kit.py"]
 
 
@@ -80,6 +80,18 @@ def test_each_module_of_the_package_is_its_registered_kind(module):
     assert isinstance(kind, StepKind), f"reprokit/step_kinds/{module}.py defines no KIND"
     assert kind.name == module.replace("_", "-")  # a kind's module is named after it
     assert STEP_KINDS[kind.name] is kind
+
+
+# a host kind that runs another kind's workload with other declarations (docs/architecture.md, "step kinds")
+REUSES = {"serve-vllm-cpu": "serve-vllm"}
+
+
+def test_a_host_kinds_name_leads_to_its_workload():
+    """``tile-sweep`` runs ``reprokit.workloads.tile_sweep``: the kind's name, or the name of the kind it reuses."""
+    astray = {name: kind.module for name, kind in STEP_KINDS.items() if kind.where == "host"
+              and kind.module != "reprokit.workloads." + REUSES.get(name, name).replace("-", "_")}
+    assert astray == {}
+    assert {name: STEP_KINDS[name].module for name in REUSES} == {name: STEP_KINDS[REUSES[name]].module for name in REUSES}
 
 
 def test_the_registry_holds_the_modules_kinds_and_no_other():

@@ -46,5 +46,5 @@ def test_the_guard_sees_relative_and_dynamic_imports(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("from ... import runner\nfrom ...triage import api\nimport importlib\n"
                      "importlib.import_module('reprokit.hosts.ssh')\n", encoding="utf-8")
-    modules = [module for _, module in _imported_modules(probe, "reprokit.workloads.sweep")]
+    modules = [module for _, module in _imported_modules(probe, "reprokit.workloads.tile_sweep")]
     assert modules == ["reprokit", "reprokit.runner", "reprokit.triage", "importlib", "reprokit.hosts.ssh"]

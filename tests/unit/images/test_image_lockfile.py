@@ -12,7 +12,7 @@ import pytest
 
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, HostError
-from reprokit.images.lock import lock_images
+from reprokit.images.digest_lock import lock_images
 from reprokit.images.lockfile import BaseImage, load_lock, parse_reference, write_lock
 from reprokit.images.registry import resolve_digest
 from tests.conftest import REPO

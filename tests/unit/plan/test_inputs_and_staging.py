@@ -1,4 +1,4 @@
-"""Planning and staging of a step's declared inputs (reprokit/plan/inputs.py, reprokit/hosts/staging.py)."""
+"""Planning and staging of a step's declared inputs (reprokit/plan/inputs.py, reprokit/hosts/host_files.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit_file
 from reprokit.hosts.factory import ConnectOptions, executor_for
-from reprokit.hosts.staging import container_mounts
+from reprokit.hosts.host_files import container_mounts
 from reprokit.plan.inputs import resolve_inputs
 from reprokit.plan.planner import plan_step
 from reprokit.plan.staging import stage_inputs

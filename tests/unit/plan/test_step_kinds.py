@@ -1,5 +1,5 @@
 """The step-kind registry (reprokit/step_kinds/): what it finds, what it refuses, how a result is read back, and a
-kind added as one module (its declaration) and its sections (one module of reprokit/report/kinds/) being planned,
+kind added as one module (its declaration) and its sections (one module of reprokit/report/kind_sections/) being planned,
 checked and reported with no other file touched."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import pytest
 
-import reprokit.report.kinds as sections_package
+import reprokit.report.kind_sections as sections_package
 import reprokit.step_kinds as step_kinds_package
 from reprokit.commands.run import run_exit_code
 from reprokit.config.kit import load_kit_file
@@ -179,7 +179,7 @@ NEW_SECTIONS = '''
 from markupsafe import Markup
 
 from reprokit.draw.tables import html_table, md_table
-from reprokit.report.kinds.base import ReportStep, Section
+from reprokit.report.kind_sections.base import ReportStep, Section
 from reprokit.step_kinds.hello_smem import KIND
 
 
@@ -329,18 +329,18 @@ def test_a_sections_module_without_its_names_a_second_one_or_an_unknown_kind_sto
     (tmp_path / "drawn").mkdir()
     (tmp_path / "drawn" / "notes_only.py").write_text('"""Not sections."""\n')
     (tmp_path / "drawn" / "serve_again.py").write_text(
-        "from reprokit.report.kinds.serve import SECTIONS\nfrom reprokit.step_kinds.serve import KIND\n")
+        "from reprokit.report.kind_sections.serve import SECTIONS\nfrom reprokit.step_kinds.serve import KIND\n")
     (tmp_path / "drawn" / "ghost.py").write_text(
         "from dataclasses import replace\nfrom reprokit.step_kinds.serve import KIND as SERVE\n"
         "KIND = replace(SERVE, name='ghost')\nSECTIONS = ()\n")
     monkeypatch.setattr(sections_package, "__path__", [*sections_package.__path__, str(tmp_path / "drawn")])
     for name in ("notes_only", "serve_again", "ghost"):
-        monkeypatch.delitem(sys.modules, f"reprokit.report.kinds.{name}", raising=False)
+        monkeypatch.delitem(sys.modules, f"reprokit.report.kind_sections.{name}", raising=False)
     with pytest.raises(ValueError) as caught:
         sections_package.discover(sections_package.__path__)
     assert str(caught.value) == (
-        "report sections: reprokit.report.kinds.ghost: draws kind 'ghost', which reprokit/step_kinds/ does not declare;"
-        " reprokit.report.kinds.notes_only defines no KIND (the StepKind it draws) and SECTIONS (a tuple);"
-        " reprokit.report.kinds.serve_again: a second module drawing kind 'serve'")
+        "report sections: reprokit.report.kind_sections.ghost: draws kind 'ghost', which reprokit/step_kinds/ does not declare;"
+        " reprokit.report.kind_sections.notes_only defines no KIND (the StepKind it draws) and SECTIONS (a tuple);"
+        " reprokit.report.kind_sections.serve_again: a second module drawing kind 'serve'")
     for name in ("notes_only", "serve_again", "ghost"):
-        sys.modules.pop(f"reprokit.report.kinds.{name}", None)
+        sys.modules.pop(f"reprokit.report.kind_sections.{name}", None)

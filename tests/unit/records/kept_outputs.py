@@ -76,7 +76,7 @@ def _record_outputs(record: Path, copy: Path) -> dict[str, str]:
     except ImportError:  # the code before the run's phases (the baseline was taken on it)
         from reprokit.runner import RunOutcome  # type: ignore[no-redef]
     from reprokit.records.models import Manifest, Verdict
-    from reprokit.records.run import load_manifest, load_verdict
+    from reprokit.records.run_dir import load_manifest, load_verdict
     from reprokit.report.html import write_html_report
     from reprokit.report.markdown import write_report
 

@@ -9,7 +9,7 @@ import pytest
 
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.fingerprint import Device, Fingerprint
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from tests.conftest import REPO, run_invoke
 
 EVIDENCE = REPO / "evidence"

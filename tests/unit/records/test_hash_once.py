@@ -8,11 +8,11 @@ from pathlib import Path
 
 from reprokit.config.inventory import local_host
 from reprokit.hosts.access.local import LocalConnection
-from reprokit.hosts.staging import stage_on_host
+from reprokit.hosts.host_files import stage_on_host
 from reprokit.records.atomic import write_bytes_atomic, write_json_atomic
 from reprokit.records.digests import DIGESTS
 from reprokit.records.inputs import InputFile
-from reprokit.records.run import RunRecord, verify_record
+from reprokit.records.run_dir import RunRecord, verify_record
 from tests.unit.records.hashcount import hashed  # noqa: F401 - the fixture
 
 SMALL = 4096

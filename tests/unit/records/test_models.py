@@ -10,7 +10,7 @@ import pytest
 
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.models import LeftOnHost, Manifest, StagedInput, StepAt, StepEntry
-from reprokit.records.run import RunRecord, load_manifest, load_verdict, verify_record
+from reprokit.records.run_dir import RunRecord, load_manifest, load_verdict, verify_record
 from tests.conftest import REPO, run_invoke
 
 EVIDENCE_MANIFESTS = sorted((REPO / "evidence").rglob("manifest.json"))

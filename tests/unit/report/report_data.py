@@ -29,7 +29,7 @@ from reprokit.config.kit import load_kit_file
 from reprokit.phases.conclude import conclude
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.models import StepEntry
-from reprokit.records.run import RunRecord
+from reprokit.records.run_dir import RunRecord
 from reprokit.triage import triage_files
 from reprokit.triage.reconcile import prediction_from_static_result
 from reprokit.workloads.serve import Telemetry

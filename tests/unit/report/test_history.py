@@ -14,7 +14,7 @@ from reprokit.records.atomic import write_json_atomic
 from reprokit.records.history import list_runs, resolve_run
 from reprokit.records.models import StepEntry
 from reprokit.records.provenance import ci_run_url, source_provenance
-from reprokit.records.run import RunRecord, load_manifest
+from reprokit.records.run_dir import RunRecord, load_manifest
 from reprokit.report.compare import compare_runs, environment, render_markdown
 from reprokit.report.runs_index import render_index
 from tests.conftest import REPO

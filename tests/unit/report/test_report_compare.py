@@ -12,7 +12,7 @@ from reprokit.commands.records import compare_command
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.models import StepEntry, VerdictSummary
-from reprokit.records.run import RunRecord
+from reprokit.records.run_dir import RunRecord
 from reprokit.report.compare import compare_runs, render_markdown
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Artifact, Judgement, KitRef, Manifest, Owner, StepEntry, Verdict
-from reprokit.records.run import verify_record
+from reprokit.records.run_dir import verify_record
 from reprokit.report.html import render_html, write_html_report
 from tests.unit.report.report_data import (
     SM120_FINGERPRINT,

@@ -10,9 +10,9 @@ from reprokit.config.kit import Expectation
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry
 from reprokit.report.judge import judge_one
-from reprokit.report.kinds import serve as serve_sections
-from reprokit.report.kinds import static_smem
-from reprokit.report.kinds.base import ReportStep
+from reprokit.report.kind_sections import serve as serve_sections
+from reprokit.report.kind_sections import static_smem
+from reprokit.report.kind_sections.base import ReportStep
 from reprokit.report.markdown import shorten
 from reprokit.report.reasons import shared_reasons
 from reprokit.step_kinds import STEP_KINDS, serve

@@ -16,8 +16,8 @@ import pytest
 
 from reprokit.commands.fix import parse_block
 from reprokit.errors import ConfigError, HostError
+from reprokit.fix.knobs import fix_plan
 from reprokit.fix.mechanisms import mechanisms, summary_lines
-from reprokit.fix.plan import fix_plan
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem import device_check, reduced_module
 

@@ -15,7 +15,7 @@ import yaml
 from reprokit.errors import HostError
 from reprokit.fix import blocklist
 from reprokit.fix.bisect import bisect, table_verdict
-from reprokit.fix.plan import fix_plan
+from reprokit.fix.knobs import fix_plan
 from reprokit.workloads.contract import WorkloadError
 from reprokit.workloads.static_smem import wheel as wheels
 

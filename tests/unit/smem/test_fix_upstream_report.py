@@ -10,7 +10,7 @@ import pytest
 
 from reprokit.errors import ConfigError
 from reprokit.fix.upstream_report import upstream_report
-from reprokit.records.run import RunRecord
+from reprokit.records.run_dir import RunRecord
 
 REPO = Path(__file__).resolve().parents[3]
 RUN = REPO / "evidence" / "h200" / "20261129T095816Z-ep8-crash-local-8aaa"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reprokit.workloads.sweep import classify
+from reprokit.workloads.tile_sweep import classify
 
 # A FlashInfer SM120 autotuner failure as sglang logs it (exception text, first lines).
 SM120_ERROR_INTERNAL = (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from reprokit.workloads.sweep import crosscheck
-from reprokit.workloads.sweep.classify import classify
+from reprokit.workloads.tile_sweep import crosscheck
+from reprokit.workloads.tile_sweep.classify import classify
 
 SM90_OPTIN = 232448
 

@@ -11,9 +11,9 @@ import sys
 import pytest
 import yaml
 
-from reprokit.workloads.sweep import result as schema
-from reprokit.workloads.sweep import roofline, summary, table
-from reprokit.workloads.sweep.shapes import derive_problems
+from reprokit.workloads.tile_sweep import result as schema
+from reprokit.workloads.tile_sweep import roofline, summary, table
+from reprokit.workloads.tile_sweep.shapes import derive_problems
 
 COPY_GBPS, PEAK_TFLOPS = 4000.0, 800.0
 
@@ -28,7 +28,7 @@ def run_sweep(repo, tmp_path, params: dict) -> tuple[int, dict, str]:
     params_path.write_text(json.dumps(params))
     out = tmp_path / "out"
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")  # the same outcome on a GPU host: these tests are about no GPU
-    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.sweep", "--params", str(params_path),
+    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.tile_sweep", "--params", str(params_path),
                            "--out-dir", str(out)], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     result = json.loads((out / "result.json").read_text())
     return proc.returncode, result, (out / "table.txt").read_text() if (out / "table.txt").exists() else ""

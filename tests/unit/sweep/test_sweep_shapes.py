@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from reprokit.workloads.sweep.shapes import (
+from reprokit.workloads.tile_sweep.shapes import (
     DEFAULT_TOKENS_PER_EXPERT,
     GemmProblem,
     MoeDims,

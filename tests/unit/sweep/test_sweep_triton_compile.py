@@ -15,8 +15,8 @@ import pytest
 
 triton = pytest.importorskip("triton", reason="triton is not installed here (CI has no triton): nothing to compile with")
 
-from reprokit.workloads.sweep.backends import triton_kernel  # noqa: E402
-from reprokit.workloads.sweep.tiles import TileConfig  # noqa: E402
+from reprokit.workloads.tile_sweep.backends import triton_kernel  # noqa: E402
+from reprokit.workloads.tile_sweep.tiles import TileConfig  # noqa: E402
 
 EP8_GEMM1 = triton_kernel.int_args(4096, 6144, 1)
 
@@ -46,7 +46,7 @@ def test_shared_bytes_per_target(config, capability, shared_bytes, mma):
 
 
 def test_specialization_is_shared_by_all_glm5_shapes():
-    from reprokit.workloads.sweep.shapes import derive_problems
+    from reprokit.workloads.tile_sweep.shapes import derive_problems
 
     model = {"hidden_size": 6144, "moe_intermediate_size": 2048, "n_routed_experts": 256, "num_experts_per_tok": 8}
     problems = derive_problems(model, ["tp8", "ep8"], [1, 64, 2048])
@@ -83,7 +83,7 @@ def test_ahead_of_time_source_is_the_one_the_jit_builds():
 
 INTERPRETED = textwrap.dedent("""
     import os, sys, torch, triton
-    from reprokit.workloads.sweep.backends import triton_kernel as tk
+    from reprokit.workloads.tile_sweep.backends import triton_kernel as tk
     torch.manual_seed(0)
     worst = 0.0
     # ragged tails (5 and 40 rows), K not a multiple of BLOCK_K, GROUP_M swizzle

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.triage import EXIT_CODES, Verdict, render_table, triage_files
+from reprokit.triage import EXIT_CODES, LogVerdict, render_table, triage_files
 
 LOGS = Path(__file__).resolve().parents[2] / "fixtures" / "logs"
 EP8 = LOGS / "sglang-ep8-0.6.3-ready-autotune-failures.log.gz"
@@ -161,7 +161,7 @@ def test_several_files_fatal_wins_and_everything_is_json():
     report = triage_files([EP8, FATAL])
     data = report.to_json()
     assert json.loads(json.dumps(data)) == data
-    assert report.verdict is Verdict.FATAL and report.exit_code == EXIT_CODES[Verdict.FATAL]
+    assert report.verdict is LogVerdict.FATAL and report.exit_code == EXIT_CODES[LogVerdict.FATAL]
     assert data["counts"]["files"] == 2 and sum(r["count"] for r in data["autotune_failures"]) == 32
 
 

@@ -7,7 +7,7 @@ import pytest
 from triage_logs import flashinfer, lines_bytes, sglang, skip_record
 
 from reprokit.errors import ConfigError, ExitCode
-from reprokit.triage import EXIT_CODES, Verdict, triage_files
+from reprokit.triage import EXIT_CODES, LogVerdict, triage_files
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "triage.md"
 READY = sglang("The server is fired up and ready to roll!", ts="2026-02-19 10:07:49")
@@ -22,8 +22,8 @@ def triage(tmp_path, lines, **kwargs):
 
 def test_exit_codes_are_distinct_and_clear_of_the_generic_ones():
     codes = list(EXIT_CODES.values())
-    assert len(set(codes)) == len(Verdict) == 5
-    assert EXIT_CODES[Verdict.READY] == 0
+    assert len(set(codes)) == len(LogVerdict) == 5
+    assert EXIT_CODES[LogVerdict.READY] == 0
     assert not set(codes[1:]) & {int(code) for code in ExitCode}
 
 

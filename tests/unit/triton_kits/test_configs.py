@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import zipfile
 
-from reprokit.workloads.triton_moe import configs, predict
+from reprokit.workloads.triton_moe_configs import configs, predict
 
 
 def test_the_defaults_are_read_from_get_default_config_with_their_conditions(sglang_wheel):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.workloads.triton_moe.predict import predicted_shared_bytes
+from reprokit.workloads.triton_moe_configs.predict import predicted_shared_bytes
 from tests.unit.triton_kits.conftest import HAS_TRITON
 
 REPO = Path(__file__).resolve().parents[3]
@@ -19,7 +19,7 @@ EVIDENCE = next((REPO / "evidence" / "triton-cross-compile").glob("*-triton-moe-
 def run_workload(params: dict, out_dir: Path) -> tuple[int, dict]:
     params_path = out_dir.parent / "params.json"
     params_path.write_text(json.dumps(params))
-    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.triton_moe", "--params", str(params_path),
+    proc = subprocess.run([sys.executable, "-m", "reprokit.workloads.triton_moe_configs", "--params", str(params_path),
                            "--out-dir", str(out_dir)], capture_output=True, text=True, timeout=120, cwd=REPO)
     return proc.returncode, json.loads((out_dir / "result.json").read_text())
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reprokit.workloads.triton_moe.predict import predicted_shared_bytes
+from reprokit.workloads.triton_moe_configs.predict import predicted_shared_bytes
 
 FP8_DEFAULT = {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 128, "num_warps": 8, "num_stages": 4}
 

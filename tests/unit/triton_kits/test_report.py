@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reprokit.records.run import load_manifest
+from reprokit.records.run_dir import load_manifest
 from reprokit.report import sections
 
 EVIDENCE = Path(__file__).resolve().parents[3] / "evidence" / "triton-cross-compile"

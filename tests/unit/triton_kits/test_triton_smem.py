@@ -95,7 +95,7 @@ def test_the_mla_kit_compiles_to_its_recorded_bytes_on_both_archs(sglang_wheel, 
 
 @pytest.mark.skipif(not HAS_TRITON, reason=NO_TRITON)
 def test_the_fp8_default_compiles_to_the_upstream_figure(sglang_wheel, tmp_path):
-    from reprokit.workloads.triton_moe import configs, predict
+    from reprokit.workloads.triton_moe_configs import configs, predict
 
     path, _ = kernels.write_module(sglang_wheel, configs.KERNEL_SOURCE, tmp_path)
     default = configs.default_configs(sglang_wheel)[0]["config"]

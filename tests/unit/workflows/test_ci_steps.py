@@ -13,7 +13,7 @@ from reprokit.commands.ci import changed_kits_command, ci_verdict_command
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.records.atomic import write_json_atomic
 from reprokit.records.models import StepEntry
-from reprokit.records.run import RunRecord
+from reprokit.records.run_dir import RunRecord
 from reprokit.report.ci import annotations, changed_kits
 
 REPO = Path(__file__).resolve().parents[3]

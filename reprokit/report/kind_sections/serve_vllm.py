@@ -1,0 +1,9 @@
+"""The serve-vllm kind's sections of the reports: the serve kind's, since its result has that shape."""
+
+from __future__ import annotations
+
+from reprokit.report.kind_sections.base import Section
+from reprokit.report.kind_sections.serve import html, markdown
+from reprokit.step_kinds.serve_vllm import KIND  # noqa: F401 - the kind these sections draw
+
+SECTIONS = (Section("findings", markdown=markdown, html=html),)

@@ -1,7 +1,0 @@
-import sys
-
-from reprokit.workloads.contract import main
-from reprokit.workloads.sweep.step import run
-
-if __name__ == "__main__":
-    sys.exit(main("sweep", run))
