@@ -23,7 +23,7 @@ from reprokit.config import layers
 from reprokit.config.kit import Kit, load_kit
 from reprokit.errors import ConfigError, ExitCode
 from reprokit.hosts.axes import load_inventory
-from reprokit.hosts.factory import ConnectOptions
+from reprokit.hosts.factory import ConnectOptions, connection_for
 from reprokit.hosts.provision import ProvisionResult, ansible_command, check_slurm_host, runs_by_gateway, target_hosts
 from reprokit.hosts.provision import provision as run_playbook
 from reprokit.hosts.ssh import DEFAULT_KNOWN_HOSTS
@@ -60,17 +60,16 @@ def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
           bases: list[str] | None = None) -> int:
     """Build the kit's images (or one of them) on the host; print each image's tag and digest.
 
-    A remote host builds through a command target over its SSH connection; the local host and ``docker_host``
-    need none. ``bases``: ``ARG=name@sha256:...`` replacing bases of the lock (a mirror's copy of them).
+    A remote host builds over its connection (the one every step of a run uses); the local host and
+    ``docker_host`` build from this machine. ``bases``: ``ARG=name@sha256:...`` replacing bases of the lock (a
+    mirror's copy of them).
     """
-    from reprokit.hosts.ssh_command import SSHTarget  # noqa: PLC0415 - only remote builds need it
-
     overrides = base_overrides(bases or [])
     say, stream = printers(False)  # reprokit's lines and docker's, at the task's --quiet / --verbose level
     kit, _ = load_kit(kit_name, kits_dir)
     inventory = load_inventory(inventory_path)
     host = inventory.host(host_name)
-    target = None if host.is_local or docker_host else SSHTarget(host, inventory, options, say)
+    connection = None if host.is_local or docker_host else connection_for(host, inventory, options, say)
     names = [image] if image else list(kit.images)
     takes = {name: _base_args(kit, name) for name in names if name in kit.images}  # an unknown image: the build says so
     unused = sorted(set(overrides) - {arg for args in takes.values() for arg in args})
@@ -78,11 +77,16 @@ def build(kit_name: str, host_name: str | None, inventory_path: str, kits_dir: s
         raise ConfigError(f"--base {unused[0]}: no image built here takes it; their bases: "
                           + ", ".join(sorted({arg for args in takes.values() for arg in args})))
     images = []
-    for name in names:
-        built = build_image(kit, name, host, target=target, docker_host=docker_host, push_to=push, say=say, stream=stream,
-                            base_overrides={arg: ref for arg, ref in overrides.items() if arg in takes.get(name, ())})
-        err_console.print(f"{kit.kit}/{name} on {host.name}: {built.reference}", markup=False)  # the result
-        images.append({**dataclasses.asdict(built), "reference": built.reference})
+    try:
+        for name in names:
+            built = build_image(kit, name, host, connection=connection, docker_host=docker_host, push_to=push, say=say,
+                                stream=stream, base_overrides={arg: ref for arg, ref in overrides.items()
+                                                               if arg in takes.get(name, ())})
+            err_console.print(f"{kit.kit}/{name} on {host.name}: {built.reference}", markup=False)  # the result
+            images.append({**dataclasses.asdict(built), "reference": built.reference})
+    finally:
+        if connection is not None:
+            connection.close()
     if as_json:
         print(json.dumps({"kit": kit.kit, "host": host.name, "images": images}, indent=2, default=str))
     return ExitCode.PASS

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from reprokit.config.inventory import Host, Inventory
+from reprokit.config.inventory import Host, Inventory, local_host
 from reprokit.errors import ConfigError
 from reprokit.hosts.access import ACCESS, Connection
 from reprokit.hosts.executor import Executor
@@ -28,6 +28,13 @@ def connection_for(host: Host, inventory: Inventory, options: ConnectOptions, sa
         raise ConfigError(f"{host.source}: host '{host.name}': connection {host.connection!r} is Ansible's only;"
                           f" reprokit drives {', '.join(sorted(ACCESS))}")
     return access.open_for(host, inventory, options, say, runs_dir)
+
+
+def this_machine(say: Say = silent) -> Connection:
+    """The connection to this machine, by the inventory's own name for it (a build here, a Docker engine named by
+    ``DOCKER_HOST`` reached from here)."""
+    host = local_host()
+    return connection_for(host, Inventory(path=None, hosts={host.name: host}), ConnectOptions(), say)
 
 
 def launcher_on(connection: Connection, options: ConnectOptions) -> Launcher:
@@ -79,4 +86,5 @@ def fanned_out(inventory: Inventory, described: dict[str, Any]) -> Host:
     return inventory.host(name)
 
 
-__all__ = ["ConnectOptions", "Executor", "connection_for", "executor_for", "fanned_out", "launcher_on", "node_hosts"]
+__all__ = ["ConnectOptions", "Executor", "connection_for", "executor_for", "fanned_out", "launcher_on", "node_hosts",
+           "this_machine"]

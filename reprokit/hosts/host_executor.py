@@ -33,12 +33,16 @@ from reprokit.hosts.host_lock import HostLock
 from reprokit.hosts.launch import STOP, Detached, Handle, Launcher, StepEnd, StepSpec
 from reprokit.hosts.logstream import step_log, stream_log
 from reprokit.hosts.pull_listing import Listing
+from reprokit.hosts.retry import Retry
 from reprokit.hosts.runtimes.base import Runtime, StepPlace
+from reprokit.hosts.shell_scripts import render
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 from reprokit.output.secrets import Redactor, env_file_text
 from reprokit.records.atomic import write_json_atomic
 
 LOG = logging.getLogger(__name__)  # debug lines: shown under --verbose (reprokit.output.verbosity)
+# the clean-up after a run whose link dropped: once more after a reconnect (a lock left behind blocks the host)
+CLEAN_UP_RETRY = Retry(attempts=2, transient=(ReprokitError, *LINK_ERRORS))
 
 
 @functools.cache
@@ -149,7 +153,6 @@ class HostExecutor:
     def _ship_code(self) -> None:
         data, digest = code_bundle()
         assert self.code_dir
-        code_dir, complete = shell.quote(self.code_dir), shell.path(self.code_dir, ".complete")
         # per run, then renamed into place: two runs of one workdir (a --nodes fan-out) may ship at the same time
         tmp = f"{self.workdir}/code/.{digest[:16]}.{self.run_id}"
         try:
@@ -157,12 +160,11 @@ class HostExecutor:
         except OSError as exc:
             problem = self.transport.explain("cannot upload the workload code", str(exc) or "Failure")
             raise HostError(self.transport.disk_problem(problem)) from None
-        staged = shell.quote(tmp)
-        # the unpacking's status is the command's: the clean-up after it must not turn a failed tar into success
-        self.transport.sh(f"{{ rm -rf -- {staged} && mkdir -p -- {staged} && tar -xzf {shell.quote(tmp + '.tar.gz')} -C {staged}"
-                          f" && touch -- {shell.path(tmp, '.complete')}"
-                          f" && {{ test -f {complete} || {{ rm -rf -- {code_dir} && mv -T -- {staged} {code_dir}; }}; }}; }}"
-                          f"; status=$?; rm -rf -- {staged} {shell.quote(tmp + '.tar.gz')}; exit $status")
+        script = render("ship_code.sh", STAGED=shell.quote(tmp), ARCHIVE=shell.quote(f"{tmp}.tar.gz"),
+                        CODE_DIR=shell.quote(self.code_dir))
+        code, out, err = self.transport.sh(script, check=False)
+        if code != 0:
+            raise HostError(self.transport.explain("cannot unpack the workload code", err or out))
 
     def finish(self, keep_remote: bool = False) -> str | None:
         """Kill what the run left running, then release the lock; remove the host's run directory only when every
@@ -170,15 +172,15 @@ class HostExecutor:
 
         A link that dropped (or an sshd that died) during the run is reopened once for this: a lock left behind
         blocks the host for every later run."""
+        def reopen(exc: BaseException, _: float) -> None:
+            if not self._reopened():
+                raise exc  # the link stays down: the clean-up's own error is the one to tell
+
         try:
-            for attempt in (1, 2):
-                try:
-                    return self._clean_up(keep_remote)
-                except (ReprokitError, *LINK_ERRORS) as exc:
-                    if attempt == 1 and self._reopened():
-                        continue
-                    self.transport.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay:"
-                                       f" `invoke unlock --host {self.host.name}`")
+            return CLEAN_UP_RETRY.run(lambda _: self._clean_up(keep_remote), reopen)
+        except (ReprokitError, *LINK_ERRORS) as exc:
+            self.transport.say(f"      could not clean up on {self.host.name} ({exc}); its lock may stay:"
+                               f" `invoke unlock --host {self.host.name}`")
             return None
         finally:
             self.transport.close()

@@ -45,6 +45,7 @@ from reprokit.hosts.pull_listing import (
     unsafe_reason,
     withhold_secret_names,
 )
+from reprokit.hosts.retry import Retry
 from reprokit.hosts.transport import LINK_ERRORS, Transport
 from reprokit.output.hosttext import shown
 from reprokit.output.secrets import Redactor
@@ -370,6 +371,29 @@ class PullBack:
                 proc.kill()
             proc.wait()
 
+    def _pull_once(self, remote_dir: str, out_dir: Path,
+                   on_bytes: Callable[[int], None] | None) -> tuple[Listing, list[dict[str, str]]]:
+        """One try at the whole pull: the listing, then the files in batches; what this machine refused."""
+        self.deadline = time.monotonic() + DEADLINE_FLOOR_S  # the listing's own bound
+        listing = too_long_here(withhold_secret_names(self.list_remote(remote_dir), self.redactor), out_dir)
+        refused: list[dict[str, str]] = []
+        self.check_room(listing.files, out_dir)
+        total = sum(f.size for f in listing.files)
+        self.deadline = time.monotonic() + DEADLINE_FLOOR_S + total / DEADLINE_MIN_BYTES_PER_S
+        with self.progress(f"pull {posixpath.basename(remote_dir)} from {self.transport.host.name}", total) as advance:
+            def count(n: int) -> None:
+                self.check_stop()
+                advance(n)
+                if on_bytes:
+                    on_bytes(n)
+            small = [f for f in listing.files if f.size < SMALL_FILE_BYTES]
+            for batch in batches(small):
+                refused += self._pull_small(remote_dir, batch, out_dir, count)
+            large = [f for f in listing.files if f.size >= SMALL_FILE_BYTES]
+            for batch in batches(large, max_bytes=MAX_PULL_BYTES):
+                refused += self._pull_large(remote_dir, batch, out_dir, count)
+        return listing, refused
+
     def pull(self, remote_dir: str, out_dir: Path, on_bytes: Callable[[int], None] | None = None) -> Listing:
         """Bring every file of ``remote_dir`` into ``out_dir``, resuming after drops, each verified by sha256.
 
@@ -378,38 +402,21 @@ class PullBack:
         """
         started = time.monotonic()
         bytes_before = self.pull_stats.bytes
-        listing = Listing()
-        host, attempts = self.transport.host, self.transport.reconnect_attempts
-        for attempt in range(attempts + 1):
-            try:
-                self.deadline = time.monotonic() + DEADLINE_FLOOR_S  # the listing's own bound
-                listing = too_long_here(withhold_secret_names(self.list_remote(remote_dir), self.redactor), out_dir)
-                refused: list[dict[str, str]] = []
-                self.check_room(listing.files, out_dir)
-                total = sum(f.size for f in listing.files)
-                self.deadline = time.monotonic() + DEADLINE_FLOOR_S + total / DEADLINE_MIN_BYTES_PER_S
-                with self.progress(f"pull {posixpath.basename(remote_dir)} from {host.name}", total) as advance:
-                    def count(n: int) -> None:
-                        self.check_stop()
-                        advance(n)
-                        if on_bytes:
-                            on_bytes(n)
-                    small = [f for f in listing.files if f.size < SMALL_FILE_BYTES]
-                    for batch in batches(small):
-                        refused += self._pull_small(remote_dir, batch, out_dir, count)
-                    large = [f for f in listing.files if f.size >= SMALL_FILE_BYTES]
-                    for batch in batches(large, max_bytes=MAX_PULL_BYTES):
-                        refused += self._pull_large(remote_dir, batch, out_dir, count)
-                break
-            except LINK_ERRORS as exc:
-                refused = unwritable(exc) or local_failure(exc)  # this machine's disk said no: not a link to retry
-                if refused:
-                    raise PullStopped(f"{refused}; the files stay on host '{host.name}'") from None
-                if attempt == attempts:
-                    raise PullStopped(f"host '{host.name}': pull-back of {remote_dir} failed: {exc};"
-                                      " the files stay on the host") from None
-                self.transport.say(f"      pull-back from {host.name} interrupted ({type(exc).__name__}); resuming")
-                self.transport.reconnect()
+        host = self.transport.host
+
+        def resume(exc: BaseException, _: float) -> None:
+            self.transport.say(f"      pull-back from {host.name} interrupted ({type(exc).__name__}); resuming")
+            self.transport.reconnect()
+
+        try:
+            listing, refused = resume_policy(self.transport.reconnect_attempts).run(
+                lambda _: self._pull_once(remote_dir, out_dir, on_bytes), resume)
+        except LINK_ERRORS as exc:
+            local = unwritable(exc) or local_failure(exc)
+            if local:
+                raise PullStopped(f"{local}; the files stay on host '{host.name}'") from None
+            raise PullStopped(f"host '{host.name}': pull-back of {remote_dir} failed: {exc};"
+                              " the files stay on the host") from None
         self.deadline = float("inf")
         self.run_pulled_files += len(listing.files)
         with contextlib.suppress(OSError):  # nothing is half-pulled any more
@@ -435,6 +442,13 @@ __all__ = ["BufferedStream", "Listing", "ProtocolViolation", "PullBack", "PullSt
 
 
 LOCAL_ERRNOS = (errno.ENAMETOOLONG, errno.ENOSPC, errno.EDQUOT)  # this machine's limits: no reconnect helps
+
+
+def resume_policy(reconnects: int) -> Retry:
+    """A pull-back interrupted by a link error resumes after a reconnect (whose own backoff is the wait), up to
+    ``reconnects`` times; an error of this machine's disk (read-only, full, a name too long) is not the link's."""
+    return Retry(attempts=reconnects + 1, transient=lambda exc: isinstance(exc, LINK_ERRORS)
+                 and not (unwritable(exc) or local_failure(exc)))
 
 
 def local_failure(exc: BaseException) -> str | None:

@@ -16,7 +16,6 @@ import shutil
 import socket
 import stat
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from reprokit.config.inventory import Host, Inventory
 from reprokit.errors import ConfigError, HostError
 from reprokit.hosts import shell
 from reprokit.hosts.known_hosts import check_known_hosts
+from reprokit.hosts.retry import Retry
 
 DEFAULT_KNOWN_HOSTS = Path(".reprokit/known_hosts")
 KEEPALIVE_S = 15
@@ -250,6 +250,11 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, OSError)
 
 
+def connect_policy(attempts: int = CONNECT_RETRIES) -> Retry:
+    """Opening a connection: 1 s, 2 s, 4 s ... between attempts; host-key and authentication failures at once."""
+    return Retry(attempts=attempts, transient=is_transient, first_delay_s=1.0)
+
+
 def is_dropped_link(exc: BaseException) -> bool:
     """A connection that broke under a running command (not a refusal): worth reconnecting for."""
     return is_transient(exc) or isinstance(exc, (EOFError, paramiko.SSHException))
@@ -298,24 +303,24 @@ def open_connection(conn: Connection, retries: int = CONNECT_RETRIES, say=None) 
     """Open with retries for transient errors only; host-key and auth failures fail at once, clearly."""
     host: Hop = conn.reprokit_hop  # type: ignore[attr-defined]
     known_hosts: Path = conn.reprokit_known_hosts  # type: ignore[attr-defined]
-    delay_s = 1.0
-    for attempt in range(1, retries + 1):
+
+    def open_once(_: int) -> Connection:
+        conn.open()
+        conn.transport.set_keepalive(KEEPALIVE_S)
+        return conn
+
+    def before_retry(exc: BaseException, delay_s: float) -> None:
+        if say:
+            say(f"      connection to {host.name} failed ({connect_problem(exc)}); retrying in {delay_s:.0f} s")
         try:
-            conn.open()
-            conn.transport.set_keepalive(KEEPALIVE_S)
-            return conn
-        except Exception as exc:  # noqa: BLE001 - classified below
-            error = exc
-            if not is_transient(exc) or attempt == retries:
-                break
-            if say:
-                say(f"      connection to {host.name} failed ({connect_problem(exc)}); retrying in {delay_s:.0f} s")
-            time.sleep(delay_s)
-            delay_s *= 2
-            try:
-                conn.close()
-            except Exception:  # noqa: BLE001
-                pass
+            conn.close()
+        except Exception:  # noqa: BLE001 - closing what did not open
+            pass
+
+    try:
+        return connect_policy(retries).run(open_once, before_retry)
+    except Exception as exc:  # noqa: BLE001 - classified below
+        error = exc
     failing_host = host
     gateway = conn.gateway
     while isinstance(error, (paramiko.BadHostKeyException, paramiko.SSHException)) and gateway and not gateway.is_connected:

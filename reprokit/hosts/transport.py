@@ -9,8 +9,8 @@ with backoff, and running the command once more. Every value reaching the host's
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import paramiko
 from fabric import Connection
@@ -20,6 +20,7 @@ from reprokit.config.inventory import Host
 from reprokit.errors import HostError, ReprokitError
 from reprokit.hosts import shell
 from reprokit.hosts.explain import explain_failure
+from reprokit.hosts.retry import Retry
 from reprokit.hosts.ssh import SSHSettings, fabric_connection, open_connection, openssh_argv
 from reprokit.output.say import Say, silent
 
@@ -31,6 +32,24 @@ LINK_ERRORS = (OSError, EOFError, paramiko.SSHException)  # what a dropped or de
 
 class ConnectionLost(HostError):
     """The host stayed unreachable through every reconnect attempt."""
+
+
+class CommandUnanswered(TimeoutError):
+    """A command that got no answer within its timeout: it may have run, so it is never run again by ``sh``."""
+
+
+def link_dropped(exc: BaseException) -> bool:
+    """Whether ``sh`` reconnects and runs its command again: a broken link, not a command left unanswered."""
+    return isinstance(exc, LINK_ERRORS) and not isinstance(exc, CommandUnanswered)
+
+
+def reconnect_policy(attempts: int = RECONNECT_ATTEMPTS) -> Retry:
+    """Reopening a dropped connection: 1 s doubling to 8 s between attempts, each attempt one try to connect.
+
+    Every failure to connect is a ``HostError`` (``ssh.open_connection`` has classified it); a refused host key
+    is one too, and is retried here as before: a host that was being reinstalled may come back with its key.
+    """
+    return Retry(attempts=attempts, transient=(HostError,), first_delay_s=1.0, max_delay_s=8.0)
 
 
 @dataclass
@@ -53,19 +72,15 @@ class Transport:
         self._sftp = None
 
     def reconnect(self) -> None:
-        """Reopen after a drop, with backoff; transient failures only."""
-        delay_s = 1.0
-        last: Exception | None = None
-        for _ in range(self.reconnect_attempts):
-            try:
-                self.close()
-                self.connect(retries=1)
-                return
-            except HostError as exc:
-                last = exc
-                time.sleep(delay_s)
-                delay_s = min(delay_s * 2, 8)
-        raise ConnectionLost(f"host '{self.host.name}': lost the connection and could not reconnect: {last}")
+        """Reopen after a drop, with backoff (1 s doubling to 8 s); transient failures only."""
+        def reopen(_: int) -> None:
+            self.close()
+            self.connect(retries=1)
+
+        try:
+            reconnect_policy(self.reconnect_attempts).run(reopen)
+        except HostError as exc:
+            raise ConnectionLost(f"host '{self.host.name}': lost the connection and could not reconnect: {exc}") from None
 
     def close(self) -> None:
         for closer in (self._sftp, self.conn):
@@ -100,17 +115,20 @@ class Transport:
         Commands here are idempotent, so one dropped connection is survived by reconnecting and running it again.
         """
         assert self.conn is not None
-        try:
-            result = self.conn.run(command, hide=True, warn=True, in_stream=False,
-                                   timeout=timeout_s if timeout_s is not None else self.io_timeout_s)
-        except CommandTimedOut:  # not retried here: the command may have run (a step's launch must not run twice)
-            raise TimeoutError(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
-        except LINK_ERRORS as exc:
-            if not retry:
-                raise
+
+        def run_once(_: int) -> Any:
+            assert self.conn is not None
+            try:
+                return self.conn.run(command, hide=True, warn=True, in_stream=False,
+                                     timeout=timeout_s if timeout_s is not None else self.io_timeout_s)
+            except CommandTimedOut:  # not retried: the command may have run (a step's launch must not run twice)
+                raise CommandUnanswered(f"`{command.split()[0]}` got no answer within the I/O timeout") from None
+
+        def reconnect(exc: BaseException, _: float) -> None:
             self.say(f"      connection to {self.host.name} dropped ({type(exc).__name__}); reconnecting")
             self.reconnect()
-            return self.sh(command, timeout_s, check, retry=False)
+
+        result = Retry(attempts=2 if retry else 1, transient=link_dropped).run(run_once, reconnect)
         if check and result.exited != 0:
             raise HostError(self.explain(f"`{command.split()[0]}` failed", result.stderr or result.stdout))
         return result.exited, result.stdout, result.stderr
@@ -172,4 +190,4 @@ class Transport:
         return float(out.strip()) if code == 0 and out.strip().lstrip("-").isdigit() else None
 
 
-__all__ = ["ConnectionLost", "IO_TIMEOUT_S", "LINK_ERRORS", "RECONNECT_ATTEMPTS", "Transport"]
+__all__ = ["CommandUnanswered", "ConnectionLost", "IO_TIMEOUT_S", "LINK_ERRORS", "RECONNECT_ATTEMPTS", "Transport"]

@@ -23,7 +23,8 @@ from reprokit.config import layers
 from reprokit.config.inventory import Host
 from reprokit.config.kit import Kit
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.command_target import CommandResult, CommandTarget, LocalTarget
+from reprokit.hosts.access import CommandResult, Connection
+from reprokit.hosts.factory import this_machine
 from reprokit.images import dockerfile as dockerfile_rules
 from reprokit.images.context import ContextSource, arg_defaults, checkout, copy_sources, default_source, gather
 from reprokit.images.lockfile import DIGEST_RE, LOCK_PATH, BaseImage, load_lock
@@ -116,7 +117,7 @@ def build_image(
     *,
     repo_root: Path | None = None,
     lock_path: Path = LOCK_PATH,
-    target: CommandTarget | None = None,
+    connection: Connection | None = None,
     docker: str | None = None,
     docker_host: str | None = None,
     base_overrides: dict[str, str] | None = None,
@@ -128,8 +129,8 @@ def build_image(
 ) -> BuiltImage:
     """Build ``kit``'s image ``image_name`` on ``host`` and return what was built (its digest included).
 
-    ``target`` runs each command on the host (``LocalTarget`` for the local host; a remote host needs one from
-    the SSH executor). ``docker_host`` targets another engine from here (``DOCKER_HOST``). ``base_overrides``
+    ``connection`` runs each command on the host (``stream``): a remote host's is given, the local host's is this
+    machine's. ``docker_host`` targets another engine from here (``DOCKER_HOST``). ``base_overrides``
     replaces bases of the lock (build argument -> ``name@sha256:...``, digest-pinned too); ``requirements``
     replaces the Dockerfile's requirements file (tests use a tiny one). ``push_to`` (``registry[:port]``)
     pushes the image and returns its registry digest. ``repo_root``: a checkout to build from (default: this
@@ -139,11 +140,11 @@ def build_image(
     if spec is None:
         known = ", ".join(kit.images) or "(none)"
         raise ConfigError(f"kit '{kit.kit}' declares no image '{image_name}'; images: {known}")
-    if target is None:
+    if connection is None:
         if not host.is_local:
-            raise HostError(f"host '{host.name}': building on a remote host needs its SSH target (reprokit.hosts);"
+            raise HostError(f"host '{host.name}': building on a remote host needs its connection (reprokit.hosts);"
                             " or build here against its engine with docker_host=ssh://...")
-        target = LocalTarget()
+        connection = this_machine()
     docker = docker or docker_cli()
     source: ContextSource = checkout(repo_root) if repo_root else default_source()
     dockerfile = spec.dockerfile
@@ -169,22 +170,22 @@ def build_image(
     env = {"DOCKER_BUILDKIT": "1"}
     if docker_host:
         env["DOCKER_HOST"] = docker_host
-    argv = _build_argv(docker, dockerfile, tag, spec.target, build_args, target, env)
+    argv = _build_argv(docker, dockerfile, tag, spec.target, build_args, connection, env)
 
     say(f"building {image_name} of kit {kit.kit} on {host.name}: {dockerfile}, {len(context.files)} files, bases "
         + ", ".join(f"{k}={v}" for k, v in bases.items()))
     started = time.monotonic()
-    result = target(argv, stdin=context.tar, env=env, timeout_s=BUILD_TIMEOUT_S, on_line=stream)
+    result = connection.stream(argv, stdin=context.tar, env=env, timeout_s=BUILD_TIMEOUT_S, on_line=stream)
     if result.returncode != 0:
         raise _fail(host.name, f"docker build of {image_name}", result)
     build_s = time.monotonic() - started
-    inspect = target([docker, "image", "inspect", "--format", "{{.Id}}", tag], env=env, timeout_s=SHORT_TIMEOUT_S)
+    inspect = connection.stream([docker, "image", "inspect", "--format", "{{.Id}}", tag], env=env, timeout_s=SHORT_TIMEOUT_S)
     if inspect.returncode != 0:
         raise _fail(host.name, f"docker image inspect {tag}", inspect)
     built = BuiltImage(kit.kit, image_name, host.name, dockerfile, tag, inspect.output.strip().splitlines()[-1], revision,
                        bases, build_s=round(build_s, 3))
     if push_to:
-        built.repo_digest = push_image(built, push_to, target, docker, env)
+        built.repo_digest = push_image(built, push_to, connection, docker, env)
     say(f"built {tag} ({built.image_id}) in {build_s:.1f} s" + (f", pushed as {built.repo_digest}" if built.repo_digest else ""))
     if record:
         record_built(repo_root / STATE_DIR if repo_root else layers.images_state_dir(), built)
@@ -206,28 +207,28 @@ def _pinned_bases(dockerfile: str, text: str, lock: dict[str, BaseImage], base_o
 
 
 def _build_argv(docker: str, dockerfile: str, tag: str, stage: str | None, build_args: dict[str, str],
-                target: CommandTarget, env: dict[str, str]) -> list[str]:
+                connection: Connection, env: dict[str, str]) -> list[str]:
     """``docker build`` reading the context from stdin; the host's CA bundle as a build secret when it has one."""
     argv = [docker, "build", "--progress=plain", "-f", dockerfile, "-t", tag]
     if stage:
         argv += ["--target", stage]
     for key, value in build_args.items():
         argv += ["--build-arg", f"{key}={value}"]
-    if target(["test", "-s", CA_BUNDLE], env=env, timeout_s=SHORT_TIMEOUT_S).returncode == 0:
+    if connection.stream(["test", "-s", CA_BUNDLE], env=env, timeout_s=SHORT_TIMEOUT_S).returncode == 0:
         argv += ["--secret", f"id=ca_bundle,src={CA_BUNDLE}"]
     return argv + ["-"]
 
 
-def push_image(built: BuiltImage, registry: str, target: CommandTarget, docker: str, env: dict[str, str]) -> str:
+def push_image(built: BuiltImage, registry: str, connection: Connection, docker: str, env: dict[str, str]) -> str:
     """Push to ``registry`` and return ``registry/name@sha256:...``, the reference any host can pull by."""
     name = f"{registry}/{built.tag.split(':', 1)[0]}"
     remote_tag = f"{name}:{built.tag.split(':', 1)[1]}"
     for argv, what in (([docker, "tag", built.image_id, remote_tag], "docker tag"),
                        ([docker, "push", remote_tag], f"docker push to {registry}")):
-        result = target(argv, env=env, timeout_s=BUILD_TIMEOUT_S)
+        result = connection.stream(argv, env=env, timeout_s=BUILD_TIMEOUT_S)
         if result.returncode != 0:
             raise _fail(built.host, what, result)
-    inspect = target([docker, "image", "inspect", "--format", "{{json .RepoDigests}}", remote_tag], env=env,
+    inspect = connection.stream([docker, "image", "inspect", "--format", "{{json .RepoDigests}}", remote_tag], env=env,
                      timeout_s=SHORT_TIMEOUT_S)
     if inspect.returncode != 0:
         raise _fail(built.host, f"docker image inspect {remote_tag}", inspect)

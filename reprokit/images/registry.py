@@ -19,6 +19,7 @@ import urllib.request
 from collections.abc import Callable
 
 from reprokit.errors import HostError
+from reprokit.hosts.retry import Retry
 from reprokit.images.lockfile import DIGEST_RE, parse_reference
 
 MANIFEST_TYPES = ", ".join([
@@ -53,6 +54,18 @@ def _bearer_challenge(header: str) -> dict[str, str]:
     return dict(re.findall(r'(\w+)="([^"]*)"', header))
 
 
+def _challenge_of(exc: BaseException) -> dict[str, str]:
+    """The Bearer challenge of a 401 (realm, service, scope), or nothing: the answer that asks for a token."""
+    if not isinstance(exc, urllib.error.HTTPError) or exc.code != 401:
+        return {}
+    return _bearer_challenge(exc.headers.get("WWW-Authenticate", ""))
+
+
+# A registry that asks for a token is asked once more with an anonymous one; nothing else is asked again here
+# (an unreachable registry is the operator's to fix, and `invoke lock` is run by hand).
+TOKEN_DANCE = Retry(attempts=2, transient=lambda exc: bool(_challenge_of(exc)))
+
+
 def _token(challenge: dict[str, str], open_url: Opener, timeout_s: float) -> str:
     query = {k: v for k, v in challenge.items() if k in ("service", "scope")}
     url = challenge["realm"] + ("?" + urllib.parse.urlencode(query) if query else "")
@@ -72,25 +85,29 @@ def resolve_digest(reference: str, timeout_s: float = TIMEOUT_S, open_url: Opene
     scheme = "http" if is_loopback(ref.api_host) else "https"
     url = f"{scheme}://{ref.api_host}/v2/{ref.repository}/manifests/{ref.tag}"
     headers = {"Accept": MANIFEST_TYPES}
-    for attempt in range(2):
+
+    def ask(_: int) -> str:
         request = urllib.request.Request(url, headers=headers, method="HEAD")
-        try:
-            with open_url(request, timeout_s) as response:
-                digest = response.headers.get("Docker-Content-Digest")
-                if digest and DIGEST_RE.fullmatch(digest):
-                    return digest
-            # Some registries omit the header on HEAD: hash the manifest itself.
-            with open_url(urllib.request.Request(url, headers=headers), timeout_s) as response:
-                return "sha256:" + hashlib.sha256(response.read()).hexdigest()
-        except urllib.error.HTTPError as exc:
-            challenge = _bearer_challenge(exc.headers.get("WWW-Authenticate", "")) if exc.code == 401 else {}
-            if challenge and attempt == 0:
-                headers["Authorization"] = f"Bearer {_token(challenge, open_url, timeout_s)}"
-                continue
-            if exc.code == 404:
-                raise HostError(f"{reference}: the registry {ref.api_host} has no such tag (404); check the tag") from None
-            raise HostError(f"{reference}: the registry {ref.api_host} answered {exc.code} {exc.reason}") from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise HostError(f"{reference}: cannot reach the registry {ref.api_host} ({reason}); `invoke lock` needs it") from None
-    raise HostError(f"{reference}: the registry {ref.api_host} refused the anonymous token; log in or check the name")
+        with open_url(request, timeout_s) as response:
+            digest = response.headers.get("Docker-Content-Digest")
+            if digest and DIGEST_RE.fullmatch(digest):
+                return digest
+        # Some registries omit the header on HEAD: hash the manifest itself.
+        with open_url(urllib.request.Request(url, headers=headers), timeout_s) as response:
+            return "sha256:" + hashlib.sha256(response.read()).hexdigest()
+
+    def log_in(exc: BaseException, _: float) -> None:
+        assert isinstance(exc, urllib.error.HTTPError)
+        headers["Authorization"] = f"Bearer {_token(_challenge_of(exc), open_url, timeout_s)}"
+
+    try:
+        return TOKEN_DANCE.run(ask, log_in)
+    except urllib.error.HTTPError as exc:
+        if _challenge_of(exc) and "Authorization" in headers:
+            raise HostError(f"{reference}: the registry {ref.api_host} refused the anonymous token; log in or check the name") from None
+        if exc.code == 404:
+            raise HostError(f"{reference}: the registry {ref.api_host} has no such tag (404); check the tag") from None
+        raise HostError(f"{reference}: the registry {ref.api_host} answered {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise HostError(f"{reference}: cannot reach the registry {ref.api_host} ({reason}); `invoke lock` needs it") from None

@@ -9,32 +9,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated
 
-from reprokit.records.fields import Fields
+import pydantic
+from pydantic import StrictInt, StrictStr
+
+from reprokit.records.typed import Record
 
 
-@dataclass(frozen=True)
-class StagedInput:
-    """A staged input as the step's manifest entry keeps it (``inputs``): the file, where it came from, its host path."""
+@pydantic.dataclasses.dataclass(frozen=True)
+class StagedInput(Record):
+    """A staged input as the step's manifest entry keeps it (``inputs``): the file, where it came from, its host path.
+    ``size_bytes`` is written ``bytes``, as the manifest always has."""
 
-    param: str
-    origin: str
-    sha256: str
-    size_bytes: int
-    host_path: str
-
-    @classmethod
-    def from_json(cls, fields: Fields) -> StagedInput:
-        take = fields.take
-        return cls(take("param", str, required=True), take("origin", str, required=True),
-                   take("sha256", str, required=True), take("bytes", int, required=True),
-                   take("host_path", str, required=True))
-
-    def to_json(self) -> dict[str, Any]:
-        """In the order the manifest has always written it; ``bytes`` is the size."""
-        return {"param": self.param, "origin": self.origin, "sha256": self.sha256, "bytes": self.size_bytes,
-                "host_path": self.host_path}
+    param: StrictStr
+    origin: StrictStr
+    sha256: StrictStr
+    size_bytes: Annotated[StrictInt, pydantic.Field(alias="bytes")]
+    host_path: StrictStr
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ A new access (Kubernetes' ``kubectl exec``, say) is one module here and one line
 
 from __future__ import annotations
 
-from reprokit.hosts.access.base import Connection, Puller
+from reprokit.hosts.access.base import CommandResult, Connection, Puller
 from reprokit.hosts.access.local import LocalConnection
 from reprokit.hosts.access.ssh import SSHConnection
 
 ACCESS: dict[str, type[LocalConnection] | type[SSHConnection]] = {"local": LocalConnection, "ssh": SSHConnection}
 
-__all__ = ["ACCESS", "Connection", "Puller"]
+__all__ = ["ACCESS", "CommandResult", "Connection", "Puller"]

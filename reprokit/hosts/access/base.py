@@ -9,7 +9,8 @@ protocol, as Invoke's ``Runner`` is written once and ``Local``/``Remote`` overri
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -17,6 +18,17 @@ from reprokit.config.inventory import Host
 from reprokit.hosts.pull_listing import Listing
 from reprokit.output.say import Say
 from reprokit.output.secrets import Redactor
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """How a streamed command ended: its exit code and its output (stdout and stderr together, as printed)."""
+
+    returncode: int
+    output: str
+
+    def tail(self, lines: int = 15) -> str:
+        return "\n".join(self.output.strip().splitlines()[-lines:])
 
 
 class Puller(Protocol):
@@ -51,6 +63,12 @@ class Connection(Protocol):
     def sh(self, command: str, timeout_s: float | None = None, check: bool = True,
            retry: bool = True) -> tuple[int, str, str]:
         """Run a short shell command on the host: exit code, stdout, stderr; ``check``: a failure raises."""
+
+    def stream(self, argv: Sequence[str], *, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
+               timeout_s: float | None = None, on_line: Callable[[str], None] | None = None) -> CommandResult:
+        """Run ``argv`` to its end with ``env`` added and ``stdin`` fed as bytes (a build's context), each output
+        line handed to ``on_line`` as it comes; never run twice (a dropped link is an error); past ``timeout_s``
+        a ``HostError``. Image builds run through it."""
 
     def write_bytes(self, path: str, data: bytes) -> None: ...
 
@@ -94,4 +112,4 @@ class Connection(Protocol):
         """The puller of this connection, bounded per run."""
 
 
-__all__ = ["Connection", "Puller"]
+__all__ = ["CommandResult", "Connection", "Puller"]

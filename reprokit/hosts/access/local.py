@@ -18,7 +18,7 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 from reprokit.config.inventory import Host
 from reprokit.errors import HostError
 from reprokit.hosts import hostside
+from reprokit.hosts.access.base import CommandResult
+from reprokit.hosts.access.local_command import run_streamed
 from reprokit.hosts.explain import explain_failure
 from reprokit.hosts.pull_listing import (
     Listing,
@@ -169,6 +171,10 @@ class LocalConnection:
         if check and done.returncode != 0:
             raise HostError(self.explain(f"`{command.split()[0]}` failed", done.stderr or done.stdout))
         return done.returncode, done.stdout, done.stderr
+
+    def stream(self, argv: Sequence[str], *, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
+               timeout_s: float | None = None, on_line: Callable[[str], None] | None = None) -> CommandResult:
+        return run_streamed(argv, stdin=stdin, env=env, timeout_s=timeout_s, on_line=on_line)
 
     def write_bytes(self, path: str, data: bytes) -> None:
         Path(path).write_bytes(data)

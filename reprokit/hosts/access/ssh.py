@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 from reprokit.config.inventory import Host, Inventory
+from reprokit.hosts.access.base import CommandResult
+from reprokit.hosts.access.ssh_command import stream_over_ssh
 from reprokit.hosts.logstream import STREAM_READ_BYTES
 from reprokit.hosts.options import ConnectOptions
 from reprokit.hosts.pullback import PullBack
@@ -46,6 +49,10 @@ class SSHConnection(Transport):
 
     def put_file(self, source: Path, path: str) -> None:
         self.sftp.put(str(source), path)
+
+    def stream(self, argv: Sequence[str], *, stdin: bytes | None = None, env: Mapping[str, str] | None = None,
+               timeout_s: float | None = None, on_line: Callable[[str], None] | None = None) -> CommandResult:
+        return stream_over_ssh(self, argv, stdin=stdin, env=env, timeout_s=timeout_s, on_line=on_line)
 
     def python_path(self) -> tuple[str, ...]:
         return ()  # the host's environment is its own; the shipped code alone goes first

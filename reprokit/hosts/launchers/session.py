@@ -25,6 +25,7 @@ from reprokit.hosts.access.base import Connection, Puller
 from reprokit.hosts.launch import STOP, Detached, Handle, PullIncomplete, StepEnd
 from reprokit.hosts.logstream import stream_log
 from reprokit.hosts.pull_listing import Listing, PullStopped
+from reprokit.hosts.retry import Retry
 from reprokit.hosts.shell_scripts import library, render
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 
@@ -65,6 +66,13 @@ def read_exit_code(transport: Connection, remote_dir: str) -> int | None:
     return int(text) if text.lstrip("-").isdigit() else None
 
 
+def relaunch_policy(transport: Connection) -> Retry:
+    """A launch whose link dropped is tried once more after a reconnect and a second's wait (a wrapper whose start
+    was asked for writes its pid at once: the second try looks for it first, so the step never runs twice)."""
+    return Retry(attempts=2, transient=lambda exc: isinstance(exc, LINK_ERRORS) and transport.dropped(exc),
+                 first_delay_s=1.0)
+
+
 @dataclass
 class DetachedStep:
     """The step in ``remote_dir`` on the transport's host; ``cleanup`` ends what outlives its session."""
@@ -80,21 +88,20 @@ class DetachedStep:
 
         A link that drops meanwhile is reopened once: the step is launched again, unless its wrapper already
         runs (its pid file is there)."""
-        for attempt in (1, 2):
-            try:
-                return self._launch(command, timeout_s, params, secrets)
-            except LINK_ERRORS as exc:
-                if attempt == 2 or not self.transport.dropped(exc):
-                    if isinstance(exc, OSError):
-                        raise self._launch_failed(exc) from None
-                    raise
-                self.transport.say(f"      connection to {self.transport.host.name} lost while launching"
-                                   f" '{self.name}' ({type(exc).__name__}); reconnecting")
-                self.transport.reconnect()
-                time.sleep(1.0)  # a wrapper whose start was asked for writes its pid at once
-                if self.transport.read_text(f"{self.remote_dir}/pid") is not None:
-                    return None
-        return None
+        def launch_once(attempt: int) -> None:
+            if attempt > 1 and self.transport.read_text(f"{self.remote_dir}/pid") is not None:
+                return None  # the first start got through before the link dropped
+            return self._launch(command, timeout_s, params, secrets)
+
+        def reconnect(exc: BaseException, _: float) -> None:
+            self.transport.say(f"      connection to {self.transport.host.name} lost while launching"
+                               f" '{self.name}' ({type(exc).__name__}); reconnecting")
+            self.transport.reconnect()
+
+        try:
+            return relaunch_policy(self.transport).run(launch_once, reconnect)
+        except OSError as exc:
+            raise self._launch_failed(exc) from None
 
     def _launch_failed(self, exc: OSError) -> HostError:
         problem = self.transport.explain(f"cannot start step '{self.name}'", str(exc) or "Failure")

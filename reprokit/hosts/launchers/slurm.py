@@ -39,6 +39,7 @@ from reprokit.hosts.launchers.slurm_tools import (
 )
 from reprokit.hosts.logstream import stream_log
 from reprokit.hosts.pull_listing import Listing, PullStopped
+from reprokit.hosts.retry import Retry
 from reprokit.hosts.shell_scripts import library, render
 from reprokit.hosts.transport import LINK_ERRORS, ConnectionLost
 from reprokit.output.hosttext import shown
@@ -49,6 +50,9 @@ CANCEL_WAIT_S = 30.0
 EXIT_PLACEHOLDER = "running"
 UNANSWERED_MAX_S = 300.0  # Slurm may stay silent about a job this long; then the run detaches (the job goes on)
 REAP_ANSWER_WAIT_S = 60.0  # at the run's end: how long squeue is asked again whether jobs of the run still run
+# a busy controller's short silence must not keep the lock: squeue asked again every 2 s, within a bound
+REAP_ASK = Retry(attempts=None, transient=(SlurmUnanswered,), first_delay_s=2.0, max_delay_s=2.0,
+                 deadline_s=REAP_ANSWER_WAIT_S)
 SUBMIT_CANCEL_WAIT_S = 60.0  # after an interrupted sbatch: how long its job is looked for by name, to cancel it
 
 
@@ -318,14 +322,16 @@ class SlurmLauncher:
         the compute nodes' process table; on the nodes themselves ``job.sh`` sweeps them).
         """
         run_id = run_dir.rstrip("/").rsplit("/", 1)[-1]
-        deadline = time.monotonic() + REAP_ANSWER_WAIT_S
-        while True:  # a busy controller's short silence must not keep the lock: asked again within a bound
+        def ask_queue(_: int) -> str:
             code, out, err = self._ask("squeue -h -u \"$(id -un)\" -o '%i|%Z'")
-            if code == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(2.0)
-        if code != 0:
-            self.transport.say(f"      Slurm does not answer whether jobs of run {run_id} still run ({shown(err.strip())});"
+            if code != 0:
+                raise SlurmUnanswered(err.strip())
+            return out
+
+        try:
+            out = REAP_ASK.run(ask_queue)
+        except SlurmUnanswered as unanswered:
+            self.transport.say(f"      Slurm does not answer whether jobs of run {run_id} still run ({shown(str(unanswered))});"
                                f" {run_dir} stays on {self.host.name}")
             return 1
         live = [line for line in out.splitlines() if line.partition("|")[2].startswith(run_dir.rstrip("/") + "/")]

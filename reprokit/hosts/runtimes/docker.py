@@ -11,13 +11,12 @@ from reprokit.hosts import host_files, shell
 from reprokit.hosts.access.base import Connection
 from reprokit.hosts.executor import workload_argv
 from reprokit.hosts.runtimes.base import CONTAINER_CODE_DIR, StepPlace
+from reprokit.hosts.shell_scripts import library
 
 USER_IDS = "$(id -u):$(id -g)"  # expanded by the host's shell: the container runs as the host's user
 SECRETS_DIR = "/run/reprokit-secrets"  # a tmpfs in the container: secrets as read-only files, never its environment
 SECRETS_TMPFS = f"{SECRETS_DIR}:rw,noexec,nosuid,size=1m,mode=0700,uid=$(id -u),gid=$(id -g)"
-# the container's first process: the NAME=value lines on its stdin become files NAME (mode 0400), then the workload
-SECRETS_ENTRY = ('umask 077; while IFS= read -r line; do [ -n "$line" ] && printf %s "${line#*=}" > "$0/${line%%=*}";'
-                 ' done; chmod 0400 "$0"/* 2>/dev/null; exec "$@"')
+SECRETS_ENTRY = library("container_secrets.sh")  # the container's first process: the secrets as files, then the workload
 
 
 @dataclass

@@ -9,6 +9,7 @@ if [ "$1" = step ]; then
   if [ "$2" = systemd ]; then sed -n "s,^0::,$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts),p" /proc/self/cgroup > cgroup
   elif [ -n "$2" ] && echo $$ > "$2/cgroup.procs"; then echo "$2" > cgroup; fi
   export REPROKIT_RUN="$mark"
+  # shellcheck disable=SC2016  # a container's command quotes the script of the shell it starts there
   exec timeout --kill-after=@KILL_AFTER_S@ @TIMEOUT_S@ @COMMAND@ > step.log 2>&1 < /dev/null
 fi
 echo $$ > pid

@@ -6,6 +6,7 @@ cd @STEP_DIR@ || exit 1
 write_exit_code @PLACEHOLDER@  # a requeued job starts again from here
 take_secrets
 # the mark on the workload only: the sweep's own tools must not carry it
+# shellcheck disable=SC2016  # a container's command quotes the script of the shell it starts there
 (export REPROKIT_RUN=@MARK@; @COMMAND@) > step.log 2>&1 < /dev/null
 rc=$?
 exec 3<&-

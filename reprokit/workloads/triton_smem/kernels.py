@@ -58,10 +58,59 @@ def _imports_triton(node: ast.stmt) -> bool:
     return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton"
 
 
+# The names a package's own re-export of Triton gives (vLLM's ``from vllm.triton_utils import tl, triton``), and
+# the import each stands for: the kernels use them as Triton's own.
+TRITON_REEXPORTS = {"triton": "import triton", "tl": "import triton.language as tl"}
+
+
+def _reexported_triton(node: ast.stmt) -> list[ast.stmt] | None:
+    """``from PACKAGE.triton_utils import tl, triton`` as the triton imports it re-exports, else None."""
+    if not (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+            and node.module.split(".")[0] != "triton" and node.names
+            and all(alias.name in TRITON_REEXPORTS and alias.asname is None for alias in node.names)):
+        return None
+    return [ast.parse(TRITON_REEXPORTS[alias.name]).body[0] for alias in node.names]
+
+
+# Keywords of ``@triton.jit(...)`` that act at launch, not at compile: ``launch_metadata`` names a host function
+# for the profiler (sglang's persistent matmul), which the extracted module does not keep.
+LAUNCH_ONLY_JIT_KEYWORDS = frozenset({"launch_metadata"})
+
+
+def _without_launch_hooks(node: ast.stmt) -> ast.stmt:
+    """A ``@triton.jit`` function with its decorators' launch-only keywords dropped (compiles the same)."""
+    if isinstance(node, ast.FunctionDef):
+        for decorator in node.decorator_list:
+            if isinstance(decorator, ast.Call):
+                decorator.keywords = [k for k in decorator.keywords if k.arg not in LAUNCH_ONLY_JIT_KEYWORDS]
+    return node
+
+
+def _module_free_defaults(node: ast.FunctionDef) -> ast.FunctionDef:
+    """Defaults read from the file's other globals (vLLM's ``FP8_MIN = float8_info.min``) become ``None``.
+
+    Those globals are host code (torch, the platform), which the extracted module does not keep, so such a
+    default cannot be evaluated here; the kit gives the argument instead (``args``), as the launcher's value.
+    """
+    def free(expr: ast.expr) -> bool:
+        return any(isinstance(n, ast.Name) and n.id not in ("triton", "tl") for n in ast.walk(expr))
+
+    node.args.defaults = [ast.Constant(None) if free(d) else d for d in node.args.defaults]
+    node.args.kw_defaults = [None if d is None else ast.Constant(None) if free(d) else d for d in node.args.kw_defaults]
+    return node
+
+
 def jit_source(source: str, origin: str) -> tuple[str, list[str]]:
     """The module text with only the triton imports and ``@triton.jit`` functions of ``source``, and their names."""
     tree = ast.parse(source)
-    kept = [n for n in tree.body if _imports_triton(n) or (isinstance(n, ast.FunctionDef) and _is_jit(n))]
+    kept: list[ast.stmt] = []
+    for node in tree.body:
+        reexported = _reexported_triton(node)
+        if reexported is not None:
+            kept += reexported
+        elif _imports_triton(node) or (isinstance(node, ast.FunctionDef) and _is_jit(node)):
+            kept.append(_module_free_defaults(_without_launch_hooks(node)) if isinstance(node, ast.FunctionDef)
+                        else node)
     names = [n.name for n in kept if isinstance(n, ast.FunctionDef)]
     header = f'"""The @triton.jit functions of {origin}, extracted verbatim by reprokit."""\n\n'
     return header + ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n", names

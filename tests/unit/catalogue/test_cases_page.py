@@ -46,8 +46,7 @@ def test_a_case_without_a_kit_is_listed_with_its_reason():
     without = catalogue.without_kit()
     assert [w.threads for w in without] == [
         ("flashinfer 3031",), ("openxla/tokamax 1361", "openxla/tokamax PR 1401"), ("local-inference-lab/vllm 283",),
-        ("zzhhjjj/gemma-triton-flash-attn PR 4",), ("QwenLM/FlashQLA 4", "QwenLM/FlashQLA PR 21"),
-        ("flashinfer 4049", "flashinfer PR 4066")]
+        ("zzhhjjj/gemma-triton-flash-attn PR 4",), ("flashinfer 4049", "flashinfer PR 4066")]
     assert all(w.why for w in without)
     page = catalogue.markdown([], without)
     assert "## Cases without a kit" in page and "| flashinfer 3031 |" in page and "no byte figure" in page

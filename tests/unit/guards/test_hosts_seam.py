@@ -14,7 +14,7 @@ REPROKIT = Path(__file__).resolve().parents[3] / "reprokit"
 REGISTRIES = ("reprokit.hosts.access", "reprokit.hosts.launchers", "reprokit.hosts.runtimes")
 # the registries, and the SSH access's own settings (ssh.py: which connections it takes, below access/ssh.py)
 REGISTRY_DIRS = (*(REPROKIT / "hosts" / name for name in ("access", "launchers", "runtimes")), REPROKIT / "hosts" / "ssh.py")
-PUBLIC = {"ACCESS", "LAUNCHERS", "RUNTIMES", "Connection", "Puller", "Runtime", "StepPlace", "runtime_for"}
+PUBLIC = {"ACCESS", "LAUNCHERS", "RUNTIMES", "CommandResult", "Connection", "Puller", "Runtime", "StepPlace", "runtime_for"}
 AXIS_NAMES = set(ACCESS) | set(LAUNCHERS) | set(RUNTIMES)
 PHASES = [*sorted((REPROKIT / "phases").glob("*.py")), REPROKIT / "run" / "kit_run.py"]
 

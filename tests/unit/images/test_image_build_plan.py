@@ -1,4 +1,4 @@
-"""What `invoke build` asks a host to run (a recording target stands in for the host), the context it sends,
+"""What `invoke build` asks a host to run (a recording connection stands in for the host), the context it sends,
 and the workload's requirements against the kits' pins."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import pytest
 from reprokit.config.inventory import local_host
 from reprokit.config.kit import load_kit
 from reprokit.errors import ConfigError, HostError
-from reprokit.hosts.command_target import CommandResult, LocalTarget
+from reprokit.hosts.access import CommandResult
+from reprokit.hosts.factory import this_machine
 from reprokit.images.build import CA_BUNDLE, build_image, requirement_pins
 from reprokit.images.context import ContextSource, checkout, context_files, context_tar, gather
 from reprokit.images.lockfile import load_lock
@@ -23,14 +24,16 @@ from tests.conftest import REPO
 IMAGE_ID = "sha256:" + "c" * 64
 
 
-class RecordingTarget:
+class RecordingConnection:
+    """The access protocol's ``stream``, answering as a Docker engine would."""
+
     def __init__(self, ca_present=True, build_rc=0, build_output="#1 DONE"):
         self.calls = []
         self.ca_present = ca_present
         self.build_rc = build_rc
         self.build_output = build_output
 
-    def __call__(self, argv, *, stdin=None, env=None, timeout_s=None, on_line=None):
+    def stream(self, argv, *, stdin=None, env=None, timeout_s=None, on_line=None):
         self.calls.append({"argv": list(argv), "stdin": stdin, "env": dict(env or {})})
         if argv[0] == "test":
             return CommandResult(0 if self.ca_present else 1, "")
@@ -47,8 +50,8 @@ def kit():
 
 
 def test_the_build_command(kit, tmp_path):
-    target = RecordingTarget()
-    built = build_image(kit, "workload", local_host(), target=target, docker="docker", say=lambda _: None,
+    target = RecordingConnection()
+    built = build_image(kit, "workload", local_host(), connection=target, docker="docker", say=lambda _: None,
                         record=False, docker_host="ssh://gpu@example.org")
     test, build, inspect = target.calls
     assert test["argv"] == ["test", "-s", CA_BUNDLE]
@@ -75,28 +78,28 @@ def test_the_build_command(kit, tmp_path):
 
 
 def test_no_ca_bundle_no_secret(kit):
-    target = RecordingTarget(ca_present=False)
-    build_image(kit, "serve", local_host(), target=target, docker="docker", say=lambda _: None, record=False)
+    target = RecordingConnection(ca_present=False)
+    build_image(kit, "serve", local_host(), connection=target, docker="docker", say=lambda _: None, record=False)
     assert "--secret" not in target.calls[1]["argv"]
 
 
 def test_failures_say_what_to_do(kit):
-    target = RecordingTarget(build_rc=1, build_output="ERROR: BuildKit is enabled but the buildx component is missing")
+    target = RecordingConnection(build_rc=1, build_output="ERROR: BuildKit is enabled but the buildx component is missing")
     with pytest.raises(HostError, match="this docker client has no BuildKit"):
-        build_image(kit, "serve", local_host(), target=target, docker="docker", say=lambda _: None, record=False)
-    target = RecordingTarget(build_rc=127, build_output="docker: command not found")
+        build_image(kit, "serve", local_host(), connection=target, docker="docker", say=lambda _: None, record=False)
+    target = RecordingConnection(build_rc=127, build_output="docker: command not found")
     with pytest.raises(HostError, match="docker is not installed on host 'local'; `invoke provision --host local`"):
-        build_image(kit, "serve", local_host(), target=target, docker="docker", say=lambda _: None, record=False)
+        build_image(kit, "serve", local_host(), connection=target, docker="docker", say=lambda _: None, record=False)
 
 
 def test_bad_requests_are_refused_before_anything_runs(kit):
-    target = RecordingTarget()
+    target = RecordingConnection()
     with pytest.raises(ConfigError, match="declares no image 'nope'; images: workload, serve"):
-        build_image(kit, "nope", local_host(), target=target)
+        build_image(kit, "nope", local_host(), connection=target)
     with pytest.raises(ConfigError, match="takes no base from OTHER_IMAGE"):
-        build_image(kit, "serve", local_host(), target=target, base_overrides={"OTHER_IMAGE": "a@sha256:" + "1" * 64})
+        build_image(kit, "serve", local_host(), connection=target, base_overrides={"OTHER_IMAGE": "a@sha256:" + "1" * 64})
     remote = local_host().__class__(**{**local_host().__dict__, "name": "gpu1", "connection": "ssh", "local": False})
-    with pytest.raises(HostError, match="needs its SSH target"):
+    with pytest.raises(HostError, match="needs its connection"):
         build_image(kit, "serve", remote)
     assert target.calls == []
 
@@ -110,13 +113,13 @@ def test_the_context_tar_is_deterministic():
     assert [(m.name, m.mtime, m.uid, m.mode) for m in members] == [(f, 0, 0, 0o644) for f in files]
 
 
-def test_local_target_feeds_stdin_and_streams_lines():
-    lines = []
-    result = LocalTarget()(["sh", "-c", "cat; echo done >&2"], stdin=b"one\ntwo\n", on_line=lines.append)
+def test_this_machines_connection_feeds_stdin_and_streams_lines():
+    lines, here = [], this_machine()
+    result = here.stream(["sh", "-c", "cat; echo done >&2"], stdin=b"one\ntwo\n", on_line=lines.append)
     assert (result.returncode, lines) == (0, ["one", "two", "done"])
-    assert LocalTarget()(["/nonexistent/docker"]).returncode == 127
+    assert here.stream(["/nonexistent/docker"]).returncode == 127
     with pytest.raises(HostError, match="did not finish within 1 s"):
-        LocalTarget()(["sleep", "5"], timeout_s=1)
+        here.stream(["sleep", "5"], timeout_s=1)
 
 
 def test_workload_requirements_are_the_kits_pins_hash_pinned():

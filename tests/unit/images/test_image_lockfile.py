@@ -138,7 +138,7 @@ class FakeRegistry:
         self.requests.append((request.get_method(), request.full_url, dict(request.header_items())))
         if request.full_url.startswith("https://auth.example/token"):
             return _Response(b'{"token": "T0K"}', {})
-        if "Authorization" not in request.headers:
+        if "Authorization" not in request.headers or self.status_after_token == 401:
             headers = Message()
             headers["WWW-Authenticate"] = 'Bearer realm="https://auth.example/token",service="reg",scope="repository:nvidia/cuda:pull"'
             raise urllib.error.HTTPError(request.full_url, 401, "Unauthorized", headers, io.BytesIO())
@@ -170,6 +170,16 @@ def test_resolve_follows_the_token_challenge():
 def test_resolve_says_when_the_tag_does_not_exist():
     with pytest.raises(HostError, match=r"registry-1.docker.io has no such tag \(404\)"):
         resolve_digest("nvidia/cuda:0.0-nope", open_url=FakeRegistry(status_after_token=404))
+
+
+def test_a_registry_that_refuses_its_own_anonymous_token_is_asked_once_more_no_more():
+    registry = FakeRegistry(status_after_token=401)
+    with pytest.raises(HostError) as refused:
+        resolve_digest("nvidia/cuda:12.9.1-devel-ubuntu24.04", open_url=registry)
+    assert str(refused.value) == ("nvidia/cuda:12.9.1-devel-ubuntu24.04: the registry registry-1.docker.io refused the"
+                                  " anonymous token; log in or check the name")
+    assert [(m, url.split("?")[0].rsplit("/", 1)[-1]) for m, url, _ in registry.requests] == [
+        ("HEAD", "12.9.1-devel-ubuntu24.04"), ("GET", "token"), ("HEAD", "12.9.1-devel-ubuntu24.04")]
 
 
 def test_loopback_registries_are_spoken_to_over_http():

@@ -83,6 +83,12 @@ BAD_FIELDS = [
     (lambda m: m.update(colour="blue"), "colour: not a field of a run manifest; the record is damaged or of a newer reprokit"),
     (lambda m: m["steps"][4].update(resut={}),
      "steps[4].resut: not a field of a step's entry; the record is damaged or of a newer reprokit"),
+    # a field left out when unset is never null in a file; the result lives in result.json; steps are never left out
+    (lambda m: m["steps"][0].update(log=None), "steps[0].log: expected a string, got None"),
+    (lambda m: m.update(in_flight=None), "in_flight: expected an object, got None"),
+    (lambda m: m["steps"][0].update(result={"status": "ok"}),
+     "steps[0].result: not a field of a step's entry; the record is damaged or of a newer reprokit"),
+    (lambda m: m.pop("steps"), "steps: expected a list, got nothing (the field is missing)"),
 ]
 
 

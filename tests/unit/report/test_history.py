@@ -58,6 +58,15 @@ def test_runs_lists_the_committed_evidence():
         # evidence/catalogue: sglang's extend attention compiled for SM120; ep8-crash-fixed's GPU-less run (static step only)
         ("20261206T031354Z-triton-extend-attention-local-90e3", "PASS", 5, 5, "triton-extend-attention", "none", "-"),
         ("20261206T031428Z-ep8-crash-fixed-local-6a02", "INCONCLUSIVE", 1, 8, "ep8-crash-fixed", "none", "-"),
+        # evidence/catalogue: four Triton kernels of vLLM and sglang wheels compiled for the 101376 B parts
+        ("20261206T064834Z-triton-mla-decode-vllm-local-b032", "PASS", 5, 5, "triton-mla-decode-vllm", "none", "-"),
+        ("20261206T064919Z-triton-batch-invariant-matmul-local-8d27", "PASS", 5, 5, "triton-batch-invariant-matmul", "none",
+         "-"),
+        ("20261206T064950Z-triton-unified-attention-fp32-local-01e9", "PASS", 5, 5, "triton-unified-attention-fp32", "none",
+         "-"),
+        ("20261206T065030Z-triton-lightning-attn-local-6938", "PASS", 5, 5, "triton-lightning-attn", "none", "-"),
+        # evidence/catalogue: FlashQLA's TileLang prepare_h lowered for sm_121a
+        ("20261206T073120Z-tilelang-prepare-h-local-4e56", "PASS", 5, 5, "tilelang-prepare-h", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -66,8 +75,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 14), ({"gpu": "h200"}, 13), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 14), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 21),
+    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 19), ({"gpu": "h200"}, 13), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 19), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 26),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -151,13 +160,13 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation
         assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 2
-    assert page.count('<a href="../../../') == 21  # the records that have a report.html, linked relatively
+    assert page.count('<a href="../../../') == 26  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 22
+    assert page.count("<tr><td") == 27
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 

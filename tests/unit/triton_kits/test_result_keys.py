@@ -23,6 +23,7 @@ RECORDS = {  # a real record of each kind, written by the kits' own command
         next((REPO / "evidence/catalogue").glob("*-triton-matmul-ogs-*/steps/compile/result.json"))],
     "cutlass-tile-list": next((REPO / "evidence/catalogue").glob("*-mxfp8-gemm-tiles-*/steps/tiles-before-fix/result.json")),
     "cute-dsl-smem": next((REPO / "evidence/catalogue").glob("*-b12x-moe-smem-*/steps/dynamic-kernel/result.json")),
+    "tilelang-smem": next((REPO / "evidence/catalogue").glob("*-tilelang-prepare-h-*/steps/hopper-prepare-h/result.json")),
 }
 
 

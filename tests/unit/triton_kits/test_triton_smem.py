@@ -13,6 +13,7 @@ import yaml
 from reprokit.workloads.contract import Exit, WorkloadError
 from reprokit.workloads.triton_smem import compile as triton_compile
 from reprokit.workloads.triton_smem import kernels
+from reprokit.workloads.triton_smem.kernels import pinned_wheel
 from tests.unit.triton_kits.conftest import HAS_TRITON, NO_TRITON
 
 REPO = Path(__file__).resolve().parents[3]
@@ -35,6 +36,39 @@ def test_a_member_the_wheel_lacks_or_without_kernels_is_named(sglang_wheel, tmp_
     with pytest.raises(WorkloadError) as caught:
         kernels.write_module(sglang_wheel, "sglang/version.py", tmp_path)
     assert str(caught.value) == f"{sglang_wheel.name}:sglang/version.py defines no @triton.jit function"
+
+
+UPSTREAM_SHAPES = '''
+import torch
+from vllm.triton_utils import tl, triton
+
+float8_info = torch.finfo(torch.float8_e4m3fn)
+
+
+def _launch_metadata(grid, kernel, args):
+    return {"name": kernel.name}
+
+
+@triton.jit(launch_metadata=_launch_metadata)
+def persistent(a_ptr, N: tl.constexpr, FP8_MIN: tl.constexpr = float8_info.min, SCALE: tl.constexpr = 2 * 8):
+    tl.store(a_ptr, N)
+'''
+
+
+def test_a_packages_triton_reexport_and_host_hooks_are_read_as_the_kernel_needs():
+    """vLLM's `from vllm.triton_utils import tl, triton`, sglang's launch_metadata hook and vLLM's FP8_MIN default."""
+    text, names = kernels.jit_source(UPSTREAM_SHAPES, "upstream.py")
+    body = text.split('"""', 2)[2]
+    assert names == ["persistent"]
+    assert body.splitlines()[2:6] == ["import triton.language as tl", "import triton", "", "@triton.jit()"]
+    assert "def persistent(a_ptr, N: tl.constexpr, FP8_MIN: tl.constexpr=None, SCALE: tl.constexpr=2 * 8):" in body
+    assert "torch" not in body and "float8_info" not in body and "_launch_metadata" not in body
+    compile(text, "upstream.py", "exec")  # and it imports with no torch and no vllm
+
+
+def test_an_import_of_other_names_of_a_package_is_not_taken_for_triton():
+    text, _ = kernels.jit_source("from vllm.triton_utils import HAS_TRITON, tl\n\n@triton.jit\ndef k(x):\n    pass\n", "f.py")
+    assert "HAS_TRITON" not in text and "import triton.language" not in text
 
 
 def test_argument_specs_are_checked_before_any_compile():
@@ -115,3 +149,18 @@ def test_the_extend_attention_kit_compiles_to_the_threads_figure(sglang_wheel, t
         "hopper-blocks": {"sm120": 106496, "sm90": 106496}, "sm120-blocks": {"sm120": 71680, "sm90": 71680},
         "mha-prefill-hopper-blocks": {"sm120": 65536, "sm90": 65536}}
     assert result["overflowing"] == {"sm120": ["hopper-blocks"], "sm90": []}
+
+
+@pytest.mark.skipif(not HAS_TRITON, reason=NO_TRITON)
+def test_the_batch_invariant_kit_compiles_to_the_threads_figure(tmp_path):
+    """sglang's persistent matmul: a `launch_metadata` hook in its decorator, compiled for sm89 as for SM120."""
+    try:
+        wheel = pinned_wheel("sglang", "0.5.17", None)
+    except WorkloadError as exc:
+        pytest.skip(f"sglang 0.5.17's wheel: {exc}")
+    kit = yaml.safe_load((REPO / "kits" / "triton-batch-invariant-matmul.yml").read_text())
+    params = {**kit["steps"][0]["with"], "version": "0.5.17", "wheel": str(wheel), "jobs": 2}
+    code, result = run_workload(params, tmp_path / "matmul")
+    assert code == 0, result.get("error")
+    assert result["by_case"]["fp16-default"]["sm89"]["shared_bytes"] == 106496
+    assert result["overflowing"] == {"sm89": ["fp16-default"], "sm120": ["fp16-default"], "sm90": []}
