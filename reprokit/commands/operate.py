@@ -16,6 +16,7 @@ from reprokit.errors import ExitCode
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions
 from reprokit.output.hosttext import shown
+from reprokit.records.models import RunStatus
 from reprokit.records.run_dir import resolve_run_dir
 from reprokit.run.in_flight import cancel_run, describe, follow_log, runs_in_flight
 
@@ -54,7 +55,7 @@ def cancel(run_dir: str, inventory_path: str, runs_dir: str, options: ConnectOpt
     path = resolve_run_dir(run_dir, runs_dir)
     detail = cancel_run(path, load_inventory(inventory_path), options, say)
     if as_json:
-        print(json.dumps({"run_dir": str(path), "status": "killed", "status_detail": detail,
+        print(json.dumps({"run_dir": str(path), "status": RunStatus.KILLED, "status_detail": detail,
                           "exit_code": int(ExitCode.PASS)}, indent=2))
     else:
         console.print(f"{path.name}: {detail}", markup=False)

@@ -7,14 +7,22 @@ class (``bar``, ``point``, ``span``, ``series``) so tests can count them.
 
 from __future__ import annotations
 
-import html
 import math
 from dataclasses import dataclass, field
 
+from markupsafe import Markup
+
+from reprokit.draw.templating import escaped_text
+
 
 def esc(value: object) -> str:
-    """Text or attribute value, escaped for HTML and SVG (quotes included)."""
-    return html.escape("" if value is None else str(value), quote=True)
+    """Text or attribute value, escaped for SVG (quotes included), as the report's templates escape theirs.
+
+    The charts stay hand-written rather than templated: each mark is one line of Python beside its scale, the
+    elements are a closed set (rect, line, circle, polyline, text, title) with no script, link or style, and
+    every value reaches them through this function or ``num``.
+    """
+    return escaped_text(value)
 
 
 def num(value: float) -> str:
@@ -97,10 +105,11 @@ class Svg:
         cls_attr = f' class="{esc(cls)}"' if cls else ""
         self.add(f'<text{cls_attr} x="{num(x)}" y="{num(y)}" text-anchor="{anchor}"{transform}>{esc(text)}</text>')
 
-    def render(self) -> str:
-        return (f'<svg id="{esc(self.chart_id)}" class="chart" role="img" '
+    def render(self) -> Markup:
+        """The element, markup built here from escaped parts: the report's templates insert it as it is."""
+        return Markup(f'<svg id="{esc(self.chart_id)}" class="chart" role="img" '
                 f'width="{num(self.width)}" height="{num(self.height)}" viewBox="0 0 {num(self.width)} {num(self.height)}">'
-                f"<title>{esc(self.title)}</title>" + "".join(self.parts) + "</svg>")
+                      f"<title>{esc(self.title)}</title>" + "".join(self.parts) + "</svg>")
 
 
 def _tip(tip: str | None) -> str:

@@ -9,7 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from reprokit.draw.svg import esc, is_number
+from markupsafe import Markup
+
+from reprokit.draw.svg import is_number
+from reprokit.draw.templating import environment
 
 Block = str | tuple[list[str], list[list[Any]]]  # a paragraph, or (headers, rows)
 
@@ -26,25 +29,19 @@ def md_table(headers: list[str], rows: list[list[Any]]) -> list[str]:
     return lines
 
 
+def _blocks() -> Any:
+    """The macros of ``templates/blocks.html``, callable from Python."""
+    return environment().get_template("blocks.html").module
+
+
 def html_table(headers: list[str] | None, rows: list[list[Any]], table_id: str | None = None,
-               row_classes: list[str] | None = None) -> str:
-    """Cells are escaped text, or ``(text, class)`` pairs."""
-    head = f"<thead><tr>{''.join(f'<th>{esc(h)}</th>' for h in headers)}</tr></thead>" if headers else ""
-    body = []
-    for index, row in enumerate(rows):
-        cells = []
-        for cell in row:
-            text, cls = cell if isinstance(cell, tuple) else (cell, "")
-            cls_attr = f' class="{esc(cls)}"' if cls else ""
-            cells.append(f"<td{cls_attr}>{esc('' if text is None else text)}</td>")
-        row_cls = row_classes[index] if row_classes and row_classes[index] else ""
-        body.append(f'<tr class="{esc(row_cls)}">' + "".join(cells) + "</tr>" if row_cls else "<tr>" + "".join(cells) + "</tr>")
-    id_attr = f' id="{esc(table_id)}"' if table_id else ""
-    return f"<table{id_attr}>{head}<tbody>{''.join(body)}</tbody></table>"
+               row_classes: list[str] | None = None) -> Markup:
+    """Cells are text, or ``(text, class)`` pairs; the template escapes them."""
+    return _blocks().table(headers, rows, table_id, row_classes)
 
 
-def figure(svg: str, caption: str) -> list[str]:
-    return [f"<figure>{svg}<figcaption>{esc(caption)}</figcaption></figure>"] if svg else []
+def figure(svg: str, caption: str) -> list[Markup]:
+    return [_blocks().figure(svg, caption)] if svg else []
 
 
 def grouped_bytes(value: float) -> str:
@@ -64,9 +61,8 @@ def md_blocks(title: str, blocks: list[Block]) -> list[str]:
     return lines
 
 
-def html_blocks(title: str, blocks: list[Block]) -> list[str]:
-    return [f"<h2>{esc(title)}</h2>"] + [html_table(*block) if isinstance(block, tuple) else f"<p>{esc(block)}</p>"
-                                         for block in blocks]
+def html_blocks(title: str, blocks: list[Block]) -> list[Markup]:
+    return [Markup(_blocks().titled(title, blocks).removesuffix("\n"))]
 
 
 def drawn_blocks(blocks: Callable[[Any], tuple[str, list[Block]] | None]) -> tuple[Callable[[Any], list[str]],

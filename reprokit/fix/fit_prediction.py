@@ -13,6 +13,7 @@ from pathlib import Path
 from reprokit.fix import fit_table
 from reprokit.triage.reconcile import Prediction, prediction_from_fit_cell
 from reprokit.triage.tactics import choose_table
+from reprokit.workloads.facts.exits import StepStatus
 
 MOE_DTYPE = "nvfp4"  # the CUTLASS fused MoE the triage reads tactics of (the kits' NVFP4 models)
 
@@ -20,7 +21,7 @@ MOE_DTYPE = "nvfp4"  # the CUTLASS fused MoE the triage reads tactics of (the ki
 def predict(version: str, arch: str, table_path: Path = fit_table.DATA_FILE) -> Prediction | None:
     """The prediction for FlashInfer ``version`` on ``arch`` (NVFP4), or None when the table has no usable cell."""
     cell = fit_table.cell(version, arch, MOE_DTYPE, table_path)
-    if cell is None or cell.get("status") != "ok":
+    if cell is None or cell.get("status") != StepStatus.OK:
         return None
     choice = choose_table([version], arch)
     if choice.table is None:

@@ -26,6 +26,7 @@ from reprokit.hosts.here import run_here
 from reprokit.output.say import Say, silent
 from reprokit.workloads.contract import write_json_atomic
 from reprokit.workloads.facts.exits import StepStatus
+from reprokit.workloads.facts.smem_fit import KernelFit
 
 WORKLOAD = "reprokit.workloads.static_smem"
 
@@ -50,8 +51,8 @@ def table_releases(available: list[str], oldest: str = OLDEST) -> list[str]:
 def summarize(result: dict[str, Any]) -> dict[str, Any]:
     """The cell of one workload result: what fails, by how much, and what the dispatcher rejects."""
     rows = result["rows"]
-    failing = [r for r in rows if r["verdict"] == "exceeds"]
-    rejected = [r for r in rows if r["verdict"] == "unsupported"]
+    failing = [r for r in rows if r["verdict"] == KernelFit.EXCEEDS]
+    rejected = [r for r in rows if r["verdict"] == KernelFit.UNSUPPORTED]
     counts = result["tactic_counts"]
     cell: dict[str, Any] = {
         "status": "ok",
@@ -71,7 +72,7 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
                     for r in failing],
         "default_tactics": {op: _row_brief(min((r for r in rows if r["op"] == op), key=lambda r: r["tactic"]))
                             for op in counts if any(r["op"] == op for r in rows)},
-        "largest_fitting_bytes": max((r["kernel_smem_bytes"] for r in rows if r["verdict"] == "fits"), default=None),
+        "largest_fitting_bytes": max((r["kernel_smem_bytes"] for r in rows if r["verdict"] == KernelFit.FITS), default=None),
         "cutlass": result["sources"]["cutlass"]["version"],
         "wheel_sha256": result["sources"]["wheel"]["sha256"],
         "flashinfer_git_commit": result["sources"]["flashinfer_git_commit"],

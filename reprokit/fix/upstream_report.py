@@ -24,7 +24,9 @@ from reprokit.step_kinds import STEP_KINDS, ResultError, StepKind, given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import KernelMembers, SmemRow, Sources, Wheel
 from reprokit.step_kinds.triage import KIND as TRIAGE
+from reprokit.triage.rules import LogVerdict
 from reprokit.workloads.facts.exits import StepStatus
+from reprokit.workloads.facts.smem_fit import KernelFit
 
 MEMBERS = ("tensors", "pipelines", "scheduler_response", "tensormaps")
 GUARD = """```cpp
@@ -107,7 +109,7 @@ def _brief(row: SmemRow) -> dict[str, Any]:
 def _engine_crash(run_dir: Path, manifest: Manifest) -> str | None:
     """The report of a serving engine that died (the triage's FATAL), for a run without byte accounting."""
     triage = _read(run_dir / "steps" / "triage" / "result.json", TRIAGE)
-    if triage is None or triage.verdict != "FATAL":
+    if triage is None or triage.verdict != LogVerdict.FATAL.value:
         return None
     entry = next((s for s in manifest.steps if s.name == crash_report.SERVE_STEP), None)
     serve = _read(run_dir / "steps" / entry.name / "result.json", STEP_KINDS[entry.uses]) if entry else None
@@ -129,7 +131,7 @@ def upstream_report(run_dir: Path) -> str:
     triage = _read(run_dir / "steps" / "triage" / "result.json", TRIAGE)
     version, arch = static.flashinfer, static.arch
     limit = static.capacity_bytes  # the arch's (CUTLASS's constant); a probed host may be another arch
-    failing = [r for r in static.rows or [] if r.verdict == "exceeds"]
+    failing = [r for r in static.rows or [] if r.verdict == KernelFit.EXCEEDS]
     outputs: dict[int, list[str]] = {}
     for row in failing:  # one kernel per output type, the same bytes: one section per tactic
         outputs.setdefault(row.tactic, []).append(row.output_dtype)

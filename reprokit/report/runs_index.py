@@ -2,8 +2,8 @@
 
 The trend is the share of a kit's expectations that held, run after run on one host, each point coloured by
 the verdict (a kit judged on a host without its GPU stays INCONCLUSIVE, visibly). Same rules as
-``report.html``: inline CSS and SVG, no script, a Content-Security-Policy that forbids every load; each run
-links to its own report, relative to the index.
+``report.html``: inline CSS (``templates/index.css`` after the report's) and SVG, no script, a
+Content-Security-Policy that forbids every load; each run links to its own report, relative to the index.
 """
 
 from __future__ import annotations
@@ -12,17 +12,10 @@ import os
 from pathlib import Path
 from urllib.parse import quote
 
-from reprokit.draw.svg import Linear, Svg, esc
+from reprokit.draw.svg import Linear, Svg
 from reprokit.records.atomic import write_text_atomic
-from reprokit.report.html import CSP, CSS, VERDICT_CLASS
-
-INDEX_CSS = """
-svg .trend { fill: none; stroke: #90a4ae; stroke-width: 1.5; }
-svg .point.pass { fill: #2e7d32; } svg .point.fail { fill: #c62828; } svg .point.inconclusive { fill: #b26a00; }
-svg .point.other { fill: #546e7a; }
-td.pass { color: #2e7d32; font-weight: 600; } td.fail { color: #c62828; font-weight: 600; }
-td.inconclusive { color: #b26a00; font-weight: 600; }
-"""
+from reprokit.report.html import CSP, VERDICT_CLASS
+from reprokit.report.templating import render_page
 
 
 def trend_chart(kit: str, host: str, runs: list) -> str:
@@ -53,24 +46,13 @@ def render_index(index_dir: Path, runs: list) -> str:
     groups: dict[tuple[str, str], list] = {}
     for run in runs:
         groups.setdefault((run.kit, run.host), []).append(run)
-    charts = "".join(f"<figure>{trend_chart(kit, host, group)}</figure>" for (kit, host), group in sorted(groups.items()))
     rows = []
     for run in reversed(runs):  # newest first
         report = Path(run.dir) / "report.html"
         link = quote(os.path.relpath(report, index_dir), safe="/") if report.is_file() else None
-        name = f'<a href="{esc(link)}">{esc(run.run_id)}</a>' if link else esc(run.run_id)
-        cls = VERDICT_CLASS.get(run.verdict, "")
-        rows.append(f'<tr><td class="mono">{name}</td><td class="{cls}">{esc(run.verdict)}</td>'
-                    f'<td class="num">{run.held}/{run.judged}</td><td>{esc(run.kit)}</td><td>{esc(run.host)}</td>'
-                    f"<td>{esc(run.gpu)}</td><td>{esc(run.driver)}</td><td>{esc(run.versions)}</td>"
-                    f'<td>{esc(run.started)}</td><td class="mono">{esc(run.git_commit)}</td></tr>')
-    table = ('<table id="runs"><thead><tr><th>run</th><th>verdict</th><th>held</th><th>kit</th><th>host</th><th>GPU</th>'
-             "<th>driver</th><th>versions</th><th>started</th><th>git</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'
-            f"<title>reprokit runs ({len(runs)})</title><style>{CSS}{INDEX_CSS}</style></head>\n<body>\n"
-            f"<h1>{len(runs)} run(s), {len(groups)} kit and host pair(s)</h1>\n"
-            f'<h2>Trends</h2><div class="smallmultiples">{charts}</div>\n<h2>Runs</h2>\n{table}\n</body></html>\n')
+        rows.append((run, link, VERDICT_CLASS.get(run.verdict, "")))
+    return render_page("index.html", csp=CSP, runs=rows, groups=len(groups),
+                       charts=[trend_chart(kit, host, group) for (kit, host), group in sorted(groups.items())])
 
 
 def write_index(path: Path, runs: list) -> Path:

@@ -20,8 +20,9 @@ from reprokit.step_kinds import given
 from reprokit.step_kinds.static_smem import KIND as STATIC_SMEM
 from reprokit.step_kinds.static_smem import HeadersCompiled, SmemRow, StaticSmemResult, Wheel
 from reprokit.workloads.facts.exits import StepStatus
+from reprokit.workloads.facts.smem_fit import KernelFit
 
-VERDICT_STYLE = {"fits": "green", "exceeds": "bold red", "unsupported": "yellow"}
+VERDICT_STYLE = {KernelFit.FITS: "green", KernelFit.EXCEEDS: "bold red", KernelFit.UNSUPPORTED: "yellow"}
 SIZE_FIELDS = ("stages", "mainloop_smem_bytes", "epilogue_smem_bytes", "kernel_smem_bytes", "verdict", "verdict_optin")
 
 
@@ -49,7 +50,7 @@ def _bytes(value: Any) -> str:
 def _verdict(row: SmemRow, verdict: str | None, limit: int | None) -> Text:
     if verdict is None:
         return Text("")
-    if verdict == "unsupported" or row.kernel_smem_bytes is None or limit is None:
+    if verdict == KernelFit.UNSUPPORTED or row.kernel_smem_bytes is None or limit is None:
         return Text(verdict, style=VERDICT_STYLE.get(verdict, ""))
     delta = row.kernel_smem_bytes - limit
     return Text(f"{verdict} ({delta:+d})", style=VERDICT_STYLE[verdict])
@@ -97,7 +98,7 @@ def smem_summary(result: dict[str, Any] | StaticSmemResult) -> Group:
             lines.append(Text(f"failing tactics of {op}: {', '.join(map(str, tactics))}"))
     seen = set()
     for row in result.rows or []:
-        if row.verdict == "exceeds" and row.tactic not in seen:
+        if row.verdict == KernelFit.EXCEEDS and row.tactic not in seen:
             seen.add(row.tactic)
             lines.append(Text(f"tactic {row.tactic} ({row.tile} {row.fusion}"
                               f"{' swap_ab' if row.swap_ab else ''}): {row.explanation}"))

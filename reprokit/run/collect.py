@@ -38,7 +38,7 @@ from reprokit.records.run_dir import KIT_COPY_DIR, MANIFEST, utc_now
 from reprokit.records.writer_lock import record_lock
 from reprokit.step_kinds import STEP_KINDS
 
-COLLECTABLE = ("detached", "incomplete", "killed")
+COLLECTABLE = (RunStatus.DETACHED, RunStatus.INCOMPLETE, RunStatus.KILLED)
 FINGERPRINT = "fingerprint"
 
 

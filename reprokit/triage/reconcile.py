@@ -17,11 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from reprokit.triage.spans import FailureRow
+from reprokit.workloads.facts.smem_fit import KernelFit
 
-PREDICTED = ("fits", "exceeds", "rejected")  # the static verdicts of one tactic
+
+class Predicted(StrEnum):
+    """What the static analysis predicts of one tactic (its kernels' ``KernelFit``, the largest deciding)."""
+
+    FITS = "fits"
+    EXCEEDS = "exceeds"
+    REJECTED = "rejected"  # the dispatcher has no such kernel (the analysis's ``unsupported``)
 
 
 @dataclass(frozen=True)
@@ -33,7 +41,7 @@ class PredictedTactic:
     tile: str | None
     fusion: str | None
     swap_ab: bool | None
-    verdict: str  # one of PREDICTED
+    verdict: Predicted
     dynamic_bytes: int | None  # sizeof(SharedStorage): what the launch asks as dynamic shared memory
     static_bytes: int | None = None  # the kernel's static __shared__ (0 for CUTLASS's kernels; None: not known)
 
@@ -72,7 +80,8 @@ def prediction_from_static_result(result: dict[str, Any], source: str) -> Predic
         tactic = row.get("tactic")
         if not isinstance(tactic, int):
             continue
-        verdict = {"fits": "fits", "exceeds": "exceeds"}.get(row.get("verdict"), "rejected")
+        verdict = {KernelFit.FITS: Predicted.FITS, KernelFit.EXCEEDS: Predicted.EXCEEDS}.get(row.get("verdict"),
+                                                                                        Predicted.REJECTED)
         dynamic = row.get("kernel_smem_bytes")
         static = row.get("static_smem_bytes", 0 if dynamic is not None else None)
         seen = tactics.get(tactic)
@@ -95,15 +104,30 @@ def prediction_from_fit_cell(cell: dict[str, Any], source: str, entries: list[tu
     for tactic, op, tile, fusion, swap_ab in entries:
         if tactic in failing:
             row = failing[tactic]
-            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, "exceeds", row.get("kernel_smem_bytes"),
+            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, Predicted.EXCEEDS, row.get("kernel_smem_bytes"),
                                               row.get("static_smem_bytes", 0))
         elif tactic in rejected:
-            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, "rejected", None)
+            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, Predicted.REJECTED, None)
         else:
-            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, "fits", known.get(tactic),
+            tactics[tactic] = PredictedTactic(op, tactic, tile, fusion, swap_ab, Predicted.FITS, known.get(tactic),
                                               0 if known.get(tactic) is not None else None)
     return Prediction(source, str(cell.get("flashinfer")), str(cell.get("arch")), str(cell.get("dtype")),
                       cell.get("capacity_bytes"), tactics)
+
+
+class Agreement(StrEnum):
+    """Whether the triage and the prediction say the same of one tactic; written as its value (``"disagree"``)."""
+
+    AGREE = "agree"
+    DISAGREE = "disagree"
+    UNKNOWN = "unknown"  # the log cannot say whether it was tried, or the prediction has no such tactic
+
+
+class Comparison(StrEnum):
+    """The reconciliation's ``status``: compared, or not (its ``reason`` says why)."""
+
+    COMPARED = "compared"
+    NOT_COMPARED = "not_compared"
 
 
 @dataclass(frozen=True)
@@ -120,7 +144,7 @@ class TacticAgreement:
     predicted: str | None  # fits, exceeds, rejected; None: the prediction has no such tactic
     dynamic_bytes: int | None
     static_bytes: int | None
-    agreement: str  # 'agree', 'disagree' or 'unknown'
+    agreement: Agreement
     says: str
 
     def to_json(self) -> dict[str, Any]:
@@ -148,17 +172,17 @@ def _failed_row(row: FailureRow, predicted: PredictedTactic | None, capacity: in
     tactic = int(row.tactic)
     if predicted is None:
         return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, None, None, None,
-                               "unknown", "failed; the prediction has no such tactic")
+                               Agreement.UNKNOWN, "failed; the prediction has no such tactic")
     facts = (predicted.dynamic_bytes, predicted.static_bytes)
-    if predicted.verdict == "exceeds":
-        return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "exceeds", *facts,
-                               "agree", f"failed, predicted to overflow ({_bytes_said(predicted, capacity)})")
-    if predicted.verdict == "rejected":
-        return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "rejected", *facts,
-                               "agree", "failed, predicted to be rejected by the dispatcher")
+    if predicted.verdict == Predicted.EXCEEDS:
+        return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, Predicted.EXCEEDS, *facts,
+                               Agreement.AGREE, f"failed, predicted to overflow ({_bytes_said(predicted, capacity)})")
+    if predicted.verdict == Predicted.REJECTED:
+        return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, Predicted.REJECTED, *facts,
+                               Agreement.AGREE, "failed, predicted to be rejected by the dispatcher")
     said = f"({_bytes(predicted.total_bytes)})" if predicted.total_bytes is not None else "(bytes not in the prediction)"
-    return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, "fits", *facts,
-                           "disagree", f"failed but predicted to fit {said}")
+    return TacticAgreement(row.op, tactic, row.tile, row.fusion, row.swap_ab, True, True, Predicted.FITS, *facts,
+                           Agreement.DISAGREE, f"failed but predicted to fit {said}")
 
 
 def _overflow_row(predicted: PredictedTactic, tried: bool | None, capacity: int | None) -> TacticAgreement:
@@ -166,12 +190,12 @@ def _overflow_row(predicted: PredictedTactic, tried: bool | None, capacity: int 
     who = (predicted.op, predicted.tactic, predicted.tile, predicted.fusion, predicted.swap_ab)
     bytes_said = _bytes_said(predicted, capacity)
     if tried is None:
-        return TacticAgreement(*who, False, None, "exceeds", *facts, "unknown",
+        return TacticAgreement(*who, False, None, Predicted.EXCEEDS, *facts, Agreement.UNKNOWN,
                                f"predicted to overflow ({bytes_said}); the log level hides whether it was tried")
     if tried:
-        return TacticAgreement(*who, False, True, "exceeds", *facts, "disagree",
+        return TacticAgreement(*who, False, True, Predicted.EXCEEDS, *facts, Agreement.DISAGREE,
                                f"predicted to overflow ({bytes_said}), profiled without a failure")
-    return TacticAgreement(*who, False, False, "exceeds", *facts, "disagree",
+    return TacticAgreement(*who, False, False, Predicted.EXCEEDS, *facts, Agreement.DISAGREE,
                            f"predicted to overflow ({bytes_said}), never tried")
 
 
@@ -186,21 +210,21 @@ class Reconciliation:
     @property
     def disagreements(self) -> list[str]:
         return [f"{_who(r.op, r.tactic, r.tile, r.fusion, r.swap_ab)}: {r.says}" for r in self.rows
-                if r.agreement == "disagree"]
+                if r.agreement == Agreement.DISAGREE]
 
     @property
     def agree(self) -> bool | None:
         """True: every failed tactic was predicted to fail and every predicted overflow failed; None: not compared."""
         if self.prediction is None:
             return None
-        if any(r.agreement == "disagree" for r in self.rows):
+        if any(r.agreement == Agreement.DISAGREE for r in self.rows):
             return False
-        return None if any(r.agreement == "unknown" for r in self.rows) else True
+        return None if any(r.agreement == Agreement.UNKNOWN for r in self.rows) else True
 
     def to_json(self) -> dict[str, Any]:
         p = self.prediction
         return {
-            "status": "compared" if p is not None else "not_compared",
+            "status": Comparison.COMPARED if p is not None else Comparison.NOT_COMPARED,
             "reason": self.reason,
             "agree": self.agree,
             "prediction": None if p is None else {"source": p.source, "flashinfer": p.flashinfer, "arch": p.arch,
@@ -228,7 +252,7 @@ def reconcile(failures: list[FailureRow], tried: frozenset[int], tactic_lines_vi
         failed.add(row.tactic)
         rows.append(_failed_row(row, prediction.tactics.get(row.tactic), prediction.capacity_bytes))
     for number, predicted in sorted(prediction.tactics.items()):
-        if predicted.verdict != "exceeds" or number in failed:
+        if predicted.verdict != Predicted.EXCEEDS or number in failed:
             continue
         seen = (number in tried) if tactic_lines_visible else None
         rows.append(_overflow_row(predicted, seen, prediction.capacity_bytes))

@@ -17,10 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 
 from reprokit.triage.patterns_stacks import UNCLAIMED
 from reprokit.triage.processes import Process
 from reprokit.triage.summary import CLAIMED_FORMATS, TriageSummary
+
+
+class LogVerdict(Enum):
+    """What a server log says, as a rule of the table decides it (the exit code of each: ``verdict.EXIT_CODES``)."""
+
+    READY = "READY"
+    READY_WITH_NONFATAL_AUTOTUNE_FAILURES = "READY_WITH_NONFATAL_AUTOTUNE_FAILURES"
+    FATAL = "FATAL"
+    NOT_READY = "NOT_READY"
+    INCONCLUSIVE = "INCONCLUSIVE"
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,7 @@ class Hit:
 @dataclass(frozen=True)
 class Rule:
     name: str
-    verdict: str  # a LogVerdict value
+    verdict: LogVerdict
     says: str  # what the rule means, for --explain and the docs
     match: Callable[[TriageSummary], Hit | None]
 
@@ -117,30 +128,30 @@ def _catch_all(summary: TriageSummary) -> Hit:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("death_reported", "FATAL",
+    Rule("death_reported", LogVerdict.FATAL,
          "a line only a dying process or its parent writes (an uncaught exception, a signal, terminate, a child's "
          "failure, an NCCL watchdog, a sticky CUDA error), and nothing after it from that process shows it alive",
          lambda s: _last_death(s, "death_reported")),
-    Rule("serving_process_died", "FATAL",
+    Rule("serving_process_died", LogVerdict.FATAL,
          "a process of sglang, vLLM or TensorRT-LLM whose last record is an exception (raised, logged at ERROR or "
          "CRITICAL, or a crash handler's dump), with nothing after it showing it alive",
          lambda s: _last_death(s, "serving_process_died")),
-    Rule("ready_tactics_hidden", "INCONCLUSIVE",
+    Rule("ready_tactics_hidden", LogVerdict.INCONCLUSIVE,
          "the server came up and autotuned, but the log level hid the per-tactic lines", _tactics_hidden),
-    Rule("ready_autotune_failures", "READY_WITH_NONFATAL_AUTOTUNE_FAILURES",
+    Rule("ready_autotune_failures", LogVerdict.READY_WITH_NONFATAL_AUTOTUNE_FAILURES,
          "the server came up; some autotune tactics or choices failed and were skipped", _autotune_failures),
-    Rule("ready_banner", "READY", "the framework's readiness line", lambda s: _ready(s, "banner")),
-    Rule("ready_request_served", "READY", "a request answered with 2xx", lambda s: _ready(s, "request_served")),
-    Rule("ready_traffic", "READY", "batches run, engine stats logged, requests received",
+    Rule("ready_banner", LogVerdict.READY, "the framework's readiness line", lambda s: _ready(s, "banner")),
+    Rule("ready_request_served", LogVerdict.READY, "a request answered with 2xx", lambda s: _ready(s, "request_served")),
+    Rule("ready_traffic", LogVerdict.READY, "batches run, engine stats logged, requests received",
          lambda s: _ready(s, "traffic")),
-    Rule("ready_routes", "READY", "the HTTP server's route listing, logged once the engine is up",
+    Rule("ready_routes", LogVerdict.READY, "the HTTP server's route listing, logged once the engine is up",
          lambda s: _ready(s, "routes")),
-    Rule("unclaimed_stack", "INCONCLUSIVE", "lines of a stack the triage recognises but does not read (llama.cpp's "
+    Rule("unclaimed_stack", LogVerdict.INCONCLUSIVE, "lines of a stack the triage recognises but does not read (llama.cpp's "
          "server, Ollama, LMDeploy), and none of one it reads", _unclaimed_stack),
-    Rule("still_starting", "NOT_READY", "a server's lines, and neither readiness nor a death: starting, hung or cut",
+    Rule("still_starting", LogVerdict.NOT_READY, "a server's lines, and neither readiness nor a death: starting, hung or cut",
          _still_starting),
-    Rule("no_server", "INCONCLUSIVE", "known lines, none of a serving framework", _no_server),
-    Rule("catch_all", "INCONCLUSIVE", "nothing the table knows", _catch_all),
+    Rule("no_server", LogVerdict.INCONCLUSIVE, "known lines, none of a serving framework", _no_server),
+    Rule("catch_all", LogVerdict.INCONCLUSIVE, "nothing the table knows", _catch_all),
 )
 
 

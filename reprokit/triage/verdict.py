@@ -8,23 +8,15 @@ from "the triage could not run" (2). READY is 0 so that a shell ``&&`` reads nat
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from packaging.version import InvalidVersion, Version
 
 from reprokit.triage.processes import Process
+from reprokit.triage.rules import LogVerdict, first_match
 from reprokit.triage.summary import TriageSummary
 
 LOG_LEVEL_ENV = "FLASHINFER_LOGGING_LEVEL"
 DEBUG_TACTIC_LINES_SINCE = Version("0.6.8")  # 'Skipping tactic' moved from WARNING to DEBUG
-
-
-class LogVerdict(Enum):
-    READY = "READY"
-    READY_WITH_NONFATAL_AUTOTUNE_FAILURES = "READY_WITH_NONFATAL_AUTOTUNE_FAILURES"
-    FATAL = "FATAL"
-    NOT_READY = "NOT_READY"
-    INCONCLUSIVE = "INCONCLUSIVE"
 
 
 EXIT_CODES: dict[LogVerdict, int] = {
@@ -88,10 +80,8 @@ def tactic_lines_visible(summary: TriageSummary, flashinfer_version: str | None)
 
 def decide(summary: TriageSummary, flashinfer_version: str | None) -> Decision:
     """The first rule of the table that matches decides (``rules.RULES``: deaths, then readiness, then the rest)."""
-    from reprokit.triage.rules import first_match  # rules reads the summary module; imported late, no cycle
-
     rule, hit = first_match(summary)
-    decision = _explained(LogVerdict(rule.verdict), summary, flashinfer_version)
+    decision = _explained(rule.verdict, summary, flashinfer_version)
     reason = hit.why if rule.name == "unclaimed_stack" else decision.reason  # names the stack it saw
     return Decision(decision.verdict, reason, decision.hint, decision.env, decision.evidence,
                     DecidedBy(rule.name, hit.location, hit.text, hit.why, hit.process))

@@ -39,7 +39,9 @@ class Section:
     """A kind's part of the reports, drawn in ``slot`` in the run's step order.
 
     ``each_step``: one section per step of the kind whose status is ok; otherwise one, for the first step of
-    the kind that left a result. ``markdown`` returns lines of ``report.md``, ``html`` elements of ``report.html``.
+    the kind that left a result. ``markdown`` returns lines of ``report.md``, ``html`` elements of ``report.html``:
+    markup (a template of ``report/templates/kind_sections/`` through ``render_part``, or the drawing primitives); a plain
+    string there is text, and the page escapes it.
     """
 
     slot: Slot

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
-from reprokit.draw.tables import html_table, md_table
+from markupsafe import Markup
+
+from reprokit.draw.svg import Linear, Svg, is_number, nice_ticks
+from reprokit.draw.tables import md_table
 from reprokit.report.kind_sections.base import ReportStep, Section
 from reprokit.report.kind_sections.triage import parse_log_time
+from reprokit.report.templating import render_part
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.serve import (
     KIND,  # noqa: F401 - the kind these sections draw
@@ -243,51 +246,31 @@ def _gpu_order(gpu: str) -> tuple:
     return (0, int(gpu), "") if gpu.isdigit() else (1, 0, gpu)
 
 
-def html(step: ReportStep) -> list[str]:
+def html(step: ReportStep) -> list[Markup]:
     """Time to ready, warmup phases, findings, throughput and latency per concurrency, then the GPU telemetry."""
     result: ServeResult = step.result
-    triage = step.first_result(WARMUP_FROM)
     ready = result.ready_after_s
-    out = ['<h2 id="serve">Serving</h2>',
-           f'<p id="serve-outcome">Outcome <strong>{esc(given(result.outcome, "?"))}</strong>'
-           + (f", ready after {ready:g} s" if is_number(ready) else "") + ".</p>"]
-    phases = warmup_phases(triage)
-    if phases:
-        out.append(html_table(["warmup phase", "from (s)", "to (s)", "duration (s)"],
-                              [[p.phase, (f"{p.start_s:.0f}", "num"), (f"{p.end_s:.0f}", "num"),
-                                (f"{p.duration_s:.0f}", "num")] for p in phases], "warmup-phases"))
-    texts = serve_findings(result)
-    if texts:
-        out.append('<h3>Findings</h3><ul id="serve-findings">' + "".join(f"<li>{esc(t)}</li>" for t in texts) + "</ul>")
     perf = typed_performance(result)
-    if rows(perf):
-        out.append('<div class="smallmultiples">' + throughput_chart(perf) + latency_chart(perf) + "</div>")
-        out.append(html_table(TABLE_HEADERS, [[(c, "num") for c in r] for r in table_rows(perf)], "serve-performance"))
     dump = result.crash_dump
-    if dump:
-        out.append(f'<h3>Crash dump</h3><p class="note">{esc(dump.get("file"))}:{esc(dump.get("line"))}</p>'
-                   f'<pre id="serve-crash-dump">{esc(chr(10).join(dump.get("lines", [])))}</pre>')
-    return out + _telemetry(result)
+    return render_part(
+        "kind_sections/serve.html", outcome=given(result.outcome, "?"), ready=f"{ready:g}" if is_number(ready) else None,
+        phases=[[p.phase, (f"{p.start_s:.0f}", "num"), (f"{p.end_s:.0f}", "num"), (f"{p.duration_s:.0f}", "num")]
+                for p in warmup_phases(step.first_result(WARMUP_FROM))],
+        findings=serve_findings(result), performance_headers=TABLE_HEADERS,
+        performance=[[(c, "num") for c in r] for r in table_rows(perf)] if rows(perf) else [],
+        throughput_chart=throughput_chart(perf) if rows(perf) else "", latency_chart=latency_chart(perf) if rows(perf) else "",
+        crash_dump=dump, crash_dump_lines="\n".join(dump.get("lines", [])) if dump else "", **_telemetry(result))
 
 
-def _telemetry(result: ServeResult) -> list[str]:
+def _telemetry(result: ServeResult) -> dict[str, Any]:
     """The serve step's ``telemetry``: ``{available, error, interval_s, per_gpu, samples}`` (a bare list of samples works too)."""
     telemetry = result.telemetry
-    rendered = telemetry_charts(telemetry, bench_windows(result))
-    if not rendered:
-        error = telemetry.error if telemetry else None
-        return ['<h2 id="telemetry">GPU telemetry</h2>', f'<p class="note">No telemetry samples: {esc(error)}</p>'] if error else []
-    legend = "".join(f'<span class="swatch sw{index % 8}"></span>GPU {esc(gpu)}'
-                     for index, gpu in enumerate(telemetry_gpus(telemetry_samples(telemetry))))
-    out = ['<h2 id="telemetry">GPU telemetry during the benchmark</h2>', f'<p class="legend">{legend}</p>',
-           '<div class="smallmultiples">' + "".join(rendered) + "</div>"]
     per_gpu = (telemetry.per_gpu if telemetry else None) or []
-    if per_gpu:
-        out.append(html_table(["GPU", "samples", "max power (W)", "power limit (W)", "mean utilisation (%)"],
-                              [[g.gpu, (g.samples, "num"), (g.max_power_w, "num"),
-                                (g.power_limit_w, "num"), (g.mean_util_pct, "num")] for g in per_gpu],
-                              "telemetry-per-gpu"))
-    return out
+    return {"telemetry_charts": telemetry_charts(telemetry, bench_windows(result)),
+            "telemetry_error": telemetry.error if telemetry else None,
+            "telemetry_gpus": telemetry_gpus(telemetry_samples(telemetry)),
+            "per_gpu": [[g.gpu, (g.samples, "num"), (g.max_power_w, "num"), (g.power_limit_w, "num"),
+                         (g.mean_util_pct, "num")] for g in per_gpu]}
 
 
 SECTIONS = (Section("findings", markdown=markdown, html=html),)

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
-from reprokit.draw.tables import html_bytes, html_table, md_table
+from markupsafe import Markup
+
+from reprokit.draw.tables import html_bytes, md_table
 from reprokit.report.kind_sections.base import ReportStep, Section
+from reprokit.report.templating import render_part
 from reprokit.step_kinds.smem_probe import (
     KIND,  # noqa: F401 - the kind these sections draw
     Device,
@@ -30,13 +33,13 @@ def markdown(step: ReportStep) -> list[str]:
     return ["", "## SMEM probe launches", ""] + md_table(LAUNCH_HEADERS, rows)
 
 
-def html(step: ReportStep) -> list[str]:
+def html(step: ReportStep) -> list[Markup]:
     rows = [[d.index, (html_bytes(launch.dynamic_shared_bytes), "num"), ("ok", "yes") if launch.ok else ("refused", "no"),
              launch.set_attribute_error_name, launch.error_name, launch.error_string]
             for d, launch in _launches(step.result)]
     if not rows:
         return []
-    return ["<h2>SMEM probe launches</h2>", html_table(LAUNCH_HEADERS, rows, "probe-launches")]
+    return render_part("kind_sections/smem_probe.html", headers=LAUNCH_HEADERS, rows=rows)
 
 
 SECTIONS = (Section("details", markdown=markdown, html=html),)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import math
 
-from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
-from reprokit.draw.tables import figure, grouped_bytes, html_bytes, html_table, md_table
+from markupsafe import Markup
+
+from reprokit.draw.svg import Linear, Svg, is_number, nice_ticks
+from reprokit.draw.tables import grouped_bytes, html_bytes, md_table
 from reprokit.report.kind_sections.base import ReportStep, Section
+from reprokit.report.templating import render_part
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.static_smem import (
     KIND,  # noqa: F401 - the kind these sections draw
@@ -199,7 +202,7 @@ def cause(step: ReportStep) -> list[str]:
     """The static analysis's finding in one line: how many kernels are over the limit, by how many bytes, which."""
     result: StaticSmemResult = step.result
     limit, near = kernels_near_limit(result)
-    if result.status != "ok" or limit is None:
+    if result.status != StepStatus.OK or limit is None:
         return []
     over = [row for row in near if row.kernel_smem_bytes > limit]
     if not over:
@@ -245,52 +248,32 @@ def headroom_chart(result: StaticSmemResult) -> str:
     return svg.render()
 
 
-def headline_html(step: ReportStep) -> list[str]:
+def headline_html(step: ReportStep) -> list[Markup]:
     """Each failing kernel's bytes against the limit, and the chart drawn against the limit."""
     result: StaticSmemResult = step.result
     if result.status != StepStatus.OK:
         return []
-    explanation = no_kernels_explanation(result)
-    if explanation:
+    if no_kernels_explanation(result):
         return []  # said in the static-smem section
-    rows = accounting_rows(result)
-    limit = smem_target_capacity(result)
-    out = [f'<h2 id="headline">Shared memory on {esc(result.arch)}: {len(rows)} kernel(s) over the '
-           f"{esc(html_bytes(limit))} B limit</h2>"]
-    if rows:
-        out.append(html_table(ACCOUNTING_HEADERS, [[(c, "num" if i else "mono") for i, c in enumerate(r)] for r in rows],
-                              "smem-accounting"))
-    if (static := static_limit_line(result)) is not None:
-        out.append(f'<p class="note">{esc(static)}</p>')
-    out += figure(headroom_chart(result),
-                  "The kernels nearest the limit, each bar from the limit to the kernel's SharedStorage: red ones are over "
-                  "and fail at initialisation; the axis spans only these kernels, so 1 KiB is wide.")
-    return out
+    return render_part("kind_sections/static_smem_headline.html", result=result,
+                       limit=html_bytes(smem_target_capacity(result)), headers=ACCOUNTING_HEADERS,
+                       accounting=[[(c, "num" if i else "mono") for i, c in enumerate(r)] for r in accounting_rows(result)],
+                       static_limit=static_limit_line(result), chart=headroom_chart(result))
 
 
-def details_html(step: ReportStep) -> list[str]:
+def details_html(step: ReportStep) -> list[Markup]:
     """Every kernel's SharedStorage against the SM90/SM100/SM120 capacities."""
     result: StaticSmemResult = step.result
-    out = ['<h2 id="static-smem">Shared memory per kernel (static analysis)</h2>']
-    if result.status != StepStatus.OK:
-        out.append(f'<p class="note">static-smem {esc(result.status)}: {esc(given(result.error, ""))}</p>')
-    explanation = no_kernels_explanation(result)
-    if explanation:
-        return out + [f'<p class="note" id="no-kernels">{esc(explanation)}</p>']
-    failing, fitting = result.failing_tiles or [], result.fitting_tiles or []
-    out.append(f"<p>FlashInfer {esc(result.flashinfer)}, {esc(given(result.dtype, ''))} on "
-               f"<strong>{esc(result.arch)}</strong>, judged against {esc(given(result.capacity_symbol, 'capacity'))} = "
-               f"{esc(html_bytes(smem_target_capacity(result)))} B. "
-               f'Failing tiles: <strong class="no">{esc(", ".join(failing) or "none")}</strong>; '
-               f'fitting tiles: <span class="yes">{esc(", ".join(fitting) or "none")}</span>.'
-               + (f" Not dispatchable: {esc(', '.join(result.unsupported_tiles))}." if result.unsupported_tiles else "")
-               + "</p>")
-    out += figure(smem_chart(result),
-                  f"Each bar is one tactic and output type: sizeof(GemmKernel::SharedStorage) of the kernel compiled for "
-                  f"{result.arch}. Red bars exceed {result.arch}'s capacity; such a kernel fails at "
-                  "initialisation (cudaFuncSetAttribute, 'Error Internal'). Dashed lines: the per-block capacities of "
-                  "SM90, SM100 and SM120. Hover a bar for the builder's stage arithmetic.")
-    return out
+    return render_part(
+        "kind_sections/static_smem.html", result=result, failed=result.status != StepStatus.OK,
+        explanation=no_kernels_explanation(result), capacity_symbol=given(result.capacity_symbol, "capacity"),
+        capacity=html_bytes(smem_target_capacity(result)), failing=", ".join(result.failing_tiles or []) or "none",
+        fitting=", ".join(result.fitting_tiles or []) or "none", unsupported=", ".join(result.unsupported_tiles or []),
+        chart=smem_chart(result),
+        caption=f"Each bar is one tactic and output type: sizeof(GemmKernel::SharedStorage) of the kernel compiled for "
+                f"{result.arch}. Red bars exceed {result.arch}'s capacity; such a kernel fails at "
+                "initialisation (cudaFuncSetAttribute, 'Error Internal'). Dashed lines: the per-block capacities of "
+                "SM90, SM100 and SM120. Hover a bar for the builder's stage arithmetic.")
 
 
 SECTIONS = (Section("headline", markdown=headline_markdown, html=headline_html, cause=cause), Section("details", html=details_html))

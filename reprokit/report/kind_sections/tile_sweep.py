@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 
-from reprokit.draw.svg import Linear, Log, Svg, decade_ticks, esc, is_number, legend, nice_ticks
-from reprokit.draw.tables import figure, html_table
+from markupsafe import Markup
+
+from reprokit.draw.svg import Linear, Log, Svg, decade_ticks, is_number, legend, nice_ticks
 from reprokit.report.kind_sections.base import ReportStep, Section
+from reprokit.report.templating import render_part
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.tile_sweep import (
     KIND,  # noqa: F401 - the kind these sections draw
@@ -105,10 +107,9 @@ def sweep_roofline_chart(result: SweepResult) -> str:
     return svg.render()
 
 
-def html(step: ReportStep) -> list[str]:
+def html(step: ReportStep) -> list[Markup]:
     """The run's own ceilings, the roofline charts, the best tile of each problem."""
     result: SweepResult = step.result
-    out = ['<h2 id="tile-sweep">Tile sweep: throughput against the roofline</h2>']
     roofline = result.roofline or Roofline()
     device = result.device or SweepDevice()
     ceilings = []
@@ -118,14 +119,6 @@ def html(step: ReportStep) -> list[str]:
         ceilings.append(f"read {roofline.read_gbps:.0f} GB/s")
     if is_number(roofline.dense_gemm_tflops):
         ceilings.append(f"dense bf16 GEMM {roofline.dense_gemm_tflops:.0f} TFLOP/s")
-    where = f" on {device.name} ({device.gpu_arch})" if device.name else ""
-    out.append(f'<p id="ceilings">Ceilings measured in this run{esc(where)}: {esc(", ".join(ceilings) or "none recorded")}.</p>')
-    out += figure(sweep_roofline_chart(result),
-                  "Best tile of each problem: achieved TFLOP/s against its arithmetic intensity (FLOP per byte of the "
-                  "least traffic the problem needs), under the roof of the two ceilings above.")
-    out += figure(sweep_fraction_chart(result),
-                  "Fraction of the roofline (the slower of compute at the GEMM ceiling and traffic at copy bandwidth) "
-                  "reached by the best tile of each problem.")
     rows = []
     for entry in result.best or []:
         time_s, fraction = entry.time_median_s, entry.fraction_of_roofline
@@ -134,10 +127,9 @@ def html(step: ReportStep) -> list[str]:
                      (f"{entry.tflops:.1f}" if is_number(entry.tflops) else "", "num"),
                      (f"{entry.gbps:.0f}" if is_number(entry.gbps) else "", "num"),
                      entry.bound, (f"{fraction:.0%}" if is_number(fraction) else "", "num")])
-    if rows:
-        out += ["<h3>Best tile per problem</h3>", html_table(
-            ["problem", "phase", "best config", "time (us)", "TFLOP/s", "GB/s", "bound", "of roofline"], rows, "best-tiles")]
-    return out
+    return render_part("kind_sections/tile_sweep.html", where=f" on {device.name} ({device.gpu_arch})" if device.name else "",
+                       ceilings=", ".join(ceilings) or "none recorded", roofline_chart=sweep_roofline_chart(result),
+                       fraction_chart=sweep_fraction_chart(result), best=rows)
 
 
 SECTIONS = (Section("details", html=html),)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass, field
 from typing import Any
 
-from reprokit.draw.svg import Linear, Svg, esc, is_number, nice_ticks
-from reprokit.draw.tables import figure, html_table
+from markupsafe import Markup
+
+from reprokit.draw.svg import Linear, Svg, is_number, nice_ticks
 from reprokit.report.kind_sections.base import ReportStep, Section
+from reprokit.report.templating import render_part
 from reprokit.step_kinds.base import given
 from reprokit.step_kinds.triage import (
     KIND,  # noqa: F401 - the kind these sections draw
     TriageResult,
 )
+from reprokit.triage.reconcile import Agreement, Comparison
 
 TIME_FORMATS = ("%Y-%m-%d %H:%M:%S,%f", "%Y-%m-%d %H:%M:%S.%f", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S.%f",
                 "%Y-%m-%dT%H:%M:%S")
@@ -74,58 +78,48 @@ def _event_class(name: str) -> str:
     return "neutral"
 
 
-def html(step: ReportStep) -> list[str]:
+def html(step: ReportStep) -> list[Markup]:
     """The verdict, the autotune failures per tactic, the fatal line and the warmup timeline."""
     result: TriageResult = step.result
-    out = ['<h2 id="triage">Server log triage</h2>',
-           f"<p><strong>{esc(result.verdict)}</strong>: {esc(given(result.reason, ''))}</p>"]
-    if result.hint:
-        out.append(f'<p class="note">{esc(result.hint)}</p>')
-    rows = []
-    for failure in result.autotune_failures or []:
-        ranks = failure.ranks or []
-        rows.append([str(failure.op or "").rsplit("::", 1)[-1], (failure.tactic, "num"),
-                     (failure.tile, "mono"), failure.fusion,
-                     "yes" if failure.swap_ab else "no" if failure.swap_ab is not None else "",
-                     (failure.count, "num"), ", ".join(map(str, ranks)) or "not logged",
-                     failure.first, failure.last])
-    if rows:
-        total = sum(f.count or 0 for f in result.autotune_failures or [])
-        out += [f"<h3>Autotune failures: {len(rows)} tactic(s), {total} failure line(s)</h3>", html_table(
-            ["op", "tactic", "tile", "fusion", "swap_ab", "count", "ranks", "first", "last"], rows, "autotune-failures")]
-    out += reconciliation_html(result)
-    fatal = result.fatal
-    if fatal is not None:
-        out.append(f'<p class="note">Fatal ({esc(fatal.kind)}) at {esc(fatal.at)}: {esc(fatal.message)}</p>')
-    out += figure(timeline_chart(result),
-                  "Warmup and autotuning as the server logged them: each event from its first to its last line (all ranks), "
-                  "autotune failures in red, readiness in green.")
-    return out
+    failures = result.autotune_failures or []
+    rows = [[str(failure.op or "").rsplit("::", 1)[-1], (failure.tactic, "num"), (failure.tile, "mono"), failure.fusion,
+             "yes" if failure.swap_ab else "no" if failure.swap_ab is not None else "", (failure.count, "num"),
+             ", ".join(map(str, failure.ranks or [])) or "not logged", failure.first, failure.last]
+            for failure in failures]
+    return render_part("kind_sections/triage.html", result=result, failures=rows,
+                       failure_lines=sum(f.count or 0 for f in failures), reconciliation=reconciliation(result),
+                       timeline=timeline_chart(result))
 
 
-def reconciliation_html(result: TriageResult) -> list[str]:
+@dataclass(frozen=True)
+class Reconciliation:
+    """The triage's failed tactics beside the static prediction, as the section shows them."""
+
+    not_compared: str | None = None  # why they were not compared
+    source: str = "?"  # where the prediction came from
+    rows: list[list[Any]] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    word: str = ""  # they agree, disagree on N tactic(s), cannot tell
+
+
+def reconciliation(result: TriageResult) -> Reconciliation | None:
     """Each tactic that failed or was predicted to overflow, with both diagnoses and whether they agree."""
     found = result.reconciliation
     if found is None:
-        return []
-    if found.status != "compared":
-        return [f'<p class="note">Not compared with the static analysis: {esc(given(found.reason, "no prediction"))}</p>']
+        return None
+    if found.status != Comparison.COMPARED:
+        return Reconciliation(not_compared=given(found.reason, "no prediction"))
     source = (found.prediction or {}).get("source", "?")
-    if not found.tactics:
-        return [f"<h3>Triage and static analysis: nothing failed, nothing predicted to overflow</h3>"
-                f"<p>prediction: {esc(source)}</p>"]
     rows, classes = [], []
-    for t in found.tactics:
+    for t in found.tactics or []:
         rows.append([str(t.op or "").rsplit("::", 1)[-1], (t.tactic, "num"), (t.tile, "mono"), t.fusion,
                      "yes" if t.swap_ab else "no" if t.swap_ab is not None else "",
                      "yes" if t.failed else "no",
                      "yes" if t.tried else "no" if t.tried is not None else "unknown",
                      t.predicted, (t.dynamic_bytes, "num"), (t.static_bytes, "num"), t.agreement, t.says])
-        classes.append("bad" if t.agreement == "disagree" else "")
+        classes.append("bad" if t.agreement == Agreement.DISAGREE else "")
     word = {True: "agree", False: f"disagree on {len(found.disagreements or [])} tactic(s)", None: "cannot tell"}[found.agree]
-    return [f"<h3>Triage and static analysis, per tactic: they {esc(word)}</h3>", f"<p>prediction: {esc(source)}</p>",
-            html_table(["op", "tactic", "tile", "fusion", "swap_ab", "failed", "tried", "predicted", "dynamic B",
-                        "static B", "agreement", "says"], rows, "reconciliation", classes)]
+    return Reconciliation(source=source, rows=rows, classes=classes, word=word)
 
 
 DEATH_TRACEBACK_LINES = 6  # the end of the traceback: what was raised, and from where

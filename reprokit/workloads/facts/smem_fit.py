@@ -16,9 +16,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from reprokit.workloads.facts.exits import StrEnum  # enum.StrEnum, spelled out for a host's Python before 3.11
+
 STATIC_SMEM_DEFAULT_BYTES = 48 * 1024
 STATIC_SMEM_ARCH_SPECIFIC_SM12X_BYTES = 99 * 1024  # sm_120a, sm_121a
 _TARGET = re.compile(r"(?:sm|compute)_(\d+)([af]?)$")
+
+
+class KernelFit(StrEnum):
+    """A kernel's verdict in the static analysis (a row's ``verdict``), written as its value (``"exceeds"``)."""
+
+    FITS = "fits"
+    EXCEEDS = "exceeds"  # static and dynamic bytes together over the limit: the launch is refused
+    UNSUPPORTED = "unsupported"  # the dispatcher has no such kernel for the arch: nothing to size
 
 
 @dataclass(frozen=True)

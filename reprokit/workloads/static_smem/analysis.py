@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reprokit.workloads.facts.smem_fit import fit
+from reprokit.workloads.facts.smem_fit import KernelFit, fit
 from reprokit.workloads.facts.tiles import from_enum_value, parse_tile
 from reprokit.workloads.static_smem.targets import GEMM_OPS
 
-FITS, EXCEEDS, UNSUPPORTED = "fits", "exceeds", "unsupported"
+FITS, EXCEEDS, UNSUPPORTED = KernelFit.FITS, KernelFit.EXCEEDS, KernelFit.UNSUPPORTED
 # CUTLASS's kernels take all their shared memory dynamically: device_kernel<Operator> declares only
 # 'extern __shared__ char smem[]' and places the kernel's SharedStorage there (include/cutlass/device_kernel.h)
 CUTLASS_STATIC_SMEM_BYTES = 0

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from reprokit.workloads.facts.autotuner import PROFILED_TACTIC, SKIPPED_TACTIC
+from reprokit.workloads.facts.smem_fit import KernelFit
 
 HERE = Path(__file__).resolve().parent
 TRACE_SOURCE = HERE / "cxx" / "smem_trace.cpp"
@@ -174,7 +175,7 @@ def cross_check(predicted: dict[str, Any], forced: dict[str, Any]) -> dict[str, 
         if guess is None:
             why.append("no prediction for this tactic")
         else:
-            if (guess["verdict"] == "fits") != bool(row.get("launched")):
+            if (guess["verdict"] == KernelFit.FITS) != bool(row.get("launched")):
                 why.append(f"predicted {guess['verdict']}, launched={row.get('launched')}")
             if guess.get("kernel_smem_bytes") is not None and requested != [guess["kernel_smem_bytes"]]:
                 why.append(f"predicted {guess['kernel_smem_bytes']} B, requested {requested}")

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reprokit.workloads.facts.smem_fit import KernelFit
 from reprokit.workloads.static_smem.device_check import profiled_tactics
 
 # Why a tactic has no static prediction: the analysis models SM90 TMA warp-specialized SharedStorage only.
@@ -44,7 +45,7 @@ def tactic_rows(check: dict[str, Any]) -> list[dict[str, Any]]:
         predicted = entry.get("predicted_smem_bytes")
         if predicted is None:
             why = SM80_REASON.format(kernels=_kernels(row))
-        elif launched_bytes == [predicted] and entry["launched"] and entry.get("predicted_verdict") == "fits":
+        elif launched_bytes == [predicted] and entry["launched"] and entry.get("predicted_verdict") == KernelFit.FITS:
             why = "agrees"
         else:
             why = f"differs: predicted {predicted} B, launched with {launched_bytes}"

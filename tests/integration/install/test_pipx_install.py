@@ -136,6 +136,8 @@ def test_the_wheel_ships_the_kits_roles_dockerfiles_and_tables_and_no_tests(whee
     assert tables and {f"reprokit/data/tactics/{t}" for t in tables} <= names
     roles = sorted(p.name for p in (REPO / "ansible" / "roles").iterdir() if p.is_dir())
     assert {f"reprokit/shipped/ansible/roles/{r}/tasks/main.yml" for r in roles} <= names
+    templates = sorted(p.relative_to(REPO).as_posix() for p in (REPO / "reprokit").rglob("templates/**/*") if p.is_file())
+    assert templates and set(templates) <= names  # report.html's, the runs index's and the kinds' sections
     assert [n for n in names if n.startswith("tests/") or "/tests/" in n or "doubles" in n or "/test_" in n] == []
     assert [n for n in names if "__pycache__" in n or n.endswith(".pyc")] == []
 

@@ -131,3 +131,26 @@ def test_the_runs_index_renders_and_requests_nothing(chromium: str, tmp_path: Pa
     assert [m["data-verdict"] for kit in ("ep8-crash", "smem-probe", "tile-sweep")
             for m in marks(dom, f"trend-{kit}-local", "circle", "point")] == ["INCONCLUSIVE", "PASS", "PASS"]
     assert table_rows(dom, "runs") == 3
+
+
+def test_host_text_stays_text_in_the_browser(chromium: str, tmp_path: Path) -> None:
+    """Markup, template syntax and an ESC byte in every template's host text: Chromium builds no element of them."""
+    import dataclasses
+
+    from reprokit.records.models import Artifact
+    from reprokit.report.html import write_html_report
+    from tests.unit.report.report_data import elements
+    from tests.unit.report.test_report_html import MANIFEST, VERDICT
+    from tests.unit.report.test_report_templates import HOSTILE, hostile_steps
+
+    manifest = dataclasses.replace(MANIFEST, host={"name": HOSTILE, "connection": "ssh", "runtime": "docker"},
+                                   artifacts={f"steps/{HOSTILE}.log": Artifact("0" * 64, 1)})
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    page = write_html_report(run_dir, manifest, dataclasses.replace(VERDICT, summary=HOSTILE), hostile_steps())
+    dom, requests = run_chromium(chromium, page, tmp_path, "--dump-dom")
+    assert made_for_the_page(requests) == []
+    built = elements(dom)
+    assert {tag for tag, _, _ in built} & {"script", "img", "iframe", "object", "embed"} == set()
+    assert [name for _, attrs, _ in built for name in attrs if name.startswith("on")] == []
+    assert dom.count("{{ 7*7 }}{% raw %}\\x1b[31m") == 21  # every site of the unit test, as text

@@ -177,6 +177,8 @@ KIND = StepKind(
 NEW_SECTIONS = '''
 """The ``hello-smem`` kind's section of the reports, drawn from its result model."""
 
+from markupsafe import Markup
+
 from reprokit.draw.tables import html_table, md_table
 from reprokit.report.kind_sections.base import ReportStep, Section
 from reprokit.step_kinds.hello_smem import KIND
@@ -186,8 +188,8 @@ def markdown(step: ReportStep) -> list[str]:
     return ["", "## Hello", ""] + md_table(["step", "greeting"], [[step.name, step.result.greeting]])
 
 
-def html(step: ReportStep) -> list[str]:
-    return ["<h2>Hello</h2>", html_table(["step", "greeting"], [[step.name, step.result.greeting]], "hello")]
+def html(step: ReportStep) -> list[Markup]:
+    return [Markup("<h2>Hello</h2>"), html_table(["step", "greeting"], [[step.name, step.result.greeting]], "hello")]
 
 
 SECTIONS = (Section("findings", markdown=markdown, html=html),)
