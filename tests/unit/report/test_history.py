@@ -69,6 +69,12 @@ def test_runs_lists_the_committed_evidence():
         ("20261206T065030Z-triton-lightning-attn-local-6938", "PASS", 5, 5, "triton-lightning-attn", "none", "-"),
         # evidence/catalogue: FlashQLA's TileLang prepare_h lowered for sm_121a
         ("20261206T073120Z-tilelang-prepare-h-local-4e56", "PASS", 5, 5, "tilelang-prepare-h", "none", "-"),
+        # evidence/h200-ssh-layout: the h200-ssh kits again, after the hosts wing's second round (same exit codes)
+        ("20261206T080039Z-smem-probe-h200-b1df", "PASS", 4, 4, "smem-probe", "1 x NVIDIA H200", "580.159.04"),
+        ("20261206T080055Z-tile-sweep-h200-4882", "PASS", 2, 2, "tile-sweep", "1 x NVIDIA H200", "580.159.04"),
+        ("20261206T080224Z-ep8-crash-h200-8a34", "INCONCLUSIVE", 2, 10, "ep8-crash", "1 x NVIDIA H200", "580.159.04"),
+        ("20261206T080319Z-ep8-crash-fixed-h200-65df", "INCONCLUSIVE", 1, 8, "ep8-crash-fixed", "1 x NVIDIA H200",
+         "580.159.04"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -77,8 +83,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 3), ({"verdict": "pass"}, 19), ({"gpu": "h200"}, 13), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 19), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 26),
+    ({"kit": "ep8-crash"}, 4), ({"verdict": "pass"}, 21), ({"gpu": "h200"}, 17), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 19), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 30),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -160,15 +166,15 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):
         assert len(marks(page, f"trend-{kit}-local", "circle", "point")) == 1
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
-    for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation
-        assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 2
-    assert page.count('<a href="../../../') == 26  # the records that have a report.html, linked relatively
+    for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation, and after #38
+        assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 3
+    assert page.count('<a href="../../../') == 30  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 27
+    assert page.count("<tr><td") == 31
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 
