@@ -112,7 +112,9 @@ CRASH_DUMP_MAX_LINES = 40
 
 def crash_dump(path: Path) -> dict[str, object] | None:
     """The first crash handler's dump in a server log: its line (counted as the triage counts lines, a lone
-    '\\r' ending one) and up to ``CRASH_DUMP_MAX_LINES`` of its frames, or None when the log has none."""
+    '\\r' ending one) and up to ``CRASH_DUMP_MAX_LINES`` of its frames, or None when the log has none. Handlers
+    of several processes that fire at once (both workers of an expert-parallel server) print their first lines in a
+    row: those are kept as one dump's head, with the frames that follow."""
     try:
         text = path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
@@ -123,7 +125,9 @@ def crash_dump(path: Path) -> dict[str, object] | None:
         return None
     dump = [lines[start]]
     for line in lines[start + 1:]:
-        if not CRASH_DUMP_FRAME.match(line) or len(dump) >= CRASH_DUMP_MAX_LINES:
+        # two processes' handlers firing at once print their first lines in a row, then their frames interleaved
+        banner_again = CRASH_DUMP_START.search(line) and all(CRASH_DUMP_START.search(kept) for kept in dump)
+        if not (CRASH_DUMP_FRAME.match(line) or banner_again) or len(dump) >= CRASH_DUMP_MAX_LINES:
             break
         dump.append(line[:400])
     return {"file": path.name, "line": start + 1, "lines": dump}

@@ -149,9 +149,10 @@ def test_every_committed_result_reads_back_into_its_kind():
                 path = manifest.parent / step["result_file"]
                 STEP_KINDS[step["uses"]].read_result(json.loads(path.read_text()), str(path))
                 read += 1
-    assert read == 46  # 28, evidence/catalogue's 16 (b12x 2, mxfp8 2, the vLLM kits' probes 2, matmul-ogs 1,
+    assert read == 56  # 28, evidence/catalogue's 16 (b12x 2, mxfp8 2, the vLLM kits' probes 2, matmul-ogs 1,
     # extend-attention's triton-smem 1, ep8-crash-fixed's probe and static-smem 2, the four Triton kits of 2026-12-06 4,
-    # tilelang-prepare-h's tilelang-smem 2), h200-ssh-vllm's probes 2
+    # tilelang-prepare-h's tilelang-smem 2), h200-ssh-vllm's probes 2, h200-ssh-layout's 10 (probe 4, static-smem 3,
+    # tile-sweep 3)
 
 
 NEW_KIND = '''

