@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from reprokit.workloads import kernel_cases
 from reprokit.workloads.contract import Exit, WorkloadError, count_progress, progress
 from reprokit.workloads.static_smem import wheel as wheels
 from reprokit.workloads.tile_sweep.targets import SMEM_OPTIN_BYTES_BY_ARCH
@@ -27,38 +28,12 @@ from reprokit.workloads.triton_smem import kernels
 REQUIRED = ("package", "version", "source", "kernel", "cases")
 
 
-def _cases(params: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each case with its full arguments: the step's ``args``, then the case's own."""
-    shared = params.get("args") or {}
-    if not isinstance(shared, dict):
-        raise WorkloadError(Exit.BAD_PARAMS, "`args` must be a mapping of the kernel's argument names to values")
-    cases = params["cases"]
-    if not isinstance(cases, list) or not cases:
-        raise WorkloadError(Exit.BAD_PARAMS, "`cases` must be a list of {name, args, num_warps, num_stages}")
-    names = set()
-    for index, case in enumerate(cases):
-        where = f"cases[{index}]"
-        if not isinstance(case, dict) or not isinstance(case.get("name"), str) or not isinstance(case.get("args"), dict):
-            raise WorkloadError(Exit.BAD_PARAMS, f"{where}: needs a `name` and an `args` mapping")
-        unknown = set(case) - {"name", "args", "num_warps", "num_stages", "why"}
-        if unknown:
-            raise WorkloadError(Exit.BAD_PARAMS, f"{where} ({case['name']}): unknown keys {sorted(unknown)}")
-        if case["name"] in names:
-            raise WorkloadError(Exit.BAD_PARAMS, f"{where}: the case name {case['name']!r} is used twice")
-        names.add(case["name"])
-        triton_compile.check_args(case["args"], f"{where} ({case['name']})")
-    return [{**case, "args": {**shared, **case["args"]}} for case in cases]
-
-
 def run(params: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     missing = [key for key in REQUIRED if not params.get(key)]
     if missing:
         raise WorkloadError(Exit.BAD_PARAMS, f"missing parameters: {', '.join(missing)}")
-    archs = list(params.get("archs") or ["sm120", "sm90"])
-    for arch in archs:
-        if arch not in SMEM_OPTIN_BYTES_BY_ARCH:
-            raise WorkloadError(Exit.BAD_PARAMS, f"arch {arch!r}: use one of {', '.join(SMEM_OPTIN_BYTES_BY_ARCH)}")
-    cases = _cases(params)
+    archs = kernel_cases.checked_archs(params, ["sm120", "sm90"])
+    cases = kernel_cases.full_cases(params, ("num_warps", "num_stages"), triton_compile.check_args)
     if triton_compile.triton_version() is None:
         raise WorkloadError(Exit.MISSING_DEPENDENCY, "triton is not installed for this Python; install the Triton the"
                             " host serves with")
