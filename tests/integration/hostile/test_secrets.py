@@ -78,7 +78,9 @@ def test_under_docker_the_secret_is_a_read_only_tmpfs_file_never_the_containers_
     thread.start()
     inspected = b""
     deadline = time.monotonic() + 60
-    while thread.is_alive() and time.monotonic() < deadline and not inspected:
+    # A container listed by `docker ps` can be gone by the time `docker inspect` asks (a short one of the same image,
+    # or the workload's own end): inspect then prints `[]`. Ask again until one running container has been seen.
+    while thread.is_alive() and time.monotonic() < deadline and b'"Env"' not in inspected:
         ids = subprocess.run(["docker", "ps", "-q", "--filter", f"ancestor={image}"], capture_output=True).stdout.split()
         if ids:
             inspected = subprocess.run(["docker", "inspect", *[i.decode() for i in ids]], capture_output=True).stdout
