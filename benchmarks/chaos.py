@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import fcntl
 import json
 import os
 import random
@@ -492,6 +493,19 @@ def main() -> None:
     args = parser.parse_args()
     if not (STATE / "id_ed25519").exists():
         sys.exit("SSH test hosts are not up: run tests/services/up first")
+    # One chaos run at a time: two would inject faults into each other's runs and count each other's leftovers.
+    lock_path = STATE / "chaos.lock"
+    lock = open(lock_path, "a+")  # noqa: SIM115 - held until the process ends
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.seek(0)
+        holder = lock.read().strip() or "?"
+        sys.exit(f"chaos: {lock_path} is held by another chaos run (pid {holder}); wait for it to end, or stop it")
+    lock.seek(0)
+    lock.truncate()
+    lock.write(f"{os.getpid()}\n")
+    lock.flush()
     hosts = HOSTS[:args.hosts]
     base = Path(tempfile.mkdtemp(prefix="rk-chaos-"))
     rig = Rig(base, args)
