@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+# A suite started in the background of a non-interactive shell (`pytest ... &`) inherits SIGINT ignored, and every
+# process it starts would too: the tests that send Ctrl-C to a run would see it ignored. Python's own handler is not
+# inherited across exec, so the children start with the default, as under a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
