@@ -198,8 +198,9 @@ class Analysis:
         # one worker compiles the kernels while the others compile the tactics probe and its helpers
         return self._kernel_programs(missing, max(1, self.options.jobs - 1))
 
-    def _kernel_programs(self, variants: list[KernelVariant], programs: int) -> list[tuple[Compile, list[KernelVariant]]]:
-        """``variants`` split into ``programs`` compiles: parsing CUTLASS costs ~35 s per compile,
+    def _kernel_programs(self, variants: list[KernelVariant], programs: int,
+                         stem: str = "kernels") -> list[tuple[Compile, list[KernelVariant]]]:
+        """``variants`` split into ``programs`` compiles named ``stem``: parsing CUTLASS costs ~35 s per compile,
         each kernel instantiated in it ~1.5 s more, so few large compiles win on few cores."""
         self._prepare_probe_dir()
         variants = sorted(variants, key=lambda v: v.key)
@@ -210,7 +211,7 @@ class Analysis:
             chunk = variants[index * size:(index + 1) * size]
             if not chunk:
                 continue
-            name = f"kernels-{index + 1}of{count}" if count > 1 else "kernels"
+            name = f"{stem}-{index + 1}of{count}" if count > 1 else stem
             path = self.probe_dir / f"{name}.cu"
             path.write_text(codegen.kernel_program(chunk, self.options.arch, self.options.dtype))
             out.append((self._compile(name, path), chunk))
@@ -235,7 +236,9 @@ class Analysis:
         rest = [v for v in missing if v.key not in speculative]
         if rest:
             progress(f"static-smem: compiling {len(rest)} kernel variant(s) with {self.options.jobs} nvcc job(s)")
-            new_programs = self._kernel_programs(rest, self.options.jobs)
+            # named apart from the speculative programs: under one name the second compile's object and binary
+            # would replace the first's, and the first's kernels would be read from the second's output
+            new_programs = self._kernel_programs(rest, self.options.jobs, stem="kernels-more")
             self.compiler.run_all([job for job, _ in new_programs])
             programs += new_programs
         commons = self._common_objects()
