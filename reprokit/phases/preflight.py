@@ -54,5 +54,10 @@ def pin_drift(pins: dict[str, str], installed: dict[str, str | None]) -> dict[st
     return {
         name: {"pinned": version, "installed": installed[name]}
         for name, version in pins.items()
-        if name in installed and installed[name] is not None and installed[name].split("+")[0] != version
+        if name in installed and installed[name] is not None and not _same_release(version, installed[name])
     }
+
+
+def _same_release(pinned: str, installed: str) -> bool:
+    """A pin with a local label (``2.13.0+cpu``) names that build; one without (``2.13.0``) any build of it."""
+    return installed == pinned or ("+" not in pinned and installed.split("+")[0] == pinned)
