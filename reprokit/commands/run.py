@@ -143,9 +143,16 @@ def _print_verdict(kit_name: str, host_name: str, outcome: RunOutcome) -> None:
 
 
 def run_next_step(kit_name: str, outcome: RunOutcome, code: ExitCode) -> str | None:
-    """What to do after this run, as a command: the workaround and the bug report once it reproduced; a host with
-    the GPU when this one could not tell; the record's report when it did not reproduce."""
+    """What to do after this run, as a command: the workaround and the bug report once it reproduced (or once a
+    healthy stack's expectations failed); a host with the GPU when this one could not tell; the record's report when
+    it did not reproduce; a comparison with another run when the fix or the stack held."""
     run = short_run_id(outcome.run_dir.name)
+    describes = outcome.verdict.describes
+    if code == ExitCode.PASS and describes in ("fix", "health"):
+        return f"`invoke compare {run} OTHER_RUN` shows what differs from another run of the kit (one that failed)"
+    if code == ExitCode.FAIL and describes == "health":
+        return (f"`invoke summary -r {run}` shows what did not hold; `invoke report --upstream {run}` drafts the bug"
+                f" report")
     if code == ExitCode.PASS:
         return f"`invoke fix --kit {kit_name}` (the workaround), `invoke report --upstream {run}` (the bug report)"
     if code == ExitCode.INCONCLUSIVE:

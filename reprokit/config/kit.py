@@ -8,6 +8,7 @@ comparison. Unknown keys are rejected everywhere.
 from __future__ import annotations
 
 import difflib
+import enum
 import re
 from pathlib import Path
 from typing import Any
@@ -156,6 +157,14 @@ class Expectation(_Strict):
         return next(op for op in _OPERATORS if op in self.model_fields_set)
 
 
+class Describes(enum.StrEnum):
+    """What a kit's expectations describe, so what their holding means in words (``report/headline.py``)."""
+
+    BUG = "bug"  # they hold when the bug reproduces (PASS: reproduced)
+    FIX = "fix"  # they hold when the fix works (PASS: fixed)
+    HEALTH = "health"  # they hold when the stack is healthy (PASS: healthy; a crash fails them)
+
+
 class Kit(_Strict):
     kit: str = pydantic.Field(pattern=NAME_RE)
     description: str
@@ -163,6 +172,7 @@ class Kit(_Strict):
     images: dict[str, Image] = {}
     steps: list[Step] = pydantic.Field(min_length=1)
     expect: list[Expectation] = []
+    expect_describes: Describes = Describes.BUG
     secrets: list[str] = []  # names of environment variables (e.g. HF_TOKEN); their values are never recorded
 
     @pydantic.field_validator("secrets")

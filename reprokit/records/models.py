@@ -138,6 +138,9 @@ class Verdict(Record):
     verdict: Annotated[Word, _JUDGED]
     summary: StrictStr
     expectations: list[Judgement] = dataclasses.field(default_factory=list)
+    # what the expectations describe when not the bug (the kit's ``expect_describes``: "fix" or "health"); the
+    # headline's words follow it. Absent: the bug, as in every record written before it existed
+    describes: Omittable[StrictStr] = None
 
     @pydantic.model_validator(mode="before")
     @classmethod

@@ -1,8 +1,10 @@
 """What a run found, in the words a person reads first: reproduced, not reproduced, can't tell here.
 
-The judge's words (PASS, FAIL, INCONCLUSIVE) are the record's and the exit codes' contract, and stay there. But a
-kit's expectations describe the bug, so "PASS" means the bug *reproduced*: read alone, it says the opposite. The
-headline says it plainly, with the count of expectations behind it, then the root cause the steps found (each kind's
+The judge's words (PASS, FAIL, INCONCLUSIVE) are the record's and the exit codes' contract, and stay there. Most
+kits' expectations describe the bug, so "PASS" means the bug *reproduced*: read alone, it says the opposite. A kit
+whose expectations describe the fix (``expect_describes: fix``) passes when the fix works (*fixed*), and one whose
+expectations describe a healthy stack (``health``: a smoke test, or a crash that fails a healthy server's
+expectations) passes when it is *healthy*; the verdict carries which (``describes``). The headline says it plainly, with the count of expectations behind it, then the root cause the steps found (each kind's
 ``cause``: the line the server died at, the failing tactics, the bytes over the limit). The console's last lines and
 the first lines of both reports are drawn from it, so they cannot disagree.
 """
@@ -16,6 +18,14 @@ from reprokit.report import sections
 
 WORDS = {Word.PASS: "reproduced", Word.FAIL: "not reproduced", Word.INCONCLUSIVE: "can't tell here",
          Word.INTERRUPTED: "interrupted"}
+# a PASS and a FAIL in the words of what the expectations describe (the verdict's ``describes``; absent: the bug)
+WORDS_OF = {"fix": {Word.PASS: "fixed", Word.FAIL: "not fixed"},
+            "health": {Word.PASS: "healthy", Word.FAIL: "not healthy"}}
+
+
+def words(verdict: Verdict) -> str:
+    """The verdict's word for people: reproduced, fixed, healthy, their negations, can't tell here, interrupted."""
+    return {**WORDS, **WORDS_OF.get(verdict.describes or "", {})}.get(verdict.verdict, verdict.verdict.lower())
 
 
 @dataclass(frozen=True)
@@ -39,7 +49,7 @@ def counted(verdict: Verdict) -> str:
     held = sum(j.status == Word.PASS for j in judged)
     failed = sum(j.status == Word.FAIL for j in judged)
     unjudged = sum(j.status == Word.INCONCLUSIVE for j in judged)
-    word = WORDS.get(verdict.verdict, verdict.verdict.lower())
+    word = words(verdict)
     if not total:
         return f"{word}: {verdict.summary}"
     if verdict.verdict == Word.PASS:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from reprokit.config.kit import Expectation, Kit
+from reprokit.config.kit import Describes, Expectation, Kit
 from reprokit.records.fingerprint import Fingerprint
 from reprokit.records.models import Judgement, StepEntry, Verdict, Word
 from reprokit.workloads.facts.exits import StepStatus
@@ -183,4 +183,5 @@ def judge(kit: Kit, steps: dict[str, StepEntry], fingerprint: Fingerprint | None
         summary = f"{sum(j.status == Word.INCONCLUSIVE for j in judgements)} of {len(judgements)} expectations could not be judged here"
     else:
         overall, summary = Word.PASS, f"all {len(judgements)} expectations held"
-    return Verdict(overall, summary, judgements)
+    describes = None if kit.expect_describes == Describes.BUG else kit.expect_describes.value
+    return Verdict(overall, summary, judgements, describes)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from reprokit.commands.run import run_exit_code
+from reprokit.commands.run import run_exit_code, run_next_step
 from reprokit.errors import ExitCode
 from reprokit.phases.outcome import RunOutcome
 from reprokit.records.models import Judgement, Verdict
@@ -32,3 +32,18 @@ def test_the_front_end_prints_what_each_ending_says():
     assert RunOutcome(Path("runs/x"), Verdict("DETACHED", "the host went away"), "host_kept").to_json() == {
         "verdict": "DETACHED", "summary": "the host went away"}
     assert RunOutcome(Path("runs/x"), Verdict("INTERRUPTED", ""), "interrupted").to_json() == {"verdict": "INTERRUPTED"}
+
+
+@pytest.mark.parametrize("verdict, describes, said", [
+    ("PASS", None, "`invoke fix --kit k` (the workaround), `invoke report --upstream 1a2b` (the bug report)"),
+    ("PASS", "fix", "`invoke compare 1a2b OTHER_RUN` shows what differs from another run of the kit (one that failed)"),
+    ("PASS", "health", "`invoke compare 1a2b OTHER_RUN` shows what differs from another run of the kit (one that failed)"),
+    ("FAIL", None, "`invoke summary -r 1a2b` shows what did not hold; `invoke compare 1a2b OTHER_RUN` what changed"),
+    ("FAIL", "health", "`invoke summary -r 1a2b` shows what did not hold; `invoke report --upstream 1a2b` drafts the bug"
+                       " report"),
+])
+def test_the_next_step_follows_what_the_expectations_describe(verdict, describes, said):
+    """A healthy smoke run was told to apply the workaround and report the bug; a crash that failed a healthy
+    server's expectations was told only to compare."""
+    outcome = RunOutcome(Path("runs/20261206T105001Z-k-here-1a2b"), Verdict(verdict, "why", [], describes), "judged")
+    assert run_next_step("k", outcome, run_exit_code(outcome)) == said

@@ -149,9 +149,9 @@ def test_every_committed_result_reads_back_into_its_kind():
                 path = manifest.parent / step["result_file"]
                 STEP_KINDS[step["uses"]].read_result(json.loads(path.read_text()), str(path))
                 read += 1
-    assert read == 56  # 28, evidence/catalogue's 16 (b12x 2, mxfp8 2, the vLLM kits' probes 2, matmul-ogs 1,
+    assert read == 62  # 28, evidence/catalogue's 22 (b12x 2, mxfp8 2, the vLLM kits' probes 2, matmul-ogs 1,
     # extend-attention's triton-smem 1, ep8-crash-fixed's probe and static-smem 2, the four Triton kits of 2026-12-06 4,
-    # tilelang-prepare-h's tilelang-smem 2), h200-ssh-vllm's probes 2, h200-ssh-layout's 10 (probe 4, static-smem 3,
+    # tilelang-prepare-h's tilelang-smem 2, the three vllm-cpu kits' serve-vllm-cpu and triage 6), h200-ssh-vllm's probes 2, h200-ssh-layout's 10 (probe 4, static-smem 3,
     # tile-sweep 3)
 
 

