@@ -236,9 +236,10 @@ class Analysis:
         rest = [v for v in missing if v.key not in speculative]
         if rest:
             progress(f"static-smem: compiling {len(rest)} kernel variant(s) with {self.options.jobs} nvcc job(s)")
-            # named apart from the speculative programs: under one name the second compile's object and binary
-            # would replace the first's, and the first's kernels would be read from the second's output
-            new_programs = self._kernel_programs(rest, self.options.jobs, stem="kernels-more")
+            # named apart from the speculative programs when there are some: under one name the second compile's
+            # object and binary would replace the first's, and the first's kernels would be read from the second's output
+            stem = "kernels-more" if self._speculative else "kernels"
+            new_programs = self._kernel_programs(rest, self.options.jobs, stem=stem)
             self.compiler.run_all([job for job, _ in new_programs])
             programs += new_programs
         commons = self._common_objects()
