@@ -30,7 +30,7 @@ from reprokit.commands.console import (
 from reprokit.commands.flags import INVENTORY_HELP, JSON_HELP, RUN_HELP, SSH_HELP
 from reprokit.commands.tasking import task
 from reprokit.config import ansible_inventory, layers
-from reprokit.config.kit import apply_overrides, load_kit, select_steps
+from reprokit.config.kit import Describes, apply_overrides, load_kit, select_steps
 from reprokit.errors import ConfigError, ExitCode, ReprokitError
 from reprokit.hosts.axes import load_inventory
 from reprokit.hosts.factory import ConnectOptions, executor_for, node_hosts
@@ -148,9 +148,9 @@ def run_next_step(kit_name: str, outcome: RunOutcome, code: ExitCode) -> str | N
     it did not reproduce; a comparison with another run when the fix or the stack held."""
     run = short_run_id(outcome.run_dir.name)
     describes = outcome.verdict.describes
-    if code == ExitCode.PASS and describes in ("fix", "health"):
+    if code == ExitCode.PASS and describes in (Describes.FIX, Describes.HEALTH):
         return f"`invoke compare {run} OTHER_RUN` shows what differs from another run of the kit (one that failed)"
-    if code == ExitCode.FAIL and describes == "health":
+    if code == ExitCode.FAIL and describes == Describes.HEALTH:
         return (f"`invoke summary -r {run}` shows what did not hold; `invoke report --upstream {run}` drafts the bug"
                 f" report")
     if code == ExitCode.PASS:

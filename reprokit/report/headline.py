@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from reprokit.config.kit import Describes
 from reprokit.records.models import StepEntry, Verdict, Word
 from reprokit.report import sections
 
 WORDS = {Word.PASS: "reproduced", Word.FAIL: "not reproduced", Word.INCONCLUSIVE: "can't tell here",
          Word.INTERRUPTED: "interrupted"}
 # a PASS and a FAIL in the words of what the expectations describe (the verdict's ``describes``; absent: the bug)
-WORDS_OF = {"fix": {Word.PASS: "fixed", Word.FAIL: "not fixed"},
-            "health": {Word.PASS: "healthy", Word.FAIL: "not healthy"}}
+WORDS_OF = {Describes.FIX: {Word.PASS: "fixed", Word.FAIL: "not fixed"},
+            Describes.HEALTH: {Word.PASS: "healthy", Word.FAIL: "not healthy"}}
 
 
 def words(verdict: Verdict) -> str:
